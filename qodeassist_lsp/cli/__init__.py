@@ -1,0 +1,55 @@
+"""The ``qodeassist-lsp`` command line: argument parsing and dispatch to command modules.
+
+Exit codes (SPEC §3): 0 ok, 1 user or configuration error, 2 usage, 3 provider or network
+failure. Lines and columns given on the command line are 1-based.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from qodeassist_lsp import __version__
+from qodeassist_lsp.cli import agents_cmd, secrets_cmd
+from qodeassist_lsp.cli.common import EXIT_USAGE, CliError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="qodeassist-lsp",
+        description="LLM code completion, quick refactor and chat for every LSP editor.",
+    )
+    parser.add_argument("--version", action="version", version=f"qodeassist-lsp {__version__}")
+    parser.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
+    )
+    parser.add_argument(
+        "--project",
+        metavar="DIR",
+        help="workspace folder whose .qodeassist/ layers on top (default: the current folder)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    agents_cmd.register(commands)
+    secrets_cmd.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(handler(args))
+    except CliError as exc:
+        print(f"qodeassist-lsp: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

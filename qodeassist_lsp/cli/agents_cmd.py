@@ -1,0 +1,180 @@
+"""``qodeassist-lsp agents list | validate | render``: inspecting the loaded agents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, secrets_for
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.definitions import toml_files
+from qodeassist_lsp.config.template_context import synthetic_context
+from qodeassist_lsp.config.templating import TemplateError
+from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
+
+PIPELINE_ALIASES = {
+    "completion": "code_completion",
+    "chat": "chat_assistant",
+    "compression": "chat_compression",
+    "refactor": "quick_refactor",
+}
+
+
+def register(commands: Any) -> None:
+    """Add the ``agents`` command group to the top-level subparsers."""
+    agents = commands.add_parser("agents", help="list, validate and render agent profiles")
+    sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="every loaded agent with provider, model, pipelines")
+    listing.add_argument(
+        "--pipeline",
+        choices=[*PIPELINE_ALIASES.values(), *PIPELINE_ALIASES],
+        help="only the agents of one pipeline",
+    )
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=list_agents)
+
+    validate = sub.add_parser("validate", help="load and dry-render; report problems")
+    validate.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                          help="agent files or folders to check (default: everything)")
+    validate.set_defaults(handler=validate_agents)
+
+    render = sub.add_parser("render", help="print the HTTP request an agent would send")
+    render.add_argument("name", metavar="NAME", help="agent name (quote names with spaces)")
+    render.add_argument("--context", type=Path, metavar="FILE.json",
+                        help="the template ctx object (default: the synthetic context)")
+    render.set_defaults(handler=render_agent)
+
+
+def agent_summaries(config: Configuration, pipeline: str | None) -> list[dict[str, Any]]:
+    """Describe each agent (optionally only those of ``pipeline``) as a JSON-ready dict."""
+    factory = AgentFactory(config)
+    slot = PIPELINE_ALIASES.get(pipeline or "", pipeline)
+    out = []
+    for name, profile in config.agents.items():
+        pipelines = config.pipelines.pipelines_of(name)
+        if slot and slot not in pipelines:
+            continue
+        out.append({
+            "name": name,
+            "description": profile.description,
+            "provider": profile.provider_instance,
+            "model": factory.effective_model(name),
+            "pipelines": pipelines,
+            "tags": profile.tags,
+            "tools": profile.enable_tools,
+            "thinking": profile.enable_thinking,
+            "hidden": profile.hidden,
+            "source": str(profile.source) if profile.source else None,
+        })
+    return out
+
+
+def list_agents(args: argparse.Namespace) -> int:
+    """Print the loaded agents as a table or JSON."""
+    config = load(args)
+    rows = agent_summaries(config, args.pipeline)
+    if args.json:
+        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    table = [("NAME", "PROVIDER", "MODEL", "PIPELINES", "FLAGS")]
+    for row in rows:
+        flags = ",".join(
+            flag for flag, on in (("tools", row["tools"]), ("thinking", row["thinking"]),
+                                  ("hidden", row["hidden"])) if on
+        )
+        table.append((row["name"], row["provider"], row["model"],
+                      ",".join(row["pipelines"]) or "-", flags or "-"))
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for r in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip())
+    if config.errors:
+        print(f"{len(config.errors)} configuration error(s); run `qodeassist-lsp agents validate`",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def _expand(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(toml_files(path))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CliError(f"{path}: no such file or folder")
+    return [f.resolve() for f in files]
+
+
+def validate_agents(args: argparse.Namespace) -> int:
+    """Load and dry-render; print ``file:line: severity: message`` per problem."""
+    wanted = _expand(args.paths)
+    baseline = load(args)
+    known = {
+        p.resolve()
+        for directory in _layer_dirs(baseline)
+        for p in toml_files(directory)
+    }
+    config = load(args, [f for f in wanted if f not in known]) if wanted else baseline
+    problems = config.problems
+    if wanted:
+        names = {str(f) for f in wanted}
+        problems = [p for p in problems if p.file and str(Path(p.file).resolve()) in names]
+    for problem in problems:
+        print(problem.format())
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    scope = f"{len(wanted)} file(s)" if wanted else (
+        f"{len(config.agents)} agents, {len(config.providers)} provider instances"
+    )
+    print(f"checked {scope}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    return EXIT_CONFIG if errors else EXIT_OK
+
+
+def _layer_dirs(config: Configuration) -> list[Path]:
+    paths = config.paths
+    dirs = [paths.bundled / "agents", paths.bundled / "providers",
+            paths.config_root / "agents", paths.config_root / "providers"]
+    if paths.project_config:
+        dirs += [paths.project_config / "agents", paths.project_config / "providers"]
+    return dirs
+
+
+def render_agent(args: argparse.Namespace) -> int:
+    """Print ``{"url", "headers", "body"}`` for one request of agent NAME (keys redacted)."""
+    config = load(args)
+    ctx: dict[str, Any] | None = None
+    if args.context is not None:
+        ctx = _read_context(args.context)
+    factory = AgentFactory(config)
+    try:
+        agent = factory.create(args.name)
+    except AgentNotAvailable as exc:
+        raise CliError(str(exc)) from exc
+    provider = agent.provider
+    has_key = secrets_for(config).get(provider.api_key_ref, provider.api_key_env or None)
+    context = ctx if ctx is not None else synthetic_context(agent.model)
+    try:
+        request = agent.build_request(context, REDACTED if has_key else None)
+    except TemplateError as exc:
+        raise CliError(f"agent {agent.name!r}: {exc}") from exc
+    json.dump(request.as_json(), sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return EXIT_OK
+
+
+def _read_context(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read context file: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: the context must be a JSON object like "
+                       '{"prefix": "…", "suffix": "…", "history": […]}')
+    return data

@@ -1,0 +1,43 @@
+"""What every command shares: exit codes, the error type, loading the configuration."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from qodeassist_lsp.config.configuration import Configuration, load_configuration
+from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.config.secrets import SecretStore
+
+EXIT_OK = 0
+EXIT_CONFIG = 1
+EXIT_USAGE = 2
+EXIT_PROVIDER = 3
+
+
+class CliError(Exception):
+    """A failure to report on stderr as one line, with the exit code it maps to."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_CONFIG) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def config_paths(args: argparse.Namespace) -> ConfigPaths:
+    """Resolve the configuration roots from the global options and the environment."""
+    env = dict(os.environ)
+    if args.config_dir:
+        env["QODEASSIST_CONFIG_DIR"] = args.config_dir
+    project = Path(args.project).resolve() if args.project else Path.cwd()
+    return ConfigPaths.discover(project=project, env=env)
+
+
+def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) -> Configuration:
+    """Load the configuration the global options point at."""
+    return load_configuration(config_paths(args), extra_agent_files or [])
+
+
+def secrets_for(config: Configuration) -> SecretStore:
+    """The secrets store of ``config``: env var, then ``<config>/.env``, then the keyring."""
+    return SecretStore(config.paths.config_root)

@@ -1,0 +1,84 @@
+"""``qodeassist-lsp secrets set | delete | status``: API keys without putting them in TOML."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, secrets_for
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.secrets import SecretStoreError
+
+
+def register(commands: Any) -> None:
+    """Add the ``secrets`` command group to the top-level subparsers."""
+    secrets = commands.add_parser("secrets", help="store, remove or locate provider API keys")
+    sub = secrets.add_subparsers(dest="secrets_command", metavar="ACTION", required=True)
+    set_cmd = sub.add_parser("set", help="store a provider's key in the OS keyring")
+    set_cmd.add_argument("provider", metavar="PROVIDER", help="provider instance name")
+    set_cmd.set_defaults(handler=set_secret)
+    delete = sub.add_parser("delete", help="remove a provider's key from the OS keyring")
+    delete.add_argument("provider", metavar="PROVIDER")
+    delete.set_defaults(handler=delete_secret)
+    status = sub.add_parser("status", help="say where each provider's key comes from")
+    status.add_argument("provider", nargs="?", metavar="PROVIDER")
+    status.set_defaults(handler=secret_status)
+
+
+def _provider(config: Configuration, name: str) -> ProviderInstance:
+    provider = config.providers.get(name)
+    if provider is None:
+        suggestion = closest(name, list(config.providers))
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        raise CliError(f"no provider instance named {name!r}{hint}")
+    if not provider.api_key_ref:
+        raise CliError(f"provider {name!r} has no api_key_ref; it does not use a stored key")
+    return provider
+
+
+def set_secret(args: argparse.Namespace) -> int:
+    """Read a key from the terminal (hidden) or stdin and store it in the keyring."""
+    config = load(args)
+    provider = _provider(config, args.provider)
+    if sys.stdin.isatty():
+        value = getpass.getpass(f"API key for {provider.name}: ")
+    else:
+        value = sys.stdin.readline()
+    value = value.strip()
+    if not value:
+        raise CliError("no key given; nothing was stored")
+    try:
+        secrets_for(config).set(provider.api_key_ref, value)
+    except SecretStoreError as exc:
+        raise CliError(str(exc)) from exc
+    print(f"stored the key for {provider.name} in the OS keyring")
+    return EXIT_OK
+
+
+def delete_secret(args: argparse.Namespace) -> int:
+    """Remove a provider's key from the keyring."""
+    config = load(args)
+    provider = _provider(config, args.provider)
+    try:
+        secrets_for(config).delete(provider.api_key_ref)
+    except SecretStoreError as exc:
+        raise CliError(str(exc)) from exc
+    print(f"removed the key for {provider.name} from the OS keyring")
+    return EXIT_OK
+
+
+def secret_status(args: argparse.Namespace) -> int:
+    """Print, per provider, where its key would come from (never the key itself)."""
+    config = load(args)
+    store = secrets_for(config)
+    providers = [_provider(config, args.provider)] if args.provider else [
+        p for p in config.providers.values() if p.api_key_ref or p.api_key_env
+    ]
+    for provider in providers:
+        ref, env = provider.api_key_ref, provider.api_key_env or None
+        print(f"{provider.name}: {store.describe(ref, env)}")
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""L1 config: provider instances, agent profiles, templates, pipelines, settings, secrets."""

@@ -1,0 +1,182 @@
+"""Loading agent profiles: layers, ``extends``, and validation that fails at load time.
+
+Order: bundled agents, then the user's ``<config>/agents``, then the project's
+``.qodeassist/agents``. Bundled names cannot be reused (extend them instead); a project agent
+may replace a user agent of the same name. Every concrete agent is then checked: its provider
+instance exists, its ``system_prompt`` compiles and renders, and its ``[body]`` renders to valid
+JSON against the hostile synthetic context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pydantic
+from jinja2.sandbox import SandboxedEnvironment
+
+from qodeassist_lsp.config.agent_profile import AGENT_SCHEMA, CACHE_BREAKPOINTS, AgentProfile
+from qodeassist_lsp.config.definitions import (
+    Definition,
+    Layer,
+    Resolved,
+    read_definition,
+    resolve_all,
+    toml_files,
+    validation_problems,
+)
+from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.system_prompt import (
+    PromptRoots,
+    SystemPromptError,
+    SystemPromptRenderer,
+)
+from qodeassist_lsp.config.template_context import synthetic_context
+from qodeassist_lsp.config.templating import BodyTemplate, TemplateError, make_body_environment
+
+
+@dataclass
+class BodyEnvironments:
+    """One sandboxed Jinja2 environment per agent directory (includes resolve next to it)."""
+
+    bundled_root: Path
+    _cache: dict[Path, SandboxedEnvironment] = field(default_factory=dict)
+
+    def for_file(self, source: Path | None) -> SandboxedEnvironment:
+        """Return the environment for templates defined in ``source``."""
+        directory = source.parent if source is not None else self.bundled_root
+        env = self._cache.get(directory)
+        if env is None:
+            env = make_body_environment([self.bundled_root, directory])
+            self._cache[directory] = env
+        return env
+
+
+def collect_definitions(
+    layers: Sequence[tuple[Sequence[Path] | Path | None, Layer]], problems: list[ConfigProblem]
+) -> dict[str, Definition]:
+    """Read agent files layer by layer, applying the naming rules between layers."""
+    definitions: dict[str, Definition] = {}
+    for location, layer in layers:
+        if location is None or isinstance(location, Path):
+            paths = toml_files(location)
+        else:
+            paths = list(location)
+        for path in paths:
+            definition = read_definition(path, layer, AGENT_SCHEMA, problems)
+            if definition is None:
+                continue
+            existing = definitions.get(definition.name)
+            if existing is not None and not _may_replace(existing, definition, problems):
+                continue
+            definitions[definition.name] = definition
+    return definitions
+
+
+def _may_replace(old: Definition, new: Definition, problems: list[ConfigProblem]) -> bool:
+    name = new.name
+    if new.layer is Layer.BUNDLED:
+        problems.append(
+            new.source.problem("error", f"duplicate bundled agent name {name!r}", "name")
+        )
+        return False
+    if old.layer is Layer.BUNDLED:
+        problems.append(
+            new.source.problem(
+                "error",
+                f"{name!r} is a bundled agent and cannot be replaced; give this agent another "
+                f'name and add extends = "{name}" to build on it',
+                "name",
+            )
+        )
+        return False
+    if old.layer is new.layer:
+        problems.append(
+            new.source.problem(
+                "warning",
+                f"agent {name!r} is also defined in {old.source.path}; this later file wins",
+                "name",
+            )
+        )
+    return True
+
+
+def build_agents(
+    definitions: Mapping[str, Definition],
+    providers: Mapping[str, ProviderInstance],
+    prompt_roots: PromptRoots,
+    environments: BodyEnvironments,
+    problems: list[ConfigProblem],
+) -> dict[str, AgentProfile]:
+    """Resolve, validate and dry-render every concrete agent."""
+    renderer = SystemPromptRenderer(prompt_roots)
+    agents = {}
+    for name, resolved in resolve_all(definitions, AGENT_SCHEMA, problems).items():
+        if resolved.data.get("abstract") is True:
+            continue
+        agent = _validate(resolved, problems)
+        if agent is None:
+            continue
+        found = _check(agent, resolved, providers, renderer, environments)
+        problems.extend(found)
+        if not any(p.severity == "error" for p in found):
+            agents[name] = agent
+    return agents
+
+
+def _validate(resolved: Resolved, problems: list[ConfigProblem]) -> AgentProfile | None:
+    data = {k: v for k, v in resolved.data.items() if k not in ("abstract", "extends")}
+    data.update(source=resolved.source.path, layer=resolved.layer, extends_chain=resolved.chain)
+    try:
+        return AgentProfile.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problems.extend(validation_problems(resolved, exc))
+        return None
+
+
+def _check(
+    agent: AgentProfile,
+    resolved: Resolved,
+    providers: Mapping[str, ProviderInstance],
+    renderer: SystemPromptRenderer,
+    environments: BodyEnvironments,
+) -> list[ConfigProblem]:
+    found = []
+    for value in agent.cache_breakpoints:
+        if value not in CACHE_BREAKPOINTS:
+            found.append(
+                resolved.problem(
+                    "warning",
+                    f"cache_breakpoints value {value!r} is ignored; use "
+                    + ", ".join(sorted(CACHE_BREAKPOINTS)),
+                    "cache_breakpoints",
+                )
+            )
+    if agent.provider_instance not in providers:
+        suggestion = closest(agent.provider_instance, list(providers))
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        found.append(
+            resolved.problem(
+                "error",
+                f"agent {agent.name!r} uses provider instance {agent.provider_instance!r}, "
+                f"which does not exist{hint}",
+                "provider_instance",
+            )
+        )
+    try:
+        renderer.render(agent.system_prompt, language="python")
+    except SystemPromptError as exc:
+        if "${" not in agent.system_prompt:
+            found.append(resolved.problem("error", str(exc), "system_prompt"))
+    try:
+        template = BodyTemplate(agent.body, environments.for_file(agent.source))
+        template.render(synthetic_context(agent.model))
+    except TemplateError as exc:
+        key_path = ("body", *exc.key.replace("[", ".").replace("]", "").split("."))
+        message = f"[body] failed to render to valid JSON: {exc}"
+        if exc.snippet:
+            message += f" — near: {exc.snippet[:160]!r}"
+        found.append(resolved.problem("error", message, *key_path))
+    return found

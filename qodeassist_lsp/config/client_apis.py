@@ -1,0 +1,58 @@
+"""The thirteen ``client_api`` values a provider instance may name.
+
+Each maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
+the endpoint used when an agent gives none and the model-listing endpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qodeassist_lsp.wire.protocols import WireProtocol
+
+
+@dataclass(frozen=True)
+class ClientApi:
+    """One ``client_api`` value and the wire facts that come with it."""
+
+    name: str
+    protocol: WireProtocol
+    default_endpoint: str
+    models_endpoint: str
+    openai_family: bool = False
+    """Model listing uses ``/models`` when the URL ends in ``/v1``, else ``/v1/models``."""
+
+
+_OPENAI = WireProtocol.OPENAI_CHAT
+_RESPONSES = WireProtocol.OPENAI_RESPONSES
+
+CLIENT_APIS: dict[str, ClientApi] = {
+    api.name: api
+    for api in (
+        ClientApi("Claude", WireProtocol.ANTHROPIC, "/v1/messages", "/v1/models?limit=1000"),
+        ClientApi(
+            "Google AI",
+            WireProtocol.GOOGLE,
+            "/models/${MODEL}:streamGenerateContent?alt=sse",
+            "/models",
+        ),
+        ClientApi("llama.cpp", WireProtocol.LLAMACPP, "/v1/chat/completions", "/v1/models"),
+        ClientApi("Mistral AI", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
+        ClientApi("Codestral", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
+        ClientApi("Ollama (Native)", WireProtocol.OLLAMA, "/api/chat", "/api/tags"),
+        ClientApi("Ollama (OpenAI-compatible)", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi("OpenAI (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi("OpenAI (Responses API)", _RESPONSES, "/responses", "/models", True),
+        ClientApi("OpenAI Compatible", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi("OpenRouter", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi("LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True),
+    )
+}
+
+
+def models_endpoint(api: ClientApi, instance_url: str) -> str:
+    """Return the model-listing endpoint for ``api`` at ``instance_url`` (the /v1 rule)."""
+    if not api.openai_family:
+        return api.models_endpoint
+    return "/models" if instance_url.rstrip("/").endswith("/v1") else "/v1/models"

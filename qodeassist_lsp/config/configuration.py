@@ -1,0 +1,129 @@
+"""One immutable snapshot of everything configurable, loaded in one call.
+
+``load_configuration`` reads providers, agents, pipelines and overrides from the bundled tree,
+the user's config root and the project's ``.qodeassist/``, and returns them together with every
+problem found. Nothing raises for bad files: problems are data, shown by ``agents validate``,
+logged by the server and published as diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qodeassist_lsp.config.agent_loader import BodyEnvironments, build_agents, collect_definitions
+from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.definitions import Layer
+from qodeassist_lsp.config.overrides import AgentOverride, load_overrides
+from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
+from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.providers import ProviderInstance, load_providers
+from qodeassist_lsp.config.system_prompt import PromptRoots
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Providers, agents, pipelines and overrides as loaded, plus the problems found."""
+
+    paths: ConfigPaths
+    providers: dict[str, ProviderInstance]
+    agents: dict[str, AgentProfile]
+    pipelines: Pipelines
+    overrides: dict[str, AgentOverride]
+    problems: list[ConfigProblem] = field(default_factory=list)
+    body_environments: BodyEnvironments | None = None
+
+    @property
+    def errors(self) -> list[ConfigProblem]:
+        """Only the problems of severity ``error``."""
+        return [p for p in self.problems if p.severity == "error"]
+
+    def prompt_roots(self) -> PromptRoots:
+        """The sandbox roots for rendering system prompts with this configuration."""
+        return PromptRoots(self.paths.bundled, self.paths.config_root, self.paths.project)
+
+
+def load_configuration(paths: ConfigPaths, extra_agent_files: Sequence[Path] = ()) -> Configuration:
+    """Load everything under ``paths``; ``extra_agent_files`` load as user agents on top."""
+    problems: list[ConfigProblem] = []
+    project = paths.project_config
+    providers = load_providers(
+        [
+            (paths.bundled / "providers", Layer.BUNDLED),
+            (paths.config_root / "providers", Layer.USER),
+            (project / "providers" if project else None, Layer.PROJECT),
+        ],
+        problems,
+    )
+    definitions = collect_definitions(
+        [
+            (paths.bundled / "agents", Layer.BUNDLED),
+            (paths.config_root / "agents", Layer.USER),
+            (project / "agents" if project else None, Layer.PROJECT),
+            (list(extra_agent_files), Layer.USER),
+        ],
+        problems,
+    )
+    environments = BodyEnvironments(paths.bundled)
+    agents = build_agents(
+        definitions,
+        providers,
+        PromptRoots(paths.bundled, paths.config_root, paths.project),
+        environments,
+        problems,
+    )
+    pipelines = load_pipelines(
+        [
+            paths.bundled / "pipelines.toml",
+            paths.config_root / "pipelines.toml",
+            project / "pipelines.toml" if project else None,
+        ],
+        problems,
+    )
+    overrides = load_overrides(paths.config_root / "agent_models.json", problems)
+    problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
+    return Configuration(paths, providers, agents, pipelines, overrides, problems, environments)
+
+
+def _cross_checks(
+    paths: ConfigPaths,
+    agents: dict[str, AgentProfile],
+    providers: dict[str, ProviderInstance],
+    pipelines: Pipelines,
+    overrides: dict[str, AgentOverride],
+) -> list[ConfigProblem]:
+    found = []
+    for name in sorted(pipelines.agent_names() - set(agents)):
+        suggestion = closest(name, list(agents))
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        found.append(
+            ConfigProblem(
+                "warning",
+                f"pipelines name agent {name!r}, which is not loaded{hint}",
+                key="pipelines",
+            )
+        )
+    overrides_file = str(paths.config_root / "agent_models.json")
+    for agent, override in overrides.items():
+        if agent not in agents:
+            found.append(
+                ConfigProblem(
+                    "warning",
+                    f"override for unknown agent {agent!r} is ignored",
+                    file=overrides_file,
+                    key=agent,
+                )
+            )
+        if override.provider_instance and override.provider_instance not in providers:
+            found.append(
+                ConfigProblem(
+                    "warning",
+                    f"override for {agent!r} names unknown provider instance "
+                    f"{override.provider_instance!r}; the agent's own provider is used",
+                    file=overrides_file,
+                    key=agent,
+                )
+            )
+    return found

@@ -1,0 +1,190 @@
+"""Provider instances: which server to talk to, with which ``client_api``, and how to start it.
+
+Bundled instances ship in ``agents/providers``; a user or project file with the same ``name``
+replaces the bundled one (unlike agents). ``extends`` and ``abstract`` work as for agents, with a
+maximum depth of 16.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pydantic
+
+from qodeassist_lsp.config.client_apis import CLIENT_APIS, ClientApi
+from qodeassist_lsp.config.definitions import (
+    Definition,
+    DefinitionSchema,
+    Layer,
+    Resolved,
+    read_definition,
+    resolve_all,
+    toml_files,
+    validation_problems,
+)
+from qodeassist_lsp.config.problems import ConfigProblem, closest
+
+_STRICT = pydantic.ConfigDict(extra="ignore", frozen=True, strict=True)
+
+
+class LaunchConfig(pydantic.BaseModel):
+    """How to start a local model server for an instance (``[launch]``)."""
+
+    model_config = _STRICT
+
+    command: str = pydantic.Field(min_length=1)
+    """Program to run; ``${VAR}`` expands from ``[launch.env]``, PROVIDER_NAME, the environment."""
+    args: list[str] = []
+    cwd: str | None = None
+    """Working directory; the user's home when absent."""
+    ready_url: str | None = None
+    """Polled with GET until it answers 2xx; an already answering server is adopted."""
+    ready_timeout_s: float = pydantic.Field(default=30.0, ge=1.0)
+    auto_start: bool = False
+    """Start the server on demand when an agent of this instance is first used."""
+    detach: bool = False
+    """Leave the server running when qodeassist-lsp exits."""
+    env: dict[str, str] = {}
+
+
+class ProviderInstance(pydantic.BaseModel):
+    """A resolved, concrete provider instance."""
+
+    model_config = _STRICT
+
+    schema_version: int = 1
+    name: str
+    client_api: str
+    description: str = ""
+    url: str
+    api_key_ref: str = ""
+    """Opaque id of the key in the secrets store (env var, ``.env`` or OS keyring)."""
+    api_key_env: str = ""
+    """Environment variable that holds the key; checked first."""
+    extras: dict[str, Any] = {}
+    launch: LaunchConfig | None = None
+    source: Path | None = None
+    layer: Layer = Layer.BUNDLED
+
+    @pydantic.field_validator("client_api")
+    @classmethod
+    def _known_api(cls, value: str) -> str:
+        if value not in CLIENT_APIS:
+            suggestion = closest(value, list(CLIENT_APIS))
+            hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+            raise ValueError(
+                f"unknown client_api {value!r}{hint}; use one of: " + ", ".join(CLIENT_APIS)
+            )
+        return value
+
+    @pydantic.field_validator("url")
+    @classmethod
+    def _valid_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url {value!r} must be an http:// or https:// URL with a host")
+        return value.rstrip("/")
+
+    @property
+    def api(self) -> ClientApi:
+        """The ``client_api`` facts of this instance."""
+        return CLIENT_APIS[self.client_api]
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether the URL points at this machine."""
+        return is_loopback_host(urlsplit(self.url).hostname or "")
+
+
+PROVIDER_SCHEMA = DefinitionSchema(
+    kind="provider instance",
+    keys=frozenset(
+        {
+            "schema_version",
+            "name",
+            "client_api",
+            "description",
+            "url",
+            "api_key_ref",
+            "api_key_env",
+            "extends",
+            "abstract",
+        }
+    ),
+    tables={
+        "launch": frozenset(
+            {
+                "command",
+                "args",
+                "cwd",
+                "ready_url",
+                "ready_timeout_s",
+                "auto_start",
+                "detach",
+                "env",
+            }
+        )
+    },
+    free_tables=frozenset({"extras"}),
+    max_depth=16,
+    non_inherited=frozenset({"name", "abstract", "extends"}),
+)
+
+
+def is_loopback_host(host: str) -> bool:
+    """Return whether ``host`` names this machine."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_providers(
+    layers: Sequence[tuple[Path | None, Layer]], problems: list[ConfigProblem]
+) -> dict[str, ProviderInstance]:
+    """Load provider instances from ``layers`` (lowest first); later layers replace by name."""
+    definitions: dict[str, Definition] = {}
+    for directory, layer in layers:
+        for path in toml_files(directory):
+            definition = read_definition(path, layer, PROVIDER_SCHEMA, problems)
+            if definition is not None:
+                definitions[definition.name] = definition
+    instances = {}
+    for name, resolved in resolve_all(definitions, PROVIDER_SCHEMA, problems).items():
+        if resolved.data.get("abstract") is True:
+            continue
+        instance = _build(resolved, problems)
+        if instance is not None:
+            instances[name] = instance
+    return dict(sorted(instances.items(), key=lambda item: item[0].casefold()))
+
+
+def _build(resolved: Resolved, problems: list[ConfigProblem]) -> ProviderInstance | None:
+    data = {k: v for k, v in resolved.data.items() if k not in ("abstract", "extends")}
+    try:
+        instance = ProviderInstance.model_validate(
+            {**data, "source": resolved.source.path, "layer": resolved.layer}
+        )
+    except pydantic.ValidationError as exc:
+        problems.extend(validation_problems(resolved, exc))
+        return None
+    if (
+        urlsplit(instance.url).scheme == "http"
+        and not instance.is_loopback
+        and (instance.api_key_ref or instance.api_key_env)
+    ):
+        problems.append(
+            resolved.problem(
+                "warning",
+                f"{instance.name!r} sends its API key over plain http:// to a remote host; "
+                "use https:// or a tunnel, or remove api_key_ref if the server needs no key",
+                "url",
+            )
+        )
+    return instance

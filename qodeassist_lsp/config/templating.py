@@ -1,0 +1,225 @@
+"""``[body]`` templates: Jinja2 strings inside a TOML table that render to raw JSON.
+
+Every string in an agent's ``[body]`` that contains ``{{`` or ``{%`` is compiled once, in a
+``SandboxedEnvironment``, when the agent is built; rendering walks the table, renders those
+strings against ``ctx``, strips trailing commas outside JSON strings, parses the text as JSON and
+splices the value in place. An empty render drops the key (or the array item). Everything else
+passes through unchanged. The contract is documented in ``docs/agent-template-context.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+_MARKERS = ("{{", "{%")
+SIGNATURE_SUFFIX = "\n[Signature: "
+
+
+class TemplateError(Exception):
+    """A body template failed to compile or render; ``key`` is the dotted body path."""
+
+    def __init__(self, key: str, message: str, snippet: str = "") -> None:
+        super().__init__(f"[body].{key}: {message}")
+        self.key = key
+        self.message = message
+        self.snippet = snippet
+
+
+def to_json(value: Any) -> str:
+    """Serialise ``value`` as compact JSON, keeping non-ASCII text readable."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_undefined_json)
+
+
+def _undefined_json(value: Any) -> Any:
+    if isinstance(value, jinja2.Undefined):
+        value._fail_with_undefined_error()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def filter_by_type(blocks: Iterable[Mapping[str, Any]], block_type: str) -> list[Any]:
+    """Keep the content blocks whose ``type`` is ``block_type``."""
+    return [block for block in blocks if block.get("type") == block_type]
+
+
+def filter_skip_role(history: Iterable[Mapping[str, Any]], role: str) -> list[Any]:
+    """Drop the messages whose ``role`` is ``role``."""
+    return [message for message in history if message.get("role") != role]
+
+
+def strip_signature_suffix(text: str) -> str:
+    """Cut a legacy ``"\\n[Signature: …"`` tail off thinking text."""
+    index = text.find(SIGNATURE_SUFFIX)
+    return text if index < 0 else text[:index]
+
+
+BODY_HELPERS: dict[str, Callable[..., Any]] = {
+    "tojson": to_json,
+    "filter_by_type": filter_by_type,
+    "filter_skip_role": filter_skip_role,
+    "strip_signature_suffix": strip_signature_suffix,
+}
+
+
+class SandboxedLoader(jinja2.BaseLoader):
+    """Resolve ``{% include %}`` names under fixed roots; refuse absolute names and ``..``."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self._roots = [root.resolve() for root in roots]
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        """Return the text of ``template`` from the first root that holds it."""
+        relative = Path(template)
+        if relative.is_absolute() or template.startswith(("/", "\\")) or ".." in relative.parts:
+            raise jinja2.TemplateNotFound(
+                f"{template} (include names must be relative, without '..')"
+            )
+        for root in self._roots:
+            candidate = (root / relative).resolve()
+            if candidate.is_relative_to(root) and candidate.is_file():
+                mtime = candidate.stat().st_mtime
+                text = candidate.read_text(encoding="utf-8")
+                return text, str(candidate), lambda c=candidate, m=mtime: _unchanged(c, m)
+        searched = ", ".join(str(root) for root in self._roots)
+        raise jinja2.TemplateNotFound(f"{template} (searched {searched})")
+
+
+def _unchanged(path: Path, mtime: float) -> bool:
+    try:
+        return path.stat().st_mtime == mtime
+    except OSError:
+        return False
+
+
+def make_body_environment(include_roots: Sequence[Path]) -> SandboxedEnvironment:
+    """Build the sandboxed environment body templates compile in."""
+    env = SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        loader=SandboxedLoader(include_roots),
+    )
+    env.filters.update(BODY_HELPERS)
+    env.globals.update(BODY_HELPERS)
+    return env
+
+
+def strip_trailing_commas(text: str) -> str:
+    """Remove commas that directly precede ``]`` or ``}``, ignoring those inside JSON strings."""
+    out: list[str] = []
+    in_string = False
+    escaped = False
+    length = len(text)
+    index = 0
+    while index < length:
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == ",":
+            ahead = index + 1
+            while ahead < length and text[ahead] in " \t\r\n":
+                ahead += 1
+            if ahead < length and text[ahead] in "]}":
+                index += 1
+                continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+_DROP = object()
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    key: str
+    template: jinja2.Template
+
+
+class BodyTemplate:
+    """A ``[body]`` table with its template strings compiled once, rendered per request."""
+
+    def __init__(self, body: Mapping[str, Any], env: SandboxedEnvironment) -> None:
+        self._env = env
+        self._tree = self._compile(dict(body), "")
+
+    def _compile(self, node: Any, key: str) -> Any:
+        if isinstance(node, dict):
+            return {k: self._compile(v, _join(key, k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self._compile(v, f"{key}[{i}]") for i, v in enumerate(node)]
+        if isinstance(node, str) and any(marker in node for marker in _MARKERS):
+            try:
+                return _Compiled(key, self._env.from_string(node))
+            except jinja2.TemplateSyntaxError as exc:
+                raise TemplateError(
+                    key, f"template syntax error on its line {exc.lineno}: {exc.message}", node
+                ) from exc
+        return node
+
+    def render(self, ctx: Mapping[str, Any]) -> dict[str, Any]:
+        """Render every template against ``ctx`` and return the JSON-ready body."""
+        rendered = self._render(self._tree, {"ctx": ctx})
+        return rendered if isinstance(rendered, dict) else {}
+
+    def _render(self, node: Any, variables: dict[str, Any]) -> Any:
+        if isinstance(node, _Compiled):
+            return _render_one(node, variables)
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                result = self._render(value, variables)
+                if result is not _DROP:
+                    out[key] = result
+            return out
+        if isinstance(node, list):
+            items = (self._render(value, variables) for value in node)
+            return [item for item in items if item is not _DROP]
+        return node
+
+
+def _render_one(node: _Compiled, variables: dict[str, Any]) -> Any:
+    try:
+        text = node.template.render(variables)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(node.key, f"undefined value: {exc.message}") from exc
+    except jinja2.TemplateNotFound as exc:
+        raise TemplateError(node.key, f"include not found: {exc.message}") from exc
+    except jinja2.TemplateError as exc:
+        raise TemplateError(node.key, f"render failed: {exc}") from exc
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise TemplateError(node.key, f"render failed: {exc}") from exc
+    if not text.strip():
+        return _DROP
+    cleaned = strip_trailing_commas(text)
+    try:
+        return json.loads(cleaned)
+    except json.JSONDecodeError as exc:
+        start = max(exc.pos - 80, 0)
+        snippet = cleaned[start : exc.pos + 80]
+        raise TemplateError(
+            node.key,
+            f"rendered text is not valid JSON ({exc.msg} at character {exc.pos}); "
+            "emit strings through `| tojson`",
+            snippet,
+        ) from exc
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key

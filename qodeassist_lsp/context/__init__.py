@@ -1,0 +1,1 @@
+"""L3 context engine: documents, project files, the ignore filter, token estimates."""

@@ -1,0 +1,141 @@
+"""Agents: a resolved profile bound to its provider instance, with its body compiled once.
+
+``AgentFactory`` applies the user's overrides (model, provider instance, tools) and builds
+``Agent`` objects; ``Agent.build_request`` turns a template context into the exact HTTP request
+(URL, headers, JSON body) the provider's API expects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.client_apis import ClientApi
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.template_context import complete_context
+from qodeassist_lsp.config.templating import BodyTemplate, make_body_environment
+from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, WireProtocol, auth_headers
+from qodeassist_lsp.wire.urls import join_url, with_query_param
+
+MODEL_PLACEHOLDER = "${MODEL}"
+REDACTED = "***"
+
+
+class AgentNotAvailable(LookupError):
+    """The agent does not exist, is abstract or broken, or its provider instance is missing."""
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """One HTTP request ready to send: POST ``url`` with ``headers`` and JSON ``body``."""
+
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``{"url", "headers", "body"}`` object ``agents render`` prints."""
+        return {"url": self.url, "headers": self.headers, "body": self.body}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """What to call and what to send; holds no request state."""
+
+    profile: AgentProfile
+    provider: ProviderInstance
+    model: str
+    """The effective model: the override when set, else the profile's."""
+    template: BodyTemplate
+    enable_tools: bool
+
+    @property
+    def name(self) -> str:
+        """The agent's unique name."""
+        return self.profile.name
+
+    @property
+    def api(self) -> ClientApi:
+        """The ``client_api`` of the provider instance."""
+        return self.provider.api
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint with ``${MODEL}`` substituted (the API default when the agent has none)."""
+        endpoint = self.profile.endpoint or self.api.default_endpoint
+        return endpoint.replace(MODEL_PLACEHOLDER, self.model)
+
+    def build_request(
+        self, ctx: Mapping[str, Any] | None, api_key: str | None
+    ) -> PreparedRequest:
+        """Render the body for ``ctx`` and assemble URL, headers and payload."""
+        context = complete_context(ctx, model=self.model)
+        body: dict[str, Any] = {"model": self.model}
+        body.update(self.template.render(context))
+        protocol = self.api.protocol
+        if protocol is WireProtocol.GOOGLE:
+            # Gemini names the model in the URL and streams through ?alt=sse.
+            body.pop("model", None)
+            body.pop("stream", None)
+        url = join_url(self.provider.url, self.endpoint)
+        long_ttl = self.profile.cache_prompt and self.profile.cache_ttl == "1h"
+        headers = auth_headers(protocol, api_key, long_cache_ttl=long_ttl)
+        if api_key and AUTH_STYLE[protocol] is AuthStyle.QUERY_KEY:
+            url = with_query_param(url, "key", api_key)
+        return PreparedRequest(url, headers, body)
+
+
+class AgentFactory:
+    """Builds ``Agent`` objects from one configuration snapshot, applying overrides."""
+
+    def __init__(self, configuration: Configuration) -> None:
+        self._config = configuration
+        self._templates: dict[str, BodyTemplate] = {}
+
+    def profile(self, name: str) -> AgentProfile:
+        """Return the loaded profile called ``name`` or raise ``AgentNotAvailable``."""
+        profile = self._config.agents.get(name)
+        if profile is None:
+            suggestion = closest(name, list(self._config.agents))
+            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+            raise AgentNotAvailable(
+                f"no usable agent named {name!r}{hint} "
+                "(run `qodeassist-lsp agents validate` to see load errors)"
+            )
+        return profile
+
+    def effective_model(self, name: str) -> str:
+        """The model ``name`` runs with: the ``agent_models.json`` override, else the TOML."""
+        override = self._config.overrides.get(name)
+        return (override.model if override else "") or self.profile(name).model
+
+    def create(self, name: str) -> Agent:
+        """Build the agent ``name`` with overrides applied."""
+        profile = self.profile(name)
+        override = self._config.overrides.get(name)
+        provider_name = profile.provider_instance
+        if override and override.provider_instance in self._config.providers:
+            provider_name = override.provider_instance
+        provider = self._config.providers.get(provider_name)
+        if provider is None:
+            raise AgentNotAvailable(
+                f"agent {name!r} needs provider instance {provider_name!r}, which is not loaded"
+            )
+        template = self._templates.get(name)
+        if template is None:
+            environments = self._config.body_environments
+            env = (
+                environments.for_file(profile.source)
+                if environments is not None
+                else make_body_environment([self._config.paths.bundled])
+            )
+            template = BodyTemplate(profile.body, env)
+            self._templates[name] = template
+        tools = profile.enable_tools
+        if override and override.enable_tools is not None:
+            tools = override.enable_tools
+        return Agent(profile, provider, self.effective_model(name), template, tools)

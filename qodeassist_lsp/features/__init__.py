@@ -1,0 +1,1 @@
+"""L4 features: completion, chat and quick refactor; they never import each other."""

@@ -1,0 +1,1 @@
+"""Chat: streamed turns, persistence, compression."""

@@ -1,0 +1,1 @@
+"""Quick refactor of a selection."""

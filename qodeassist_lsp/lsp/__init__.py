@@ -1,0 +1,1 @@
+"""L5 presentation: the pygls language server, its handlers and custom methods."""

@@ -1,0 +1,1 @@
+"""L3 skills engine: discovery and loading of Agent Skills."""

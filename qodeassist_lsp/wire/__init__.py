@@ -1,0 +1,1 @@
+"""L0 wire: one streaming client per provider wire protocol, readers, HTTP plumbing."""

@@ -1,0 +1,42 @@
+"""Joining a provider instance URL with an agent endpoint.
+
+The original concatenated the two strings, so ``https://api.openai.com/v1`` plus
+``/v1/chat/completions`` became ``…/v1/v1/chat/completions`` and an OpenRouter base without ``/v1``
+lost it. Here the overlap between the end of the base path and the start of the endpoint is
+folded once, so either spelling works.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+
+def join_url(base: str, endpoint: str) -> str:
+    """Join ``base`` and ``endpoint`` without doubling or losing a shared path segment like /v1."""
+    if not endpoint:
+        return base
+    if endpoint.startswith(("http://", "https://")):
+        return endpoint
+    parts = urlsplit(base)
+    base_segments = [s for s in parts.path.split("/") if s]
+    path, _, query = endpoint.partition("?")
+    end_segments = [s for s in path.split("/") if s]
+    overlap = 0
+    for size in range(min(len(base_segments), len(end_segments)), 0, -1):
+        if base_segments[-size:] == end_segments[:size]:
+            overlap = size
+            break
+    segments = base_segments + end_segments[overlap:]
+    joined_path = "/" + "/".join(segments)
+    if path.endswith("/") and not joined_path.endswith("/"):
+        joined_path += "/"
+    merged_query = "&".join(q for q in (parts.query, query) if q)
+    return urlunsplit((parts.scheme, parts.netloc, joined_path, merged_query, parts.fragment))
+
+
+def with_query_param(url: str, name: str, value: str) -> str:
+    """Return ``url`` with the query parameter ``name`` set to ``value`` (replacing an old one)."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != name]
+    query.append((name, value))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))

@@ -1,0 +1,71 @@
+from qodeassist_lsp.config.pipelines import PipelinesStatus
+
+
+def test_bundled_defaults_apply_without_user_file(tree) -> None:
+    pipelines = tree.load().pipelines
+    assert pipelines.chat_assistant == ("Chat",)
+    assert pipelines.status is PipelinesStatus.OK
+
+
+def test_user_file_overrides_key_by_key(tree) -> None:
+    tree.write("bundled/pipelines.toml", '[pipelines]\ncode_completion = ["A"]\n'
+               'chat_assistant = ["Chat"]\nquick_refactor = "R"\n')
+    tree.write("config/pipelines.toml", '[pipelines]\ncode_completion = ["B", "A"]\n')
+    pipelines = tree.load().pipelines
+    assert pipelines.code_completion == ("B", "A")
+    assert pipelines.quick_refactor == "R" and pipelines.chat_assistant == ("Chat",)
+
+
+def test_project_file_overrides_user_file(tree) -> None:
+    tree.write("config/pipelines.toml", '[pipelines]\nquick_refactor = "User"\n')
+    tree.write("project/.qodeassist/pipelines.toml", '[pipelines]\nquick_refactor = "Proj"\n')
+    assert tree.load().pipelines.quick_refactor == "Proj"
+
+
+def test_parse_rules_of_the_original(tree) -> None:
+    long = "x" * 300
+    tree.write("config/pipelines.toml", f"""
+        [pipelines]
+        code_completion = ["  Chat  ", "Chat", 3, "", "{long}"]
+        chat_compression = ["", "  First ", "Second"]
+        quick_refactor = ""
+        colde_completion = []
+    """)
+    config = tree.load()
+    pipelines = config.pipelines
+    assert pipelines.code_completion == ("Chat", "x" * 256)
+    assert pipelines.chat_compression == "First"
+    assert pipelines.quick_refactor == ""
+    messages = tree.messages(config)
+    assert any("'Chat' is listed twice" in m for m in messages)
+    assert any("3 is not an agent name" in m for m in messages)
+    assert any("unknown pipeline 'colde_completion' is ignored; did you mean 'code_completion'?"
+               in m for m in messages)
+
+
+def test_missing_pipelines_table_keeps_defaults(tree) -> None:
+    tree.write("config/pipelines.toml", '[pipeline]\nchat_assistant = ["X"]\n')
+    config = tree.load()
+    assert config.pipelines.chat_assistant == ("Chat",)
+    assert config.pipelines.status is PipelinesStatus.SCHEMA_ERROR
+
+
+def test_broken_file_keeps_defaults(tree) -> None:
+    tree.write("config/pipelines.toml", "[pipelines\n")
+    config = tree.load()
+    assert config.pipelines.chat_assistant == ("Chat",)
+    assert config.pipelines.status is PipelinesStatus.PARSE_ERROR
+
+
+def test_pipelines_naming_missing_agents_warn(tree) -> None:
+    tree.write("config/pipelines.toml", '[pipelines]\nquick_refactor = "Chatt"\n')
+    assert any("'Chatt', which is not loaded; did you mean 'Chat'?" in m
+               for m in tree.messages(tree.load()))
+
+
+def test_pipelines_of() -> None:
+    from qodeassist_lsp.config.pipelines import Pipelines
+
+    p = Pipelines(code_completion=("A",), chat_assistant=("A", "B"), quick_refactor="A")
+    assert p.pipelines_of("A") == ["code_completion", "chat_assistant", "quick_refactor"]
+    assert p.pipelines_of("B") == ["chat_assistant"]

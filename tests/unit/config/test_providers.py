@@ -1,0 +1,128 @@
+import pytest
+
+from qodeassist_lsp.config.client_apis import CLIENT_APIS, models_endpoint
+from qodeassist_lsp.config.definitions import Layer
+from qodeassist_lsp.config.providers import is_loopback_host
+
+
+def test_bundled_provider_loads(tree) -> None:
+    local = tree.load().providers["Local"]
+    assert local.url == "http://127.0.0.1:9999/v1"
+    assert local.api.name == "OpenAI Compatible" and local.is_loopback
+
+
+@pytest.mark.parametrize("api", sorted(CLIENT_APIS))
+def test_every_client_api_is_accepted(tree, api: str) -> None:
+    tree.write("config/providers/p.toml", f'name = "P"\nclient_api = "{api}"\nurl = "https://x"\n')
+    assert tree.load().providers["P"].client_api == api
+
+
+def test_thirteen_client_apis() -> None:
+    assert len(CLIENT_APIS) == 13
+
+
+def test_unknown_client_api_suggests_the_closest(tree) -> None:
+    path = tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Claud"\nurl = "https://x"\n')
+    config = tree.load()
+    assert "P" not in config.providers
+    assert any(m.startswith(f"{path}:2: error: client_api: Value error, unknown client_api "
+                            "'Claud' (did you mean 'Claude'?)") for m in tree.messages(config))
+
+
+@pytest.mark.parametrize("url", ["ftp://x", "localhost:8080", "http://", "not a url"])
+def test_bad_urls_are_rejected(tree, url: str) -> None:
+    path = tree.write("config/providers/p.toml", f'name = "P"\nclient_api = "Claude"\nurl = "{url}"\n')
+    config = tree.load()
+    assert "P" not in config.providers
+    assert any(m.startswith(f"{path}:3: error: url:") and "http://" in m
+               for m in tree.messages(config))
+
+
+def test_plain_http_with_a_key_to_a_remote_host_warns(tree) -> None:
+    path = tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Ollama (Native)"\n'
+                      'url = "http://gpu-box.lan:11434"\napi_key_ref = "qodeassist/providers/P"\n')
+    config = tree.load()
+    assert "P" in config.providers
+    assert any(m.startswith(f"{path}:3: warning: 'P' sends its API key over plain http://")
+               for m in tree.messages(config))
+
+
+def test_plain_http_to_loopback_does_not_warn(tree) -> None:
+    tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Ollama (Native)"\n'
+               'url = "http://localhost:11434"\napi_key_ref = "x"\n')
+    assert not [p for p in tree.load().problems if p.severity == "warning"]
+
+
+def test_user_provider_replaces_the_bundled_one_by_name(tree) -> None:
+    tree.write("config/providers/other_file_name.toml",
+               'name = "Local"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:8080"\n')
+    local = tree.load().providers["Local"]
+    assert local.client_api == "llama.cpp" and local.layer is Layer.USER
+
+
+def test_extends_and_abstract_providers(tree) -> None:
+    tree.write("config/providers/base.toml", 'name = "Base"\nabstract = true\n'
+               'client_api = "OpenRouter"\nurl = "https://openrouter.ai/api"\n[extras]\na = 1\n')
+    tree.write("config/providers/child.toml", 'name = "Child"\nextends = "Base"\n[extras]\nb = 2\n')
+    providers = tree.load().providers
+    assert "Base" not in providers
+    assert providers["Child"].client_api == "OpenRouter"
+    assert providers["Child"].extras == {"a": 1, "b": 2}
+
+
+def test_provider_extends_depth_is_16(tree) -> None:
+    tree.write("config/providers/p0.toml", 'name = "P0"\nclient_api = "Claude"\nurl = "https://x"\n')
+    for i in range(1, 20):
+        tree.write(f"config/providers/p{i}.toml", f'name = "P{i}"\nextends = "P{i - 1}"\n')
+    config = tree.load()
+    assert "P10" in config.providers and "P19" not in config.providers
+    assert any("deeper than 16" in m for m in tree.messages(config))
+
+
+def test_launch_table_is_validated(tree) -> None:
+    tree.write("config/providers/ok.toml", """
+        name = "Ok"
+        client_api = "llama.cpp"
+        url = "http://127.0.0.1:8080"
+        [launch]
+        command = "llama-server"
+        args = ["-m", "${MODEL_PATH}"]
+        ready_url = "http://127.0.0.1:8080/health"
+        auto_start = true
+        [launch.env]
+        MODEL_PATH = "/models/x.gguf"
+    """)
+    path = tree.write("config/providers/bad.toml", """
+        name = "Bad"
+        client_api = "llama.cpp"
+        url = "http://127.0.0.1:8081"
+        [launch]
+        args = ["x"]
+        ready_timeout_s = 0.5
+        autostart = true
+    """)
+    config = tree.load()
+    ok = config.providers["Ok"]
+    assert ok.launch is not None and ok.launch.auto_start and ok.launch.env == {
+        "MODEL_PATH": "/models/x.gguf"}
+    assert ok.launch.ready_timeout_s == 30
+    assert "Bad" not in config.providers
+    messages = tree.messages(config)
+    assert f"{path}:7: warning: unknown key 'launch.autostart' is ignored; did you mean " \
+        "'auto_start'?" in messages
+    assert any(m.startswith(f"{path}:4: error: 'Bad' has no command") for m in messages)
+    assert any(m.startswith(f"{path}:6: error: launch.ready_timeout_s:") for m in messages)
+
+
+def test_models_endpoint_v1_rule() -> None:
+    openai = CLIENT_APIS["OpenAI Compatible"]
+    assert models_endpoint(openai, "http://h/v1") == "/models"
+    assert models_endpoint(openai, "http://h") == "/v1/models"
+    assert models_endpoint(CLIENT_APIS["Ollama (Native)"], "http://h") == "/api/tags"
+
+
+@pytest.mark.parametrize(("host", "loop"), [("localhost", True), ("127.0.0.5", True),
+                                            ("::1", True), ("[::1]", True),
+                                            ("example.com", False), ("10.0.0.1", False)])
+def test_loopback_hosts(host: str, loop: bool) -> None:
+    assert is_loopback_host(host) is loop
