@@ -38,14 +38,23 @@ def register(commands: Any) -> None:
     listing.set_defaults(handler=list_agents)
 
     validate = sub.add_parser("validate", help="load and dry-render; report problems")
-    validate.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                          help="agent files or folders to check (default: everything)")
+    validate.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="agent files or folders to check (default: everything)",
+    )
     validate.set_defaults(handler=validate_agents)
 
     render = sub.add_parser("render", help="print the HTTP request an agent would send")
     render.add_argument("name", metavar="NAME", help="agent name (quote names with spaces)")
-    render.add_argument("--context", type=Path, metavar="FILE.json",
-                        help="the template ctx object (default: the synthetic context)")
+    render.add_argument(
+        "--context",
+        type=Path,
+        metavar="FILE.json",
+        help="the template ctx object (default: the synthetic context)",
+    )
     render.set_defaults(handler=render_agent)
 
 
@@ -58,18 +67,20 @@ def agent_summaries(config: Configuration, pipeline: str | None) -> list[dict[st
         pipelines = config.pipelines.pipelines_of(name)
         if slot and slot not in pipelines:
             continue
-        out.append({
-            "name": name,
-            "description": profile.description,
-            "provider": profile.provider_instance,
-            "model": factory.effective_model(name),
-            "pipelines": pipelines,
-            "tags": profile.tags,
-            "tools": profile.enable_tools,
-            "thinking": profile.enable_thinking,
-            "hidden": profile.hidden,
-            "source": str(profile.source) if profile.source else None,
-        })
+        out.append(
+            {
+                "name": name,
+                "description": profile.description,
+                "provider": profile.provider_instance,
+                "model": factory.effective_model(name),
+                "pipelines": pipelines,
+                "tags": profile.tags,
+                "tools": profile.enable_tools,
+                "thinking": profile.enable_thinking,
+                "hidden": profile.hidden,
+                "source": str(profile.source) if profile.source else None,
+            }
+        )
     return out
 
 
@@ -84,17 +95,31 @@ def list_agents(args: argparse.Namespace) -> int:
     table = [("NAME", "PROVIDER", "MODEL", "PIPELINES", "FLAGS")]
     for row in rows:
         flags = ",".join(
-            flag for flag, on in (("tools", row["tools"]), ("thinking", row["thinking"]),
-                                  ("hidden", row["hidden"])) if on
+            flag
+            for flag, on in (
+                ("tools", row["tools"]),
+                ("thinking", row["thinking"]),
+                ("hidden", row["hidden"]),
+            )
+            if on
         )
-        table.append((row["name"], row["provider"], row["model"],
-                      ",".join(row["pipelines"]) or "-", flags or "-"))
+        table.append(
+            (
+                row["name"],
+                row["provider"],
+                row["model"],
+                ",".join(row["pipelines"]) or "-",
+                flags or "-",
+            )
+        )
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip())
     if config.errors:
-        print(f"{len(config.errors)} configuration error(s); run `qodeassist-lsp agents validate`",
-              file=sys.stderr)
+        print(
+            f"{len(config.errors)} configuration error(s); run `qodeassist-lsp agents validate`",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -114,11 +139,7 @@ def validate_agents(args: argparse.Namespace) -> int:
     """Load and dry-render; print ``file:line: severity: message`` per problem."""
     wanted = _expand(args.paths)
     baseline = load(args)
-    known = {
-        p.resolve()
-        for directory in _layer_dirs(baseline)
-        for p in toml_files(directory)
-    }
+    known = {p.resolve() for directory in _layer_dirs(baseline) for p in toml_files(directory)}
     config = load(args, [f for f in wanted if f not in known]) if wanted else baseline
     problems = config.problems
     if wanted:
@@ -128,8 +149,10 @@ def validate_agents(args: argparse.Namespace) -> int:
         print(problem.format())
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
-    scope = f"{len(wanted)} file(s)" if wanted else (
-        f"{len(config.agents)} agents, {len(config.providers)} provider instances"
+    scope = (
+        f"{len(wanted)} file(s)"
+        if wanted
+        else (f"{len(config.agents)} agents, {len(config.providers)} provider instances")
     )
     print(f"checked {scope}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
     return EXIT_CONFIG if errors else EXIT_OK
@@ -137,8 +160,12 @@ def validate_agents(args: argparse.Namespace) -> int:
 
 def _layer_dirs(config: Configuration) -> list[Path]:
     paths = config.paths
-    dirs = [paths.bundled / "agents", paths.bundled / "providers",
-            paths.config_root / "agents", paths.config_root / "providers"]
+    dirs = [
+        paths.bundled / "agents",
+        paths.bundled / "providers",
+        paths.config_root / "agents",
+        paths.config_root / "providers",
+    ]
     if paths.project_config:
         dirs += [paths.project_config / "agents", paths.project_config / "providers"]
     return dirs
@@ -175,6 +202,8 @@ def _read_context(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise CliError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
     if not isinstance(data, dict):
-        raise CliError(f"{path}: the context must be a JSON object like "
-                       '{"prefix": "…", "suffix": "…", "history": […]}')
+        raise CliError(
+            f"{path}: the context must be a JSON object like "
+            '{"prefix": "…", "suffix": "…", "history": […]}'
+        )
     return data

@@ -39,5 +39,5 @@ def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) 
 
 
 def secrets_for(config: Configuration) -> SecretStore:
-    """The secrets store of ``config``: env var, then ``<config>/.env``, then the keyring."""
+    """Return the secrets store of ``config``: env var, then ``<config>/.env``, then the keyring."""
     return SecretStore(config.paths.config_root)

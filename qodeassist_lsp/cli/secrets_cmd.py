@@ -75,9 +75,11 @@ def secret_status(args: argparse.Namespace) -> int:
     """Print, per provider, where its key would come from (never the key itself)."""
     config = load(args)
     store = secrets_for(config)
-    providers = [_provider(config, args.provider)] if args.provider else [
-        p for p in config.providers.values() if p.api_key_ref or p.api_key_env
-    ]
+    providers = (
+        [_provider(config, args.provider)]
+        if args.provider
+        else [p for p in config.providers.values() if p.api_key_ref or p.api_key_env]
+    )
     for provider in providers:
         ref, env = provider.api_key_ref, provider.api_key_env or None
         print(f"{provider.name}: {store.describe(ref, env)}")

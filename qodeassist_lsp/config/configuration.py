@@ -20,18 +20,22 @@ from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
 from qodeassist_lsp.config.problems import ConfigProblem, closest
 from qodeassist_lsp.config.providers import ProviderInstance, load_providers
+from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.config.settings_loader import load_settings
 from qodeassist_lsp.config.system_prompt import PromptRoots
 
 
 @dataclass(frozen=True)
 class Configuration:
-    """Providers, agents, pipelines and overrides as loaded, plus the problems found."""
+    """Providers, agents, pipelines, overrides and settings as loaded, plus every problem."""
 
     paths: ConfigPaths
     providers: dict[str, ProviderInstance]
     agents: dict[str, AgentProfile]
     pipelines: Pipelines
     overrides: dict[str, AgentOverride]
+    settings: Settings = field(default_factory=Settings)
+    """Defaults, then the user's and the project's ``settings.toml`` (editor settings apply later)."""
     problems: list[ConfigProblem] = field(default_factory=list)
     body_environments: BodyEnvironments | None = None
 
@@ -41,7 +45,7 @@ class Configuration:
         return [p for p in self.problems if p.severity == "error"]
 
     def prompt_roots(self) -> PromptRoots:
-        """The sandbox roots for rendering system prompts with this configuration."""
+        """Return the sandbox roots for rendering system prompts with this configuration."""
         return PromptRoots(self.paths.bundled, self.paths.config_root, self.paths.project)
 
 
@@ -83,8 +87,12 @@ def load_configuration(paths: ConfigPaths, extra_agent_files: Sequence[Path] = (
         problems,
     )
     overrides = load_overrides(paths.config_root / "agent_models.json", problems)
+    settings, settings_problems = load_settings(paths.config_root, paths.project)
+    problems.extend(settings_problems)
     problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
-    return Configuration(paths, providers, agents, pipelines, overrides, problems, environments)
+    return Configuration(
+        paths, providers, agents, pipelines, overrides, settings, problems, environments
+    )
 
 
 def _cross_checks(

@@ -127,7 +127,9 @@ def _unknown_keys(source: TomlFile, schema: DefinitionSchema) -> Iterable[Config
             allowed = schema.tables[key]
             for sub in value:
                 if sub not in allowed:
-                    yield source.problem("warning", _unknown(f"{key}.{sub}", sub, allowed), key, sub)
+                    yield source.problem(
+                        "warning", _unknown(f"{key}.{sub}", sub, allowed), key, sub
+                    )
         elif key not in schema.keys and key not in schema.free_tables:
             yield source.problem("warning", _unknown(key, key, schema.keys), key)
 
@@ -154,8 +156,12 @@ def resolve_all(
         parent_name = definition.data.get("extends")
         if parent_name is None:
             result = Resolved(
-                name, _own(definition), definition.source, definition.layer,
-                dict.fromkeys(definition.data, definition.source), (name,),
+                name,
+                _own(definition),
+                definition.source,
+                definition.layer,
+                dict.fromkeys(definition.data, definition.source),
+                (name,),
             )
             resolved[name] = result
             return result
@@ -175,8 +181,12 @@ def resolve_all(
         origins = {k: f for k, f in parent.origins.items() if k not in schema.non_inherited}
         origins.update(dict.fromkeys(definition.data, definition.source))
         result = Resolved(
-            name, deep_merge(inherited, _own(definition)), definition.source, definition.layer,
-            origins, (*parent.chain, name),
+            name,
+            deep_merge(inherited, _own(definition)),
+            definition.source,
+            definition.layer,
+            origins,
+            (*parent.chain, name),
         )
         resolved[name] = result
         return result
@@ -219,9 +229,7 @@ def _too_deep(schema: DefinitionSchema, name: str) -> str:
     return f"{schema.kind} {name!r}: extends chain deeper than {schema.max_depth}; flatten it"
 
 
-def validation_problems(
-    resolved: Resolved, exc: pydantic.ValidationError
-) -> list[ConfigProblem]:
+def validation_problems(resolved: Resolved, exc: pydantic.ValidationError) -> list[ConfigProblem]:
     """Turn a pydantic error into problems located in the file that set each bad key."""
     out = []
     for error in exc.errors(include_url=False):

@@ -49,7 +49,7 @@ class Pipelines:
         return {*self.code_completion, *self.chat_assistant, *singles}
 
     def pipelines_of(self, agent: str) -> list[str]:
-        """The pipeline slots that name ``agent``."""
+        """Return the pipeline slots that name ``agent``."""
         lists = [slot for slot in LIST_SLOTS if agent in getattr(self, slot)]
         return lists + [slot for slot in SINGLE_SLOTS if getattr(self, slot) == agent]
 

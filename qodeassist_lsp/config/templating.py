@@ -54,7 +54,7 @@ def filter_skip_role(history: Iterable[Mapping[str, Any]], role: str) -> list[An
 
 
 def strip_signature_suffix(text: str) -> str:
-    """Cut a legacy ``"\\n[Signature: …"`` tail off thinking text."""
+    """Cut a legacy signature tail (newline + ``[Signature: …``) off thinking text."""
     index = text.find(SIGNATURE_SUFFIX)
     return text if index < 0 else text[:index]
 

@@ -23,11 +23,14 @@ def test_valid_tree_merges_extends_and_drops_abstract(tree) -> None:
 
 
 def test_unknown_key_warns_with_suggestion_and_line(tree) -> None:
-    path = tree.write("config/agents/mine.toml", """
+    path = tree.write(
+        "config/agents/mine.toml",
+        """
         name = "Mine"
         extends = "Chat"
         modle = "x"
-    """)
+    """,
+    )
     config = tree.load()
     assert f"{path}:3: warning: unknown key 'modle' is ignored; did you mean 'model'?" in (
         tree.messages(config)
@@ -36,21 +39,28 @@ def test_unknown_key_warns_with_suggestion_and_line(tree) -> None:
 
 
 def test_unknown_match_key_warns(tree) -> None:
-    path = tree.write("config/agents/mine.toml", """
+    path = tree.write(
+        "config/agents/mine.toml",
+        """
         name = "Mine"
         extends = "Chat"
         [match]
         file_pattern = ["*.py"]
-    """)
-    assert f"{path}:4: warning: unknown key 'match.file_pattern' is ignored; did you mean " \
+    """,
+    )
+    assert (
+        f"{path}:4: warning: unknown key 'match.file_pattern' is ignored; did you mean "
         "'file_patterns'?" in tree.messages(tree.load())
+    )
 
 
 def test_extends_unknown_agent_is_an_error_with_suggestion(tree) -> None:
     path = tree.write("config/agents/mine.toml", 'name = "Mine"\nextends = "Chatt"\n')
     config = tree.load()
-    assert f"{path}:2: error: agent 'Mine' extends unknown agent 'Chatt'; did you mean " \
+    assert (
+        f"{path}:2: error: agent 'Mine' extends unknown agent 'Chatt'; did you mean "
         "'Chat'?" in tree.messages(config)
+    )
     assert "Mine" not in config.agents and "Chat" in config.agents
 
 
@@ -79,8 +89,10 @@ def test_extends_depth_limit(tree) -> None:
 
 def test_newer_schema_version_is_rejected_with_upgrade_hint(tree) -> None:
     path = tree.write("config/agents/new.toml", 'schema_version = 2\nname = "New"\n')
-    assert f"{path}:1: error: schema_version 2 is newer than this qodeassist-lsp understands " \
+    assert (
+        f"{path}:1: error: schema_version 2 is newer than this qodeassist-lsp understands "
         "(1); upgrade with `pip install -U qodeassist-lsp`" in tree.messages(tree.load())
+    )
 
 
 def test_missing_required_key_names_the_agent(tree) -> None:
@@ -92,19 +104,22 @@ def test_missing_required_key_names_the_agent(tree) -> None:
 
 def test_missing_name_is_an_error(tree) -> None:
     path = tree.write("config/agents/anon.toml", 'model = "x"\n')
-    assert f"{path}:1: error: agent has no name; add name = \"…\" at the top" in tree.messages(
+    assert f'{path}:1: error: agent has no name; add name = "…" at the top' in tree.messages(
         tree.load()
     )
 
 
 def test_body_that_is_not_json_points_at_the_body_key(tree) -> None:
-    path = tree.write("config/agents/bad.toml", """
+    path = tree.write(
+        "config/agents/bad.toml",
+        """
         name = "Bad"
         extends = "Chat"
 
         [body]
         prompt = "{{ ctx.prefix }}"
-    """)
+    """,
+    )
     config = tree.load()
     [problem] = only(config)
     assert problem.file == str(path) and problem.line == 5
@@ -114,23 +129,31 @@ def test_body_that_is_not_json_points_at_the_body_key(tree) -> None:
 
 
 def test_body_template_referencing_unknown_ctx_key_fails_at_load(tree) -> None:
-    tree.write("config/agents/typo.toml", """
+    tree.write(
+        "config/agents/typo.toml",
+        """
         name = "Typo"
         extends = "Chat"
         [body]
         prompt = "{{ ctx.prefx | tojson }}"
-    """)
+    """,
+    )
     assert any("undefined" in m and "prefx" in m for m in tree.messages(tree.load()))
 
 
 def test_unknown_provider_instance_is_an_error(tree) -> None:
-    path = tree.write("config/agents/p.toml", """
+    path = tree.write(
+        "config/agents/p.toml",
+        """
         name = "P"
         extends = "Chat"
         provider_instance = "Locl"
-    """)
-    assert f"{path}:3: error: agent 'P' uses provider instance 'Locl', which does not exist; " \
+    """,
+    )
+    assert (
+        f"{path}:3: error: agent 'P' uses provider instance 'Locl', which does not exist; "
         "did you mean 'Local'?" in tree.messages(tree.load())
+    )
 
 
 def test_bundled_names_cannot_be_shadowed_but_can_be_extended(tree) -> None:
@@ -156,8 +179,9 @@ def test_two_user_files_with_one_name_warn_and_the_later_wins(tree) -> None:
 
 def test_project_agents_layer_on_top_of_user_agents(tree) -> None:
     tree.write("config/agents/a.toml", 'name = "Team"\nextends = "Chat"\nmodel = "user"\n')
-    tree.write("project/.qodeassist/agents/a.toml", 'name = "Team"\nextends = "Chat"\n'
-               'model = "project"\n')
+    tree.write(
+        "project/.qodeassist/agents/a.toml", 'name = "Team"\nextends = "Chat"\nmodel = "project"\n'
+    )
     config = tree.load()
     assert config.agents["Team"].model == "project"
     assert config.agents["Team"].layer is Layer.PROJECT
@@ -181,21 +205,27 @@ def test_abstract_and_hidden_are_not_inherited(tree) -> None:
 
 
 def test_tables_merge_arrays_and_scalars_replace(tree) -> None:
-    tree.write("config/agents/base.toml", """
+    tree.write(
+        "config/agents/base.toml",
+        """
         name = "Base2"
         extends = "Chat"
         tags = ["a", "b"]
         [body.options]
         stop = ["x", "y"]
         top_k = 5
-    """)
-    tree.write("config/agents/child.toml", """
+    """,
+    )
+    tree.write(
+        "config/agents/child.toml",
+        """
         name = "Child"
         extends = "Base2"
         tags = ["c"]
         [body.options]
         stop = ["z"]
-    """)
+    """,
+    )
     child = tree.load().agents["Child"]
     assert child.tags == ["c"]
     assert child.body["options"] == {"stop": ["z"], "top_k": 5}
@@ -203,33 +233,47 @@ def test_tables_merge_arrays_and_scalars_replace(tree) -> None:
 
 
 def test_wrong_type_names_key_and_line(tree) -> None:
-    path = tree.write("config/agents/t.toml", 'name = "T"\nextends = "Chat"\nenable_tools = "yes"\n')
+    path = tree.write(
+        "config/agents/t.toml", 'name = "T"\nextends = "Chat"\nenable_tools = "yes"\n'
+    )
     messages = tree.messages(tree.load())
     assert any(m.startswith(f"{path}:3: error: enable_tools:") for m in messages), messages
 
 
 def test_unknown_cache_breakpoint_warns(tree) -> None:
-    tree.write("config/agents/c.toml", 'name = "C"\nextends = "Chat"\n'
-               'cache_breakpoints = ["system", "sytem"]\n')
+    tree.write(
+        "config/agents/c.toml",
+        'name = "C"\nextends = "Chat"\ncache_breakpoints = ["system", "sytem"]\n',
+    )
     config = tree.load()
     assert "C" in config.agents
     assert any("cache_breakpoints value 'sytem' is ignored" in m for m in tree.messages(config))
 
 
 def test_system_prompt_reads_bundled_files_and_reports_missing_ones(tree) -> None:
-    tree.write("config/agents/ok.toml", 'name = "Ok"\nextends = "Chat"\n'
-               "system_prompt = '{{ read_file(\":/personas/p.md\") }}'\n")
-    path = tree.write("config/agents/missing.toml", 'name = "Missing"\nextends = "Chat"\n'
-                      "system_prompt = '{{ read_file(\":/personas/nope.md\") }}'\n")
+    tree.write(
+        "config/agents/ok.toml",
+        'name = "Ok"\nextends = "Chat"\nsystem_prompt = \'{{ read_file(":/personas/p.md") }}\'\n',
+    )
+    path = tree.write(
+        "config/agents/missing.toml",
+        'name = "Missing"\nextends = "Chat"\n'
+        "system_prompt = '{{ read_file(\":/personas/nope.md\") }}'\n",
+    )
     config = tree.load()
     assert "Ok" in config.agents and "Missing" not in config.agents
-    assert any(m.startswith(f"{path}:3: error: read_file(':/personas/nope.md'): no such file")
-               for m in tree.messages(config))
+    assert any(
+        m.startswith(f"{path}:3: error: read_file(':/personas/nope.md'): no such file")
+        for m in tree.messages(config)
+    )
 
 
 def test_system_prompt_needing_a_project_is_not_a_load_error(tree) -> None:
-    tree.write("config/agents/proj.toml", 'name = "Proj"\nextends = "Chat"\n'
-               "system_prompt = '{{ read_file(\"${PROJECT_DIR}/RULES.md\") }}'\n")
+    tree.write(
+        "config/agents/proj.toml",
+        'name = "Proj"\nextends = "Chat"\n'
+        "system_prompt = '{{ read_file(\"${PROJECT_DIR}/RULES.md\") }}'\n",
+    )
     config = tree.load()
     assert "Proj" in config.agents
 
@@ -241,8 +285,10 @@ def test_extra_files_validate_like_user_agents(tree, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["[]", "{}"])
 def test_empty_body_is_an_error(tree, value: str) -> None:
-    tree.write("config/agents/e.toml", f'name = "E"\nprovider_instance = "Local"\nmodel = "m"\n'
-               f"body = {value}\n")
+    tree.write(
+        "config/agents/e.toml",
+        f'name = "E"\nprovider_instance = "Local"\nmodel = "m"\nbody = {value}\n',
+    )
     config = tree.load()
     assert "E" not in config.agents
     assert any("body" in m for m in tree.messages(config))

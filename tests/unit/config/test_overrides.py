@@ -2,9 +2,11 @@ from qodeassist_lsp.config.overrides import AgentOverride
 
 
 def test_nested_and_flat_overrides(tree) -> None:
-    tree.write("config/agent_models.json",
-               '{"Chat": {"model": "big", "provider_instance": "Local", "enable_tools": true},'
-               ' "Other": "m"}')
+    tree.write(
+        "config/agent_models.json",
+        '{"Chat": {"model": "big", "provider_instance": "Local", "enable_tools": true},'
+        ' "Other": "m"}',
+    )
     config = tree.load()
     assert config.overrides["Chat"] == AgentOverride("big", "Local", True)
     assert config.overrides["Other"] == AgentOverride(model="m")
@@ -15,7 +17,9 @@ def test_invalid_json_is_reported_with_its_line(tree) -> None:
     path = tree.write("config/agent_models.json", '{\n"Chat": {"model": }\n}')
     config = tree.load()
     assert config.overrides == {}
-    assert any(m.startswith(f"{path}:2: error: cannot read overrides") for m in tree.messages(config))
+    assert any(
+        m.startswith(f"{path}:2: error: cannot read overrides") for m in tree.messages(config)
+    )
 
 
 def test_unknown_provider_override_warns(tree) -> None:

@@ -8,8 +8,10 @@ def test_bundled_defaults_apply_without_user_file(tree) -> None:
 
 
 def test_user_file_overrides_key_by_key(tree) -> None:
-    tree.write("bundled/pipelines.toml", '[pipelines]\ncode_completion = ["A"]\n'
-               'chat_assistant = ["Chat"]\nquick_refactor = "R"\n')
+    tree.write(
+        "bundled/pipelines.toml",
+        '[pipelines]\ncode_completion = ["A"]\nchat_assistant = ["Chat"]\nquick_refactor = "R"\n',
+    )
     tree.write("config/pipelines.toml", '[pipelines]\ncode_completion = ["B", "A"]\n')
     pipelines = tree.load().pipelines
     assert pipelines.code_completion == ("B", "A")
@@ -24,13 +26,16 @@ def test_project_file_overrides_user_file(tree) -> None:
 
 def test_parse_rules_of_the_original(tree) -> None:
     long = "x" * 300
-    tree.write("config/pipelines.toml", f"""
+    tree.write(
+        "config/pipelines.toml",
+        f"""
         [pipelines]
         code_completion = ["  Chat  ", "Chat", 3, "", "{long}"]
         chat_compression = ["", "  First ", "Second"]
         quick_refactor = ""
         colde_completion = []
-    """)
+    """,
+    )
     config = tree.load()
     pipelines = config.pipelines
     assert pipelines.code_completion == ("Chat", "x" * 256)
@@ -39,8 +44,10 @@ def test_parse_rules_of_the_original(tree) -> None:
     messages = tree.messages(config)
     assert any("'Chat' is listed twice" in m for m in messages)
     assert any("3 is not an agent name" in m for m in messages)
-    assert any("unknown pipeline 'colde_completion' is ignored; did you mean 'code_completion'?"
-               in m for m in messages)
+    assert any(
+        "unknown pipeline 'colde_completion' is ignored; did you mean 'code_completion'?" in m
+        for m in messages
+    )
 
 
 def test_missing_pipelines_table_keeps_defaults(tree) -> None:
@@ -59,8 +66,10 @@ def test_broken_file_keeps_defaults(tree) -> None:
 
 def test_pipelines_naming_missing_agents_warn(tree) -> None:
     tree.write("config/pipelines.toml", '[pipelines]\nquick_refactor = "Chatt"\n')
-    assert any("'Chatt', which is not loaded; did you mean 'Chat'?" in m
-               for m in tree.messages(tree.load()))
+    assert any(
+        "'Chatt', which is not loaded; did you mean 'Chat'?" in m
+        for m in tree.messages(tree.load())
+    )
 
 
 def test_pipelines_of() -> None:

@@ -22,47 +22,70 @@ def test_thirteen_client_apis() -> None:
 
 
 def test_unknown_client_api_suggests_the_closest(tree) -> None:
-    path = tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Claud"\nurl = "https://x"\n')
+    path = tree.write(
+        "config/providers/p.toml", 'name = "P"\nclient_api = "Claud"\nurl = "https://x"\n'
+    )
     config = tree.load()
     assert "P" not in config.providers
-    assert any(m.startswith(f"{path}:2: error: client_api: Value error, unknown client_api "
-                            "'Claud' (did you mean 'Claude'?)") for m in tree.messages(config))
+    assert any(
+        m.startswith(
+            f"{path}:2: error: client_api: Value error, unknown client_api "
+            "'Claud' (did you mean 'Claude'?)"
+        )
+        for m in tree.messages(config)
+    )
 
 
 @pytest.mark.parametrize("url", ["ftp://x", "localhost:8080", "http://", "not a url"])
 def test_bad_urls_are_rejected(tree, url: str) -> None:
-    path = tree.write("config/providers/p.toml", f'name = "P"\nclient_api = "Claude"\nurl = "{url}"\n')
+    path = tree.write(
+        "config/providers/p.toml", f'name = "P"\nclient_api = "Claude"\nurl = "{url}"\n'
+    )
     config = tree.load()
     assert "P" not in config.providers
-    assert any(m.startswith(f"{path}:3: error: url:") and "http://" in m
-               for m in tree.messages(config))
+    assert any(
+        m.startswith(f"{path}:3: error: url:") and "http://" in m for m in tree.messages(config)
+    )
 
 
 def test_plain_http_with_a_key_to_a_remote_host_warns(tree) -> None:
-    path = tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Ollama (Native)"\n'
-                      'url = "http://gpu-box.lan:11434"\napi_key_ref = "qodeassist/providers/P"\n')
+    path = tree.write(
+        "config/providers/p.toml",
+        'name = "P"\nclient_api = "Ollama (Native)"\n'
+        'url = "http://gpu-box.lan:11434"\napi_key_ref = "qodeassist/providers/P"\n',
+    )
     config = tree.load()
     assert "P" in config.providers
-    assert any(m.startswith(f"{path}:3: warning: 'P' sends its API key over plain http://")
-               for m in tree.messages(config))
+    assert any(
+        m.startswith(f"{path}:3: warning: 'P' sends its API key over plain http://")
+        for m in tree.messages(config)
+    )
 
 
 def test_plain_http_to_loopback_does_not_warn(tree) -> None:
-    tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Ollama (Native)"\n'
-               'url = "http://localhost:11434"\napi_key_ref = "x"\n')
+    tree.write(
+        "config/providers/p.toml",
+        'name = "P"\nclient_api = "Ollama (Native)"\n'
+        'url = "http://localhost:11434"\napi_key_ref = "x"\n',
+    )
     assert not [p for p in tree.load().problems if p.severity == "warning"]
 
 
 def test_user_provider_replaces_the_bundled_one_by_name(tree) -> None:
-    tree.write("config/providers/other_file_name.toml",
-               'name = "Local"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:8080"\n')
+    tree.write(
+        "config/providers/other_file_name.toml",
+        'name = "Local"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:8080"\n',
+    )
     local = tree.load().providers["Local"]
     assert local.client_api == "llama.cpp" and local.layer is Layer.USER
 
 
 def test_extends_and_abstract_providers(tree) -> None:
-    tree.write("config/providers/base.toml", 'name = "Base"\nabstract = true\n'
-               'client_api = "OpenRouter"\nurl = "https://openrouter.ai/api"\n[extras]\na = 1\n')
+    tree.write(
+        "config/providers/base.toml",
+        'name = "Base"\nabstract = true\n'
+        'client_api = "OpenRouter"\nurl = "https://openrouter.ai/api"\n[extras]\na = 1\n',
+    )
     tree.write("config/providers/child.toml", 'name = "Child"\nextends = "Base"\n[extras]\nb = 2\n')
     providers = tree.load().providers
     assert "Base" not in providers
@@ -71,7 +94,9 @@ def test_extends_and_abstract_providers(tree) -> None:
 
 
 def test_provider_extends_depth_is_16(tree) -> None:
-    tree.write("config/providers/p0.toml", 'name = "P0"\nclient_api = "Claude"\nurl = "https://x"\n')
+    tree.write(
+        "config/providers/p0.toml", 'name = "P0"\nclient_api = "Claude"\nurl = "https://x"\n'
+    )
     for i in range(1, 20):
         tree.write(f"config/providers/p{i}.toml", f'name = "P{i}"\nextends = "P{i - 1}"\n')
     config = tree.load()
@@ -80,7 +105,9 @@ def test_provider_extends_depth_is_16(tree) -> None:
 
 
 def test_launch_table_is_validated(tree) -> None:
-    tree.write("config/providers/ok.toml", """
+    tree.write(
+        "config/providers/ok.toml",
+        """
         name = "Ok"
         client_api = "llama.cpp"
         url = "http://127.0.0.1:8080"
@@ -91,8 +118,11 @@ def test_launch_table_is_validated(tree) -> None:
         auto_start = true
         [launch.env]
         MODEL_PATH = "/models/x.gguf"
-    """)
-    path = tree.write("config/providers/bad.toml", """
+    """,
+    )
+    path = tree.write(
+        "config/providers/bad.toml",
+        """
         name = "Bad"
         client_api = "llama.cpp"
         url = "http://127.0.0.1:8081"
@@ -100,16 +130,22 @@ def test_launch_table_is_validated(tree) -> None:
         args = ["x"]
         ready_timeout_s = 0.5
         autostart = true
-    """)
+    """,
+    )
     config = tree.load()
     ok = config.providers["Ok"]
-    assert ok.launch is not None and ok.launch.auto_start and ok.launch.env == {
-        "MODEL_PATH": "/models/x.gguf"}
+    assert (
+        ok.launch is not None
+        and ok.launch.auto_start
+        and ok.launch.env == {"MODEL_PATH": "/models/x.gguf"}
+    )
     assert ok.launch.ready_timeout_s == 30
     assert "Bad" not in config.providers
     messages = tree.messages(config)
-    assert f"{path}:7: warning: unknown key 'launch.autostart' is ignored; did you mean " \
+    assert (
+        f"{path}:7: warning: unknown key 'launch.autostart' is ignored; did you mean "
         "'auto_start'?" in messages
+    )
     assert any(m.startswith(f"{path}:4: error: 'Bad' has no command") for m in messages)
     assert any(m.startswith(f"{path}:6: error: launch.ready_timeout_s:") for m in messages)
 
@@ -121,8 +157,16 @@ def test_models_endpoint_v1_rule() -> None:
     assert models_endpoint(CLIENT_APIS["Ollama (Native)"], "http://h") == "/api/tags"
 
 
-@pytest.mark.parametrize(("host", "loop"), [("localhost", True), ("127.0.0.5", True),
-                                            ("::1", True), ("[::1]", True),
-                                            ("example.com", False), ("10.0.0.1", False)])
+@pytest.mark.parametrize(
+    ("host", "loop"),
+    [
+        ("localhost", True),
+        ("127.0.0.5", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("example.com", False),
+        ("10.0.0.1", False),
+    ],
+)
 def test_loopback_hosts(host: str, loop: bool) -> None:
     assert is_loopback_host(host) is loop
