@@ -15,26 +15,37 @@ from qodeassist_lsp.cli import agents_cmd, secrets_cmd
 from qodeassist_lsp.cli.common import EXIT_USAGE, CliError
 
 
+def global_options(suppress: bool) -> argparse.ArgumentParser:
+    """Options every command accepts, before or after the subcommand name."""
+    default = argparse.SUPPRESS if suppress else None
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        default=default,
+        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
+    )
+    options.add_argument(
+        "--project",
+        metavar="DIR",
+        default=default,
+        help="workspace folder whose .qodeassist/ layers on top (default: the current folder)",
+    )
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="qodeassist-lsp",
         description="LLM code completion, quick refactor and chat for every LSP editor.",
+        parents=[global_options(suppress=False)],
     )
     parser.add_argument("--version", action="version", version=f"qodeassist-lsp {__version__}")
-    parser.add_argument(
-        "--config-dir",
-        metavar="DIR",
-        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
-    )
-    parser.add_argument(
-        "--project",
-        metavar="DIR",
-        help="workspace folder whose .qodeassist/ layers on top (default: the current folder)",
-    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    agents_cmd.register(commands)
-    secrets_cmd.register(commands)
+    shared = global_options(suppress=True)
+    agents_cmd.register(commands, shared)
+    secrets_cmd.register(commands, shared)
     return parser
 
 

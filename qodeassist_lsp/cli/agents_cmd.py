@@ -23,12 +23,14 @@ PIPELINE_ALIASES = {
 }
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     """Add the ``agents`` command group to the top-level subparsers."""
     agents = commands.add_parser("agents", help="list, validate and render agent profiles")
     sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
 
-    listing = sub.add_parser("list", help="every loaded agent with provider, model, pipelines")
+    listing = sub.add_parser(
+        "list", parents=[shared], help="every loaded agent with provider, model, pipelines"
+    )
     listing.add_argument(
         "--pipeline",
         choices=[*PIPELINE_ALIASES.values(), *PIPELINE_ALIASES],
@@ -37,7 +39,9 @@ def register(commands: Any) -> None:
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=list_agents)
 
-    validate = sub.add_parser("validate", help="load and dry-render; report problems")
+    validate = sub.add_parser(
+        "validate", parents=[shared], help="load and dry-render; report problems"
+    )
     validate.add_argument(
         "paths",
         nargs="*",
@@ -47,7 +51,9 @@ def register(commands: Any) -> None:
     )
     validate.set_defaults(handler=validate_agents)
 
-    render = sub.add_parser("render", help="print the HTTP request an agent would send")
+    render = sub.add_parser(
+        "render", parents=[shared], help="print the HTTP request an agent would send"
+    )
     render.add_argument("name", metavar="NAME", help="agent name (quote names with spaces)")
     render.add_argument(
         "--context",

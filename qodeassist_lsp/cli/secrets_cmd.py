@@ -14,17 +14,23 @@ from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretStoreError
 
 
-def register(commands: Any) -> None:
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     """Add the ``secrets`` command group to the top-level subparsers."""
     secrets = commands.add_parser("secrets", help="store, remove or locate provider API keys")
     sub = secrets.add_subparsers(dest="secrets_command", metavar="ACTION", required=True)
-    set_cmd = sub.add_parser("set", help="store a provider's key in the OS keyring")
+    set_cmd = sub.add_parser(
+        "set", parents=[shared], help="store a provider's key in the OS keyring"
+    )
     set_cmd.add_argument("provider", metavar="PROVIDER", help="provider instance name")
     set_cmd.set_defaults(handler=set_secret)
-    delete = sub.add_parser("delete", help="remove a provider's key from the OS keyring")
+    delete = sub.add_parser(
+        "delete", parents=[shared], help="remove a provider's key from the OS keyring"
+    )
     delete.add_argument("provider", metavar="PROVIDER")
     delete.set_defaults(handler=delete_secret)
-    status = sub.add_parser("status", help="say where each provider's key comes from")
+    status = sub.add_parser(
+        "status", parents=[shared], help="say where each provider's key comes from"
+    )
     status.add_argument("provider", nargs="?", metavar="PROVIDER")
     status.set_defaults(handler=secret_status)
 
@@ -54,7 +60,10 @@ def set_secret(args: argparse.Namespace) -> int:
     try:
         secrets_for(config).set(provider.api_key_ref, value)
     except SecretStoreError as exc:
-        raise CliError(str(exc)) from exc
+        hint = (
+            f" For {provider.name}: export {provider.api_key_env}=…" if provider.api_key_env else ""
+        )
+        raise CliError(f"{exc}{hint}") from exc
     print(f"stored the key for {provider.name} in the OS keyring")
     return EXIT_OK
 

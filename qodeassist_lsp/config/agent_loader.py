@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pydantic
-from jinja2.sandbox import SandboxedEnvironment
 
 from qodeassist_lsp.config.agent_profile import AGENT_SCHEMA, CACHE_BREAKPOINTS, AgentProfile
 from qodeassist_lsp.config.definitions import (
@@ -34,24 +33,24 @@ from qodeassist_lsp.config.system_prompt import (
     SystemPromptRenderer,
 )
 from qodeassist_lsp.config.template_context import synthetic_context
-from qodeassist_lsp.config.templating import BodyTemplate, TemplateError, make_body_environment
+from qodeassist_lsp.config.templating import BodyCompiler, BodyTemplate, TemplateError
 
 
 @dataclass
 class BodyEnvironments:
-    """One sandboxed Jinja2 environment per agent directory (includes resolve next to it)."""
+    """One body-template compiler per agent directory (includes resolve next to the agent)."""
 
     bundled_root: Path
-    _cache: dict[Path, SandboxedEnvironment] = field(default_factory=dict)
+    _cache: dict[Path, BodyCompiler] = field(default_factory=dict)
 
-    def for_file(self, source: Path | None) -> SandboxedEnvironment:
-        """Return the environment for templates defined in ``source``."""
+    def for_file(self, source: Path | None) -> BodyCompiler:
+        """Return the compiler for templates defined in ``source``."""
         directory = source.parent if source is not None else self.bundled_root
-        env = self._cache.get(directory)
-        if env is None:
-            env = make_body_environment([self.bundled_root, directory])
-            self._cache[directory] = env
-        return env
+        compiler = self._cache.get(directory)
+        if compiler is None:
+            compiler = BodyCompiler([self.bundled_root, directory])
+            self._cache[directory] = compiler
+        return compiler
 
 
 def collect_definitions(

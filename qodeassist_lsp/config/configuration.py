@@ -37,7 +37,8 @@ class Configuration:
     settings: Settings = field(default_factory=Settings)
     """Defaults, then the user's and the project's ``settings.toml`` (editor settings apply later)."""
     problems: list[ConfigProblem] = field(default_factory=list)
-    body_environments: BodyEnvironments | None = None
+    body_environments: BodyEnvironments = field(default_factory=lambda: BodyEnvironments(Path()))
+    """The compiled-template caches agents of this snapshot share."""
 
     @property
     def errors(self) -> list[ConfigProblem]:

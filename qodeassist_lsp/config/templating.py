@@ -99,18 +99,33 @@ def _unchanged(path: Path, mtime: float) -> bool:
         return False
 
 
-def make_body_environment(include_roots: Sequence[Path]) -> SandboxedEnvironment:
-    """Build the sandboxed environment body templates compile in."""
-    env = SandboxedEnvironment(
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        loader=SandboxedLoader(include_roots),
-    )
-    env.filters.update(BODY_HELPERS)
-    env.globals.update(BODY_HELPERS)
-    return env
+class BodyCompiler:
+    """A sandboxed environment for body templates plus a cache of compiled sources.
+
+    Concrete agents inherit their message serialisation from a few wire bases, so the same
+    template text appears in many agents; compiling each distinct text once keeps loading fast.
+    """
+
+    def __init__(self, include_roots: Sequence[Path]) -> None:
+        env = SandboxedEnvironment(
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            loader=SandboxedLoader(include_roots),
+        )
+        env.filters.update(BODY_HELPERS)
+        env.globals.update(BODY_HELPERS)
+        self.env = env
+        self._cache: dict[str, jinja2.Template] = {}
+
+    def compile(self, source: str) -> jinja2.Template:
+        """Return the compiled template for ``source`` (raises ``TemplateSyntaxError``)."""
+        template = self._cache.get(source)
+        if template is None:
+            template = self.env.from_string(source)
+            self._cache[source] = template
+        return template
 
 
 def strip_trailing_commas(text: str) -> str:
@@ -155,8 +170,8 @@ class _Compiled:
 class BodyTemplate:
     """A ``[body]`` table with its template strings compiled once, rendered per request."""
 
-    def __init__(self, body: Mapping[str, Any], env: SandboxedEnvironment) -> None:
-        self._env = env
+    def __init__(self, body: Mapping[str, Any], compiler: BodyCompiler) -> None:
+        self._compiler = compiler
         self._tree = self._compile(dict(body), "")
 
     def _compile(self, node: Any, key: str) -> Any:
@@ -166,7 +181,7 @@ class BodyTemplate:
             return [self._compile(v, f"{key}[{i}]") for i, v in enumerate(node)]
         if isinstance(node, str) and any(marker in node for marker in _MARKERS):
             try:
-                return _Compiled(key, self._env.from_string(node))
+                return _Compiled(key, self._compiler.compile(node))
             except jinja2.TemplateSyntaxError as exc:
                 raise TemplateError(
                     key, f"template syntax error on its line {exc.lineno}: {exc.message}", node

@@ -17,7 +17,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.template_context import complete_context
-from qodeassist_lsp.config.templating import BodyTemplate, make_body_environment
+from qodeassist_lsp.config.templating import BodyTemplate
 from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, WireProtocol, auth_headers
 from qodeassist_lsp.wire.urls import join_url, with_query_param
 
@@ -38,7 +38,7 @@ class PreparedRequest:
     body: dict[str, Any]
 
     def as_json(self) -> dict[str, Any]:
-        """The ``{"url", "headers", "body"}`` object ``agents render`` prints."""
+        """Return the ``{"url", "headers", "body"}`` object ``agents render`` prints."""
         return {"url": self.url, "headers": self.headers, "body": self.body}
 
 
@@ -69,9 +69,7 @@ class Agent:
         endpoint = self.profile.endpoint or self.api.default_endpoint
         return endpoint.replace(MODEL_PLACEHOLDER, self.model)
 
-    def build_request(
-        self, ctx: Mapping[str, Any] | None, api_key: str | None
-    ) -> PreparedRequest:
+    def build_request(self, ctx: Mapping[str, Any] | None, api_key: str | None) -> PreparedRequest:
         """Render the body for ``ctx`` and assemble URL, headers and payload."""
         context = complete_context(ctx, model=self.model)
         body: dict[str, Any] = {"model": self.model}
@@ -109,7 +107,7 @@ class AgentFactory:
         return profile
 
     def effective_model(self, name: str) -> str:
-        """The model ``name`` runs with: the ``agent_models.json`` override, else the TOML."""
+        """Return the effective model of ``name``: the override, else the TOML value."""
         override = self._config.overrides.get(name)
         return (override.model if override else "") or self.profile(name).model
 
@@ -127,13 +125,9 @@ class AgentFactory:
             )
         template = self._templates.get(name)
         if template is None:
-            environments = self._config.body_environments
-            env = (
-                environments.for_file(profile.source)
-                if environments is not None
-                else make_body_environment([self._config.paths.bundled])
+            template = BodyTemplate(
+                profile.body, self._config.body_environments.for_file(profile.source)
             )
-            template = BodyTemplate(profile.body, env)
             self._templates[name] = template
         tools = profile.enable_tools
         if override and override.enable_tools is not None:

@@ -5,11 +5,11 @@ import pytest
 
 from qodeassist_lsp.config.template_context import synthetic_context
 from qodeassist_lsp.config.templating import (
+    BodyCompiler,
     BodyTemplate,
     TemplateError,
     filter_by_type,
     filter_skip_role,
-    make_body_environment,
     strip_signature_suffix,
     strip_trailing_commas,
 )
@@ -17,7 +17,7 @@ from qodeassist_lsp.config.templating import (
 
 @pytest.fixture
 def env(tmp_path: Path):
-    return make_body_environment([tmp_path])
+    return BodyCompiler([tmp_path])
 
 
 def test_template_strings_render_and_splice_as_json(env) -> None:
@@ -80,7 +80,7 @@ def test_sandbox_blocks_python_internals(env) -> None:
 def test_include_is_restricted_to_the_roots(tmp_path: Path) -> None:
     (tmp_path / "partials").mkdir()
     (tmp_path / "partials" / "msg.jinja").write_text("{{ ctx.x | tojson }}")
-    env = make_body_environment([tmp_path])
+    env = BodyCompiler([tmp_path])
     assert BodyTemplate({"a": '{% include "partials/msg.jinja" %}'}, env).render({"x": 1}) == {
         "a": 1
     }

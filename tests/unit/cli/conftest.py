@@ -1,0 +1,39 @@
+"""Run the real command line in-process against the bundled tree and a temporary config root."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.cli import main
+
+RunCli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "config"
+    (root / "agents").mkdir(parents=True)
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(root))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    return root
+
+
+@pytest.fixture
+def run_cli(config_dir: Path, capsys: pytest.CaptureFixture[str]) -> RunCli:
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def rendered_body(run_cli: RunCli, name: str, ctx_file: Path) -> dict[str, object]:
+    code, out, err = run_cli("agents", "render", name, "--context", str(ctx_file))
+    assert code == 0, err
+    return json.loads(out)

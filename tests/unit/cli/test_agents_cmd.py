@@ -1,0 +1,134 @@
+import json
+from pathlib import Path
+
+
+def test_bundled_configuration_validates_clean(run_cli) -> None:
+    code, out, err = run_cli("agents", "validate")
+    assert code == 0, out
+    assert out == ""
+    assert "0 error(s), 0 warning(s)" in err
+
+
+def test_validate_reports_each_problem_as_file_line_message(run_cli, config_dir: Path) -> None:
+    bad = config_dir / "agents" / "bad.toml"
+    bad.write_text('name = "Bad"\nextends = "Claude Base Chatt"\nmodle = "x"\n')
+    code, out, err = run_cli("agents", "validate", str(bad))
+    assert code == 1
+    assert out.splitlines() == [
+        f"{bad.resolve()}:3: warning: unknown key 'modle' is ignored; did you mean 'model'?",
+        f"{bad.resolve()}:2: error: agent 'Bad' extends unknown agent 'Claude Base Chatt'; "
+        "did you mean 'Claude Base Chat'?",
+    ]
+    assert "1 error(s), 1 warning(s)" in err
+
+
+def test_validate_a_file_outside_the_config_root(run_cli, tmp_path: Path) -> None:
+    good = tmp_path / "elsewhere" / "mine.toml"
+    good.parent.mkdir()
+    good.write_text('name = "Mine"\nextends = "Ollama Base Chat"\nmodel = "qwen3:4b"\n')
+    code, _out, err = run_cli("agents", "validate", str(good.parent))
+    assert code == 0, err
+
+
+def test_validate_missing_path_is_a_clear_error(run_cli) -> None:
+    code, _out, err = run_cli("agents", "validate", "nope.toml")
+    assert code == 1
+    assert "nope.toml: no such file or folder" in err
+
+
+def test_list_json_filters_by_pipeline(run_cli) -> None:
+    code, out, _ = run_cli("agents", "list", "--pipeline", "completion", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == ["Embedded Completion"]
+    assert rows[0]["provider"] == "Embedded" and rows[0]["pipelines"] == ["code_completion"]
+    assert set(rows[0]) >= {"name", "provider", "model", "pipelines", "tools", "thinking"}
+
+
+def test_list_table_applies_model_overrides(run_cli, config_dir: Path) -> None:
+    (config_dir / "agent_models.json").write_text('{"Embedded Chat": {"model": "tiny-chat"}}')
+    code, out, _ = run_cli("agents", "list")
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith("Embedded Chat "))
+    assert "tiny-chat" in line and "chat_assistant" in line
+
+
+def test_render_redacts_keys_everywhere(run_cli, monkeypatch) -> None:
+    planted = "sk-ant-PLANTED-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", planted)
+    monkeypatch.setenv("GEMINI_API_KEY", planted)
+    code, out, _ = run_cli("agents", "render", "Claude Chat — Sonnet")
+    assert code == 0
+    assert planted not in out
+    assert json.loads(out)["headers"]["x-api-key"] == "***"
+    code, out, _ = run_cli("agents", "render", "Google Chat")
+    assert code == 0 and planted not in out
+    assert json.loads(out)["url"].endswith("&key=%2A%2A%2A")
+
+
+def test_render_without_a_key_sends_no_auth_header(run_cli, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, out, _ = run_cli("agents", "render", "OpenAI Chat")
+    assert code == 0
+    assert "Authorization" not in json.loads(out)["headers"]
+
+
+def test_render_unknown_agent_suggests(run_cli) -> None:
+    code, _out, err = run_cli("agents", "render", "Embeded Chat")
+    assert code == 1
+    assert "did you mean 'Embedded Chat'?" in err
+
+
+def test_render_abstract_base_is_refused(run_cli) -> None:
+    code, _out, err = run_cli("agents", "render", "Claude Base Chat")
+    assert code == 1 and "no usable agent" in err
+
+
+def test_render_bad_context_file(run_cli, tmp_path: Path) -> None:
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text('{"prefix": ')
+    code, _out, err = run_cli("agents", "render", "Embedded Completion", "--context", str(ctx))
+    assert code == 1 and f"{ctx}:1: invalid JSON" in err
+    ctx.write_text("[1]")
+    code, _out, err = run_cli("agents", "render", "Embedded Completion", "--context", str(ctx))
+    assert code == 1 and "must be a JSON object" in err
+
+
+def test_global_options_work_after_the_subcommand(run_cli, tmp_path: Path) -> None:
+    other = tmp_path / "other-config"
+    (other / "agents").mkdir(parents=True)
+    (other / "agents" / "x.toml").write_text(
+        'name = "Only Here"\nextends = "Ollama Base Chat"\nmodel = "m"\n'
+    )
+    code, out, _ = run_cli("agents", "list", "--json", "--config-dir", str(other))
+    assert code == 0 and "Only Here" in out
+
+
+def test_no_command_prints_usage(run_cli) -> None:
+    code, _out, err = run_cli()
+    assert code == 2 and "usage:" in err
+
+
+def test_secrets_status_never_prints_the_key(run_cli, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-PLANTED-xyz")
+    code, out, _ = run_cli("secrets", "status", "Claude")
+    assert code == 0
+    assert "sk-ant-PLANTED-xyz" not in out and "ANTHROPIC_API_KEY" in out
+
+
+def test_secrets_set_without_keyring_says_what_to_do(run_cli, monkeypatch) -> None:
+    import io
+
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setattr(keyring, "get_keyring", lambda: fail.Keyring())
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-new\n"))
+    code, _out, err = run_cli("secrets", "set", "Claude")
+    assert code == 1
+    assert "ANTHROPIC_API_KEY" in err
+
+
+def test_secrets_unknown_provider(run_cli) -> None:
+    code, _out, err = run_cli("secrets", "status", "Claud")
+    assert code == 1 and "did you mean 'Claude'?" in err
