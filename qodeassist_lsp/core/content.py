@@ -1,0 +1,112 @@
+"""The conversation content model: messages made of typed content blocks.
+
+These are the single representation of a conversation, from the history a session owns to the
+``ctx.history`` templates see and (later) the chat files on disk. Blocks are frozen dataclasses
+with a ``type`` tag matching the serialised name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ThinkingBlock:
+    """Model reasoning; replayed to the provider only when it carries a signature."""
+
+    thinking: str
+    signature: str = ""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class RedactedThinkingBlock:
+    """Encrypted reasoning the provider asks to get back verbatim."""
+
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+@dataclass(frozen=True)
+class ImageBlock:
+    """An image: base64 ``data`` with ``media_type``, or a URL when ``is_url``."""
+
+    data: str
+    media_type: str = "image/png"
+    is_url: bool = False
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    """The model asked to run tool ``name`` with ``input``."""
+
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    """The result of running a tool, sent back in the next request."""
+
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True)
+class CompletionBlock:
+    """Code-completion context: becomes ``ctx.prefix`` / ``ctx.suffix``, never history text."""
+
+    prefix: str
+    suffix: str = ""
+    type: Literal["completion"] = "completion"
+
+
+Block = (
+    TextBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ImageBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | CompletionBlock
+)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn: a role and its blocks; assistant messages carry the request id."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+    id: str = ""
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """Return the tool calls of this message, in order."""
+        return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+
+def user_text(text: str) -> tuple[Block, ...]:
+    """Return the blocks of a plain user message."""
+    return (TextBlock(text),)

@@ -1,0 +1,103 @@
+"""Turning a conversation into the ``ctx`` object body templates render against.
+
+The rules of the original (behaviour §5.3): a completion block supplies ``prefix``/``suffix``
+and is not history; thinking without a signature is never replayed (OpenAI-style reasoning);
+messages left with only thinking are dropped; tool calls without a result and results without a
+call (orphans) are dropped; a tool result carries the name of its call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from qodeassist_lsp.config.template_context import complete_context
+from qodeassist_lsp.core.content import (
+    Block,
+    CompletionBlock,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+
+def assemble_context(
+    messages: Sequence[Message],
+    system_prompt: str = "",
+    *,
+    model: str = "",
+    language: str = "",
+    files_metadata: Iterable[dict[str, str]] = (),
+) -> dict[str, Any]:
+    """Return the complete template ``ctx`` for ``messages``."""
+    prefix: str | None = None
+    suffix: str | None = None
+    used = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
+    answered = {b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)}
+    names = {b.id: b.name for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
+    history = []
+    for message in messages:
+        completion = next((b for b in message.blocks if isinstance(b, CompletionBlock)), None)
+        if completion is not None:
+            prefix, suffix = completion.prefix, completion.suffix
+            continue
+        blocks = [
+            _block(b, names) for b in message.blocks if _replayable(b, used=used, answered=answered)
+        ]
+        if not blocks or all(b["type"] in ("thinking", "redacted_thinking") for b in blocks):
+            continue
+        history.append({"role": message.role, "content_blocks": blocks})
+    return complete_context(
+        {
+            "system_prompt": system_prompt,
+            "prefix": prefix,
+            "suffix": suffix,
+            "language": language,
+            "files_metadata": list(files_metadata),
+            "history": history,
+        },
+        model=model,
+    )
+
+
+def _replayable(block: Block, *, used: set[str], answered: set[str]) -> bool:
+    if isinstance(block, ThinkingBlock):
+        return bool(block.signature)
+    if isinstance(block, RedactedThinkingBlock):
+        return bool(block.data)
+    if isinstance(block, ToolUseBlock):
+        return block.id in answered
+    if isinstance(block, ToolResultBlock):
+        return block.tool_use_id in used
+    return not isinstance(block, CompletionBlock)
+
+
+def _block(block: Block, names: dict[str, str]) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
+    if isinstance(block, ImageBlock):
+        return {
+            "type": "image",
+            "data": block.data,
+            "media_type": block.media_type,
+            "is_url": block.is_url,
+        }
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResultBlock):
+        return {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "name": names.get(block.tool_use_id, block.name),
+            "content": block.content,
+            "is_error": block.is_error,
+        }
+    raise TypeError(f"{type(block).__name__} is not sent to providers")
