@@ -7,12 +7,13 @@ failure. Lines and columns given on the command line are 1-based.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.cli import agents_cmd, secrets_cmd
-from qodeassist_lsp.cli.common import EXIT_USAGE, CliError
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError
 
 
 def global_options(suppress: bool) -> argparse.ArgumentParser:
@@ -64,3 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`… | head`): stop quietly, like other command-line tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK

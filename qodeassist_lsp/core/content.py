@@ -55,6 +55,8 @@ class ToolUseBlock:
     id: str
     name: str
     input: dict[str, Any] = field(default_factory=dict)
+    signature: str = ""
+    """Gemini's thought signature of the call, returned verbatim on the next request."""
     type: Literal["tool_use"] = "tool_use"
 
 

@@ -91,7 +91,10 @@ def _block(block: Block, names: dict[str, str]) -> dict[str, Any]:
             "is_url": block.is_url,
         }
     if isinstance(block, ToolUseBlock):
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        use = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        if block.signature:
+            use["signature"] = block.signature
+        return use
     if isinstance(block, ToolResultBlock):
         return {
             "type": "tool_result",

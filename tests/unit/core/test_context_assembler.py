@@ -55,3 +55,12 @@ def test_completion_block_sets_prefix_and_suffix_only() -> None:
     ctx = assemble_context([Message("user", (CompletionBlock("def f(", "):\n"),))])
     assert ctx["prefix"] == "def f(" and ctx["suffix"] == "):\n"
     assert ctx["history"] == []
+
+
+def test_tool_use_signature_is_replayed_only_when_present() -> None:
+    messages = [
+        Message("assistant", (ToolUseBlock("a", "f", {}, signature="sig"), ToolUseBlock("b", "g"))),
+        Message("user", (ToolResultBlock("a", "f", "1"), ToolResultBlock("b", "g", "2"))),
+    ]
+    uses = assemble_context(messages)["history"][0]["content_blocks"]
+    assert uses[0]["signature"] == "sig" and "signature" not in uses[1]
