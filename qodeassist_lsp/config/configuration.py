@@ -34,11 +34,11 @@ class Configuration:
     agents: dict[str, AgentProfile]
     pipelines: Pipelines
     overrides: dict[str, AgentOverride]
+    body_environments: BodyEnvironments
+    """The compiled-template caches the agents of this snapshot share."""
     settings: Settings = field(default_factory=Settings)
-    """Defaults, then the user's and the project's ``settings.toml`` (editor settings apply later)."""
+    """Defaults, then the user and project settings.toml (editor settings apply later)."""
     problems: list[ConfigProblem] = field(default_factory=list)
-    body_environments: BodyEnvironments = field(default_factory=lambda: BodyEnvironments(Path()))
-    """The compiled-template caches agents of this snapshot share."""
 
     @property
     def errors(self) -> list[ConfigProblem]:
@@ -92,7 +92,7 @@ def load_configuration(paths: ConfigPaths, extra_agent_files: Sequence[Path] = (
     problems.extend(settings_problems)
     problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
     return Configuration(
-        paths, providers, agents, pipelines, overrides, settings, problems, environments
+        paths, providers, agents, pipelines, overrides, environments, settings, problems
     )
 
 

@@ -1,0 +1,213 @@
+"""Anthropic Messages API (``POST /v1/messages``): stream parser, tools, continuation, models.
+
+The stream is SSE with ``event:`` names equal to the payload ``type``; state is keyed by
+content block ``index``. Thinking deltas stream as they come and the block's
+``signature_delta`` closes it; ``redacted_thinking`` arrives whole. Tool input JSON is
+concatenated per block and parsed when the block stops, or when ``message_delta`` arrives
+first (a reply cut at ``max_tokens`` never stops its open tool block). Server-side tools
+(``server_tool_use``, ``web_search_tool_result``) run at Anthropic and produce no events.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from qodeassist_lsp.wire.errors import ErrorContext
+from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.parser import (
+    IdFactory,
+    JsonObject,
+    PendingCall,
+    SSEParser,
+    int_of,
+    obj,
+    text_of,
+)
+from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
+from qodeassist_lsp.wire.turns import AssistantTurn
+from qodeassist_lsp.wire.urls import with_query_param
+
+MODELS_ENDPOINT = "/v1/models?limit=1000"
+
+_STOP: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "tool_use": "tool_use",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+def normalise_stop(raw: str) -> StopReason:
+    """Map an Anthropic ``stop_reason`` onto the shared vocabulary."""
+    return _STOP.get(raw, "other") if raw else "end_turn"
+
+
+class AnthropicParser(SSEParser):
+    """Parses an Anthropic Messages SSE stream into wire events."""
+
+    terminal_marker = "message_stop"
+
+    def __init__(
+        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
+    ) -> None:
+        """Create a parser; ``context`` names the provider in messages."""
+        super().__init__(context=context, new_id=new_id)
+        self._tool_blocks: dict[int, PendingCall] = {}
+        self._usage_fields: JsonObject = {}
+        self._stop_raw = ""
+
+    def _on_payload(self, event: str, payload: JsonObject) -> None:
+        kind = text_of(payload.get("type")) or event
+        if kind == "error" or event == "error":
+            self._fail_with_payload(payload)
+        elif kind == "message_start":
+            self._merge_usage(obj(obj(payload.get("message")).get("usage")))
+        elif kind == "content_block_start":
+            self._block_start(payload.get("index"), obj(payload.get("content_block")))
+        elif kind == "content_block_delta":
+            self._block_delta(payload.get("index"), obj(payload.get("delta")))
+        elif kind == "content_block_stop":
+            index = payload.get("index")
+            call = self._tool_blocks.pop(index, None) if isinstance(index, int) else None
+            if call is not None:
+                self._end_call(call)
+        elif kind == "message_delta":
+            self._stop_raw = text_of(obj(payload.get("delta")).get("stop_reason"))
+            self._merge_usage(obj(payload.get("usage")))
+            self._close_open_blocks()
+        elif kind == "message_stop":
+            self._close_open_blocks()
+            self._finish(normalise_stop(self._stop_raw), self._stop_raw)
+
+    def _block_start(self, index: object, block: JsonObject) -> None:
+        kind = block.get("type")
+        if kind == "text":
+            if text := text_of(block.get("text")):
+                self._emit(TextDelta(text))
+        elif kind == "thinking":
+            if thinking := text_of(block.get("thinking")):
+                self._emit(ThinkingDelta(thinking))
+        elif kind == "redacted_thinking":
+            self._emit(ThinkingDelta("", text_of(block.get("data")), redacted=True))
+        elif kind == "tool_use" and isinstance(index, int):
+            call = PendingCall(id=text_of(block.get("id")), name=text_of(block.get("name")))
+            self._tool_blocks[index] = call
+            self._start_call(call)
+
+    def _block_delta(self, index: object, delta: JsonObject) -> None:
+        kind = delta.get("type")
+        if kind == "text_delta":
+            if text := text_of(delta.get("text")):
+                self._emit(TextDelta(text))
+        elif kind == "thinking_delta":
+            if thinking := text_of(delta.get("thinking")):
+                self._emit(ThinkingDelta(thinking))
+        elif kind == "signature_delta":
+            self._emit(ThinkingDelta("", text_of(delta.get("signature"))))
+        elif kind == "input_json_delta" and isinstance(index, int) and index in self._tool_blocks:
+            self._tool_blocks[index].parts.append(text_of(delta.get("partial_json")))
+
+    def _close_open_blocks(self) -> None:
+        cut_off = self._stop_raw == "max_tokens"
+        for call in self._tool_blocks.values():
+            self._end_call(call, cut_off=cut_off)
+        self._tool_blocks.clear()
+
+    def _merge_usage(self, usage: JsonObject) -> None:
+        if not usage:
+            return
+        # message_delta usage is cumulative and wins over message_start's.
+        self._usage_fields.update({k: v for k, v in usage.items() if v is not None})
+        self._usage = _usage(self._usage_fields)
+
+    def _on_document(self, payload: JsonObject) -> None:
+        if payload.get("type") != "message":
+            super()._on_document(payload)
+            return
+        for index, block in enumerate(payload.get("content") or []):
+            block = obj(block)
+            if block.get("type") == "thinking":
+                self._emit(ThinkingDelta(text_of(block.get("thinking"))))
+                self._emit(ThinkingDelta("", text_of(block.get("signature"))))
+            elif block.get("type") == "tool_use":
+                call = PendingCall(id=text_of(block.get("id")), name=text_of(block.get("name")))
+                self._end_call(call, arguments=obj(block.get("input")))
+            else:
+                self._block_start(index, block)
+        self._stop_raw = text_of(payload.get("stop_reason"))
+        self._merge_usage(obj(payload.get("usage")))
+        self._finish(normalise_stop(self._stop_raw), self._stop_raw)
+
+
+def _usage(fields: JsonObject) -> Usage:
+    details = obj(fields.get("output_tokens_details"))
+    return Usage(
+        input_tokens=int_of(fields.get("input_tokens")),
+        output_tokens=int_of(fields.get("output_tokens")),
+        cached_tokens=int_of(fields.get("cache_read_input_tokens")),
+        reasoning_tokens=int_of(details.get("thinking_tokens")),
+    )
+
+
+def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools in the Messages API shape: ``{name, description, input_schema}``."""
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.schema()} for t in tools
+    ]
+
+
+def build_continuation(
+    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
+) -> dict[str, Any]:
+    """Build the next request body: the turn replayed, then a user turn of tool results."""
+    content: list[dict[str, Any]] = []
+    for block in turn.thinking:
+        # Thinking without a signature cannot be verified by Anthropic and would be rejected.
+        if block.redacted and block.signature:
+            content.append({"type": "redacted_thinking", "data": block.signature})
+        elif block.signature:
+            content.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    for call in turn.tool_calls:
+        content.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
+    tool_results: list[dict[str, Any]] = []
+    for result in results:
+        entry: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": result.tool_use_id,
+            "content": result.content,
+        }
+        if result.is_error:
+            entry["is_error"] = True
+        tool_results.append(entry)
+    new_body = copy.deepcopy(body)
+    messages = new_body.setdefault("messages", [])
+    messages.append({"role": "assistant", "content": content})
+    messages.append({"role": "user", "content": tool_results})
+    return new_body
+
+
+def parse_model_list(payload: object) -> list[str]:
+    """Model ids from ``GET /v1/models`` (``data[].id``)."""
+    data = obj(payload).get("data")
+    if not isinstance(data, list):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def next_models_page(url: str, payload: object) -> str | None:
+    """Return the URL of the next page of models when ``has_more`` says there is one."""
+    page = obj(payload)
+    last_id = page.get("last_id")
+    if page.get("has_more") is True and isinstance(last_id, str) and last_id:
+        return with_query_param(url, "after_id", last_id)
+    return None

@@ -1,0 +1,313 @@
+"""`WireClient`: one streamed request from POST to typed events, and model listing.
+
+The client owns the I/O the parsers leave out: compact JSON out, status check (a non-2xx
+body is read whole and classified before any stream decoding), retries strictly before the
+first byte, first-byte and inactivity timeouts, and closing the HTTP stream on every exit,
+cancellation included. Failures before a 2xx response raise `WireError`; after it they
+arrive as a final `StreamError` event. Log lines on ``qodeassist.wire`` carry
+the request id; bodies only at DEBUG; secrets redacted everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+from qodeassist_lsp.wire.classify import classify_exception, classify_http_error
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, WireError, redact
+from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
+from qodeassist_lsp.wire.httpclient import Timeouts
+from qodeassist_lsp.wire.parser import StreamParser
+from qodeassist_lsp.wire.protocols import WireProtocol
+from qodeassist_lsp.wire.registry import parser_for, protocol_api
+from qodeassist_lsp.wire.retry import RetryPolicy
+
+logger = logging.getLogger("qodeassist.wire")
+
+ParserFactory = Callable[[str, ErrorContext], StreamParser]
+Sleep = Callable[[float], Awaitable[None]]
+
+MAX_MODEL_PAGES = 20
+_DRAIN_SECONDS = 0.25
+_DRAIN_BYTES = 64 * 1024
+_SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
+
+
+def _secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
+    found = [v for k, v in parse_qsl(urlsplit(url).query) if k.lower() in ("key", "api_key")]
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS:
+            found.append(value.split()[-1] if value.split() else value)
+    return found
+
+
+class _RequestLog:
+    """Log lines prefixed with the request id, with secrets removed."""
+
+    def __init__(self, request_id: str, secrets: list[str]) -> None:
+        self.request_id = request_id
+        self._secrets = secrets
+
+    def __call__(self, level: int, message: str, *args: object) -> None:
+        if logger.isEnabledFor(level):
+            text = message % args if args else message
+            logger.log(level, "[%s] %s", self.request_id, redact(text, self._secrets))
+
+
+class WireClient:
+    """Streams requests of one wire protocol through a shared ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        protocol: WireProtocol,
+        *,
+        parser_factory: ParserFactory | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        context: ErrorContext | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Create a client; the parser is chosen per URL unless ``parser_factory`` is given."""
+        self._http = http
+        self.protocol = protocol
+        self._parser_factory = parser_factory or (
+            lambda url, ctx: parser_for(protocol, url, context=ctx)
+        )
+        self._timeouts = timeouts or Timeouts()
+        self._retry = retry or RetryPolicy()
+        self._context = context or ErrorContext()
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    async def stream(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> AsyncIterator[WireEvent]:
+        """POST ``body`` to ``url`` and yield the reply as typed events.
+
+        Raises `WireError` when no 2xx response arrives; later failures (a stall, a cut
+        connection, an error event) end the iteration with a `StreamError`. Closing or
+        cancelling the iteration closes the HTTP stream.
+        """
+        secrets = _secrets_in(url, headers)
+        log = _RequestLog(request_id or uuid.uuid4().hex[:12], secrets)
+        content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        log(logging.INFO, "POST %s (%d bytes)", url, len(content))
+        log(logging.DEBUG, "request body: %s", content.decode())
+        parser = self._parser_factory(url, self._context)
+        started = time.monotonic()
+        response, deadline = await self._open("POST", url, headers, content, log, secrets)
+        count = 0
+        last: WireEvent | None = None
+        try:
+            async with contextlib.aclosing(
+                self._events(response, parser, deadline, secrets, log)
+            ) as events:
+                async for event in events:
+                    count += 1
+                    last = event
+                    yield event
+        finally:
+            await response.aclose()
+            elapsed = (time.monotonic() - started) * 1000
+            if isinstance(last, MessageStop):
+                reason = last.stop_reason
+                log(logging.INFO, "finished: %s, %d events, %.0f ms", reason, count, elapsed)
+            elif isinstance(last, StreamError):
+                log(logging.WARNING, "failed: %s", last.error.message)
+            else:
+                log(logging.INFO, "closed after %d events, %.0f ms", count, elapsed)
+
+    async def list_models(self, url: str, headers: Mapping[str, str]) -> list[str]:
+        """GET the model list at ``url`` (following pagination) and return the model ids."""
+        api = protocol_api(self.protocol)
+        secrets = _secrets_in(url, headers)
+        log = _RequestLog(uuid.uuid4().hex[:12], secrets)
+        ids: list[str] = []
+        page_url: str | None = url
+        for _ in range(MAX_MODEL_PAGES):
+            if page_url is None:
+                break
+            log(logging.INFO, "GET %s", page_url)
+            response, _deadline = await self._open("GET", page_url, headers, None, log, secrets)
+            try:
+                async with asyncio.timeout(self._timeouts.inactivity):
+                    raw = await response.aread()
+            except (TimeoutError, httpx.HTTPError) as exc:
+                raise WireError(classify_exception(exc, self._context).redacted(secrets)) from exc
+            finally:
+                await response.aclose()
+            try:
+                payload = json.loads(raw)
+            except ValueError as exc:
+                raise WireError(
+                    ErrorInfo(
+                        category=ErrorCategory.PROVIDER,
+                        message=f"{self._context.subject} returned a model list that is not "
+                        "valid JSON. Check the provider URL.",
+                        provider_detail=raw[:2000].decode("utf-8", "replace"),
+                    ).redacted(secrets)
+                ) from exc
+            ids.extend(api.parse_model_list(payload))
+            page_url = api.next_models_page(page_url, payload)
+        return ids
+
+    async def _open(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        log: _RequestLog,
+        secrets: list[str],
+    ) -> tuple[httpx.Response, float | None]:
+        """Send until a 2xx arrives, retrying only what the policy allows; raise otherwise."""
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            attempt += 1
+            first_byte = self._timeouts.first_byte
+            deadline = loop.time() + first_byte if first_byte is not None else None
+            request = self._http.build_request(
+                method, url, headers=headers, content=content, timeout=self._timeouts.for_httpx()
+            )
+            try:
+                async with asyncio.timeout_at(deadline):
+                    response = await self._http.send(request, stream=True)
+            except TimeoutError as exc:
+                info = self._stalled(first_byte, first=True)
+                log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
+                raise WireError(info) from exc
+            except httpx.HTTPError as exc:
+                info = classify_exception(exc, self._context).redacted(secrets)
+                delay = (
+                    self._retry.delay(attempt, None, self._rng)
+                    if self._retry.retries_exception(exc)
+                    else None
+                )
+                if delay is None:
+                    log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
+                    raise WireError(info) from exc
+                log(
+                    logging.INFO,
+                    "attempt %d failed (%s); retry in %.2f s",
+                    attempt,
+                    info.message,
+                    delay,
+                )
+                await self._sleep(delay)
+                continue
+            log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
+            if response.is_success:
+                return response, deadline
+            info = await self._error_from(response, secrets)
+            delay = (
+                self._retry.delay(attempt, info.retry_after, self._rng)
+                if self._retry.retries_status(response.status_code, response.headers)
+                else None
+            )
+            if delay is None:
+                log(logging.WARNING, "%s", info.message)
+                log(logging.DEBUG, "error body: %s", info.provider_detail)
+                raise WireError(info)
+            log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
+            await self._sleep(delay)
+
+    async def _error_from(self, response: httpx.Response, secrets: list[str]) -> ErrorInfo:
+        try:
+            async with asyncio.timeout(self._timeouts.inactivity):
+                body = await response.aread()
+        except (TimeoutError, httpx.HTTPError):
+            body = b""
+        finally:
+            await response.aclose()
+        info = classify_http_error(response.status_code, response.headers, body, self._context)
+        return info.redacted(secrets)
+
+    async def _events(
+        self,
+        response: httpx.Response,
+        parser: StreamParser,
+        deadline: float | None,
+        secrets: list[str],
+        log: _RequestLog,
+    ) -> AsyncGenerator[WireEvent, None]:
+        """Feed body chunks to ``parser`` under the first-byte and inactivity limits."""
+        chunks = response.aiter_bytes()
+        first = True
+        try:
+            while True:
+                try:
+                    if first:
+                        async with asyncio.timeout_at(deadline):
+                            chunk = await anext(chunks)
+                    else:
+                        async with asyncio.timeout(self._timeouts.inactivity):
+                            chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    limit = self._timeouts.first_byte if first else self._timeouts.inactivity
+                    yield StreamError(self._stalled(limit, first=first).redacted(secrets))
+                    return
+                except httpx.HTTPError as exc:
+                    yield StreamError(classify_exception(exc, self._context).redacted(secrets))
+                    return
+                first = False
+                log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
+                for event in parser.feed(chunk):
+                    yield _redacted(event, secrets)
+                if parser.ended:
+                    await _drain(chunks)
+                    return
+            for event in parser.close():
+                yield _redacted(event, secrets)
+        finally:
+            if isinstance(chunks, AsyncGenerator):
+                await chunks.aclose()
+
+    def _stalled(self, limit: float | None, *, first: bool) -> ErrorInfo:
+        who = self._context.subject
+        what = "did not start answering" if first else "stopped sending data for"
+        within = "within " if first else ""
+        return ErrorInfo(
+            category=ErrorCategory.NETWORK,
+            message=f"{who} {what} {within}{limit or 0:g} s. Try again, or raise the request "
+            "timeout if the model is slow to load.",
+            provider_detail="first-byte timeout" if first else "inactivity timeout",
+        )
+
+
+def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:
+    if isinstance(event, StreamError) and secrets:
+        return StreamError(event.error.redacted(secrets), event.final)
+    return event
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what little follows the end marker so the connection can be reused."""
+    received = 0
+    try:
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > _DRAIN_BYTES:
+                    return
+    except (TimeoutError, httpx.HTTPError):
+        pass

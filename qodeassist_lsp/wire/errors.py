@@ -1,0 +1,116 @@
+"""Typed wire errors and secret redaction.
+
+Every failure the wire layer reports, whether an HTTP status, a provider's error envelope,
+a transport exception or a stream cut short, becomes one `ErrorInfo` with a category the
+editor can act on (open the key settings, retry, fix the agent). Redaction runs on every
+message and detail when it is created, so no caller can forget it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+REDACTED = "***"
+
+# Unconditional patterns: credentials in the shapes they take in headers, URLs and bodies.
+_ALWAYS_REDACT: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1" + REDACTED),
+    (
+        re.compile(r"""(?i)(x-api-key["']?\s*[:=]\s*["']?)[^\s"',;}]+"""),
+        r"\1" + REDACTED,
+    ),
+    (
+        re.compile(r"(?i)([?&](?:key|api_key|apikey|access_token)=)[^&\s\"'#]+"),
+        r"\1" + REDACTED,
+    ),
+    (re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"), "sk-" + REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "AIza" + REDACTED),
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Return ``text`` with each of ``secrets`` and any credential-shaped value replaced."""
+    for secret in secrets:
+        # Very short values would blank out ordinary words; real keys are long.
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _ALWAYS_REDACT:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class ErrorCategory(enum.StrEnum):
+    """What kind of problem an error is, which decides what the user is told to do."""
+
+    CONFIG = "config"
+    AUTH = "auth"
+    NETWORK = "network"
+    PROVIDER = "provider"
+    VALIDATION = "validation"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """One classified failure: category, an actionable message and the provider's own words."""
+
+    category: ErrorCategory
+    message: str
+    provider_detail: str = ""
+    retry_after: float | None = None
+    status: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", redact(self.message))
+        object.__setattr__(self, "provider_detail", redact(self.provider_detail))
+
+    def redacted(self, secrets: Iterable[str]) -> ErrorInfo:
+        """Return a copy with ``secrets`` also removed from the message and detail."""
+        values = tuple(secrets)
+        return ErrorInfo(
+            category=self.category,
+            message=redact(self.message, values),
+            provider_detail=redact(self.provider_detail, values),
+            retry_after=self.retry_after,
+            status=self.status,
+        )
+
+
+class WireError(Exception):
+    """Raised when a request fails before its stream starts; carries the `ErrorInfo`."""
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.message)
+        self.info = info
+
+
+DEFAULT_PROVIDER = "the provider"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorContext:
+    """Names used to make error messages actionable: the provider and its key variable."""
+
+    provider: str = DEFAULT_PROVIDER
+    api_key_env: str = ""
+    secret_name: str = ""
+
+    @property
+    def subject(self) -> str:
+        """The provider name capitalised to start a sentence."""
+        return self.provider[:1].upper() + self.provider[1:]
+
+    @property
+    def cli_name(self) -> str:
+        """The provider's name as CLI commands take it."""
+        if self.secret_name:
+            return self.secret_name
+        return "<provider>" if self.provider == DEFAULT_PROVIDER else self.provider
+
+    @property
+    def secrets_command(self) -> str:
+        """The CLI command that stores a key for this provider."""
+        return f"qodeassist-lsp secrets set {self.cli_name}"

@@ -1,0 +1,52 @@
+"""The shared ``httpx.AsyncClient`` and the timeouts that govern a streamed request.
+
+One client per server process, so connections to a provider are reused across completions.
+LLM streams need three timeouts httpx does not express directly: how long to wait for the
+first byte of the answer (a local model may be loading), how long a silent gap between
+chunks may last, and how long to connect. `WireClient` enforces the first two with asyncio
+and hands httpx the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from qodeassist_lsp import __version__
+
+USER_AGENT = f"qodeassist-lsp/{__version__}"
+LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds allowed per phase of a streamed request; None disables a limit."""
+
+    connect: float | None = 10.0
+    first_byte: float | None = 60.0
+    inactivity: float | None = 120.0
+    write: float | None = 30.0
+
+    def for_httpx(self) -> httpx.Timeout:
+        """Build the httpx timeout: connect/write/pool as given, read as a backstop behind ours."""
+        limits = [t for t in (self.first_byte, self.inactivity) if t is not None]
+        read = max(limits) + 5.0 if len(limits) == 2 else None
+        return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=self.connect)
+
+
+def make_http_client(
+    *,
+    timeouts: Timeouts | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    http2: bool = False,
+) -> httpx.AsyncClient:
+    """Create the process-wide client with sensible timeouts, pool limits and user agent."""
+    return httpx.AsyncClient(
+        timeout=(timeouts or Timeouts()).for_httpx(),
+        limits=LIMITS,
+        http2=http2,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+        transport=transport,
+    )

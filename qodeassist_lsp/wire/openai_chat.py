@@ -1,0 +1,278 @@
+"""OpenAI Chat Completions and every server that copies it: parser, tools, continuation, models.
+
+One parser covers OpenAI, Mistral/Codestral (chat and FIM), OpenRouter, Groq, LM Studio,
+DeepSeek/Qwen, Ollama's and llama.cpp's ``/v1`` endpoints. What varies between them and is
+handled here: reasoning as ``reasoning_content`` / ``reasoning`` / ``reasoning_details``
+(emitted as deltas, never as growing snapshots), Magistral's content arrays, tool-call
+fragments with or without ``index``/``id``, usage on the finish chunk or on a later
+``choices: []`` chunk, errors as a top-level ``error`` (plain, in a named ``error`` event, or
+on llama.cpp's legacy ``error:`` field), and EOF without ``[DONE]`` (complete only if a
+``finish_reason`` arrived). A refusal streams as text and stops with ``refusal``.
+`OpenAICompletionsParser` reads the legacy ``/v1/completions`` ``choices[].text`` chunks.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo
+from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.parser import (
+    IdFactory,
+    JsonObject,
+    PendingCall,
+    SSEParser,
+    int_of,
+    obj,
+    text_of,
+)
+from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
+from qodeassist_lsp.wire.turns import AssistantTurn
+
+MODELS_ENDPOINT = "/v1/models"
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "eos": "end_turn",
+    "end_turn": "end_turn",
+    "length": "max_tokens",
+    "model_length": "max_tokens",
+    "max_tokens": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "content_filter",
+}
+
+
+def normalise_stop(raw: str) -> StopReason:
+    """Map a ``finish_reason`` onto the shared vocabulary."""
+    return _STOP.get(raw, "other") if raw else "end_turn"
+
+
+def usage_from(usage: JsonObject) -> Usage:
+    """Usage from an OpenAI-style ``usage`` object."""
+    return Usage(
+        input_tokens=int_of(usage.get("prompt_tokens")),
+        output_tokens=int_of(usage.get("completion_tokens")),
+        cached_tokens=int_of(obj(usage.get("prompt_tokens_details")).get("cached_tokens")),
+        reasoning_tokens=int_of(
+            obj(usage.get("completion_tokens_details")).get("reasoning_tokens")
+        ),
+    )
+
+
+def _reasoning_text(delta: JsonObject) -> str:
+    # Servers that send several of these carry the same text in each; take one.
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(delta.get(key), str):
+            return text_of(delta.get(key))
+    details = delta.get("reasoning_details")
+    if isinstance(details, list):
+        return "".join(
+            text_of(obj(d).get("text")) or text_of(obj(d).get("summary")) for d in details
+        )
+    return ""
+
+
+def _thinking_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(text_of(obj(part).get("text")) for part in value)
+    return ""
+
+
+class OpenAIChatParser(SSEParser):
+    """Parses a Chat Completions SSE stream (choice index 0) into wire events."""
+
+    terminal_marker = "data: [DONE]"
+    data_fields = frozenset({"error"})
+
+    def __init__(
+        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
+    ) -> None:
+        """Create a parser; ``context`` names the provider in messages."""
+        super().__init__(context=context, new_id=new_id)
+        self._calls: dict[tuple[str, object], PendingCall] = {}
+        self._last_key: tuple[str, object] | None = None
+        self._finish_raw: str | None = None
+        self._refused = False
+
+    def _on_payload(self, event: str, payload: JsonObject) -> None:
+        if event == "error" or payload.get("error"):
+            self._fail_with_payload(payload)
+            return
+        if isinstance(payload.get("usage"), dict):
+            self._usage = usage_from(payload["usage"])
+        choices = payload.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            choice = obj(choice)
+            if int_of(choice.get("index")) == 0:
+                self._on_choice(choice)
+
+    def _on_choice(self, choice: JsonObject) -> None:
+        self._on_delta(obj(choice.get("delta") or choice.get("message")))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            self._on_finish_reason(finish)
+
+    def _on_delta(self, delta: JsonObject) -> None:
+        if reasoning := _reasoning_text(delta):
+            self._emit(ThinkingDelta(reasoning))
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                self._emit(TextDelta(content))
+        elif isinstance(content, list):
+            # Magistral: [{"type": "thinking", "thinking": [...]}, {"type": "text", ...}].
+            for part in content:
+                part = obj(part)
+                if part.get("type") == "thinking":
+                    if thinking := _thinking_text(part.get("thinking")):
+                        self._emit(ThinkingDelta(thinking))
+                elif text := text_of(part.get("text")):
+                    self._emit(TextDelta(text))
+        if refusal := text_of(delta.get("refusal")):
+            self._refused = True
+            self._emit(TextDelta(refusal))
+        tool_calls = delta.get("tool_calls")
+        for fragment in tool_calls if isinstance(tool_calls, list) else []:
+            self._on_tool_fragment(obj(fragment))
+
+    def _on_tool_fragment(self, fragment: JsonObject) -> None:
+        function = obj(fragment.get("function"))
+        call_id = text_of(fragment.get("id"))
+        name = text_of(function.get("name"))
+        key: tuple[str, object]
+        if isinstance(fragment.get("index"), int):
+            key = ("index", fragment["index"])
+        elif call_id:
+            key = ("id", call_id)
+        elif name or self._last_key is None:
+            # Mistral sends whole calls without index or id: each named fragment is a new call.
+            key = ("position", len(self._calls))
+        else:
+            key = self._last_key
+        self._last_key = key
+        call = self._calls.setdefault(key, PendingCall())
+        call.id = call.id or call_id
+        call.name = call.name or name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.parts.append(arguments)
+        elif isinstance(arguments, dict):
+            call.parts = [json.dumps(arguments)]
+        if call.name:
+            self._start_call(call)
+
+    def _on_finish_reason(self, finish: str) -> None:
+        self._finish_raw = finish
+        if finish == "error":
+            self._fail(
+                ErrorInfo(
+                    category=ErrorCategory.PROVIDER,
+                    message=f"{self._ctx.subject} stopped the reply with an error. Try again.",
+                    provider_detail="finish_reason: error",
+                )
+            )
+            return
+        self._close_calls(cut_off=normalise_stop(finish) == "max_tokens")
+
+    def _close_calls(self, *, cut_off: bool) -> None:
+        for call in self._calls.values():
+            self._end_call(call, cut_off=cut_off)
+
+    def _complete(self) -> None:
+        raw = self._finish_raw or ""
+        self._close_calls(cut_off=False)
+        reason = normalise_stop(raw)
+        if self._refused and reason == "end_turn":
+            reason = "refusal"
+        self._finish(reason, raw)
+
+    def _on_done(self) -> None:
+        self._complete()
+
+    def _at_eof(self) -> None:
+        if self._finish_raw is not None:
+            self._complete()
+        else:
+            super()._at_eof()
+
+    def _on_document(self, payload: JsonObject) -> None:
+        if payload.get("error") or "choices" not in payload:
+            super()._on_document(payload)
+            return
+        self._on_payload("", payload)
+        self._complete()
+
+
+class OpenAICompletionsParser(OpenAIChatParser):
+    """Parses legacy ``/v1/completions`` streams, whose choices carry ``text``."""
+
+    def _on_choice(self, choice: JsonObject) -> None:
+        if text := text_of(choice.get("text")):
+            self._emit(TextDelta(text))
+        super()._on_choice(choice)
+
+
+def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools in the Chat Completions shape: ``{type: function, function: {…}}``."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.schema()},
+        }
+        for t in tools
+    ]
+
+
+def build_continuation(
+    body: dict[str, Any],
+    turn: AssistantTurn,
+    results: list[ToolResult],
+    *,
+    tool_message_name: bool = False,
+) -> dict[str, Any]:
+    """Build the next request body: the assistant message, then one tool message per result.
+
+    Reasoning is not replayed: these APIs have no signature to verify it.
+    """
+    assistant: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if turn.tool_calls:
+        assistant["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in turn.tool_calls
+        ]
+    new_body = copy.deepcopy(body)
+    messages = new_body.setdefault("messages", [])
+    messages.append(assistant)
+    for result in results:
+        message: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": result.tool_use_id,
+            "content": result.text(),
+        }
+        if tool_message_name:
+            message["name"] = result.name
+        messages.append(message)
+    return new_body
+
+
+def parse_model_list(payload: object) -> list[str]:
+    """Model ids from ``GET /v1/models`` (``data[].id``; a bare array of cards also works)."""
+    data = payload if isinstance(payload, list) else obj(payload).get("data")
+    if not isinstance(data, list):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def next_models_page(url: str, payload: object) -> str | None:
+    """OpenAI-style model lists are not paginated."""
+    return None

@@ -1,0 +1,244 @@
+"""OpenAI Responses API (``POST /v1/responses``): parser, tools, continuation, models.
+
+SSE with ``event:`` names equal to the payload ``type`` and no ``[DONE]``; the stream ends
+with ``response.completed``, ``response.incomplete`` or ``response.failed``. Function calls
+are keyed by item id and identified to the model by ``call_id`` (the id we emit). Reasoning
+summary deltas stream as thinking text; when a reasoning item finishes, its replayable form
+(id, summary, encrypted content) is emitted as that block's opaque ``signature`` so the
+continuation can hand it back; an item with no readable summary is marked ``redacted``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from qodeassist_lsp.wire import openai_chat
+from qodeassist_lsp.wire.classify import classify_stream_error
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo
+from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.parser import (
+    IdFactory,
+    JsonObject,
+    PendingCall,
+    SSEParser,
+    int_of,
+    obj,
+    text_of,
+)
+from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
+from qodeassist_lsp.wire.turns import AssistantTurn
+
+MODELS_ENDPOINT = openai_chat.MODELS_ENDPOINT
+parse_model_list = openai_chat.parse_model_list
+next_models_page = openai_chat.next_models_page
+
+_REASONING_KEYS = ("type", "id", "summary", "encrypted_content", "content")
+_INCOMPLETE: dict[str, StopReason] = {
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+def _usage(usage: JsonObject) -> Usage:
+    return Usage(
+        input_tokens=int_of(usage.get("input_tokens")),
+        output_tokens=int_of(usage.get("output_tokens")),
+        cached_tokens=int_of(obj(usage.get("input_tokens_details")).get("cached_tokens")),
+        reasoning_tokens=int_of(obj(usage.get("output_tokens_details")).get("reasoning_tokens")),
+    )
+
+
+def _summary_text(item: JsonObject) -> str:
+    parts = [text_of(obj(s).get("text")) for s in item.get("summary") or []]
+    parts += [text_of(obj(c).get("text")) for c in item.get("content") or []]
+    return "\n\n".join(p for p in parts if p)
+
+
+class OpenAIResponsesParser(SSEParser):
+    """Parses a Responses API SSE stream into wire events."""
+
+    terminal_marker = "response.completed"
+
+    def __init__(
+        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
+    ) -> None:
+        """Create a parser; ``context`` names the provider in messages."""
+        super().__init__(context=context, new_id=new_id)
+        self._calls: dict[str, PendingCall] = {}
+        self._streamed_text: set[tuple[str, int]] = set()
+        self._reasoning_streamed: set[str] = set()
+        self._emitted_anything = False
+        self._refused = False
+
+    def _on_payload(self, event: str, payload: JsonObject) -> None:
+        kind = text_of(payload.get("type")) or event
+        if kind == "error" or event == "error":
+            self._fail_with_payload(payload)
+        elif kind == "response.output_item.added":
+            self._item_added(obj(payload.get("item")))
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            self._text_delta(payload, refusal=kind == "response.refusal.delta")
+        elif kind in ("response.output_text.done", "response.refusal.done"):
+            self._text_done(payload)
+        elif kind in (
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_text.delta",
+            "response.reasoning_content.delta",
+        ):
+            if delta := text_of(payload.get("delta")):
+                self._reasoning_streamed.add(text_of(payload.get("item_id")))
+                self._emit_seen(ThinkingDelta(delta))
+        elif kind == "response.function_call_arguments.delta":
+            call = self._calls.get(text_of(payload.get("item_id")))
+            if call is not None:
+                call.parts.append(text_of(payload.get("delta")))
+        elif kind == "response.function_call_arguments.done":
+            call = self._calls.get(text_of(payload.get("item_id")))
+            if call is not None and isinstance(payload.get("arguments"), str):
+                call.parts = [payload["arguments"]]
+                self._end_call(call)
+        elif kind == "response.output_item.done":
+            self._item_done(obj(payload.get("item")))
+        elif kind in ("response.completed", "response.incomplete"):
+            self._terminal(obj(payload.get("response")))
+        elif kind == "response.failed":
+            self._failed(obj(payload.get("response")))
+
+    def _emit_seen(self, event: TextDelta | ThinkingDelta) -> None:
+        self._emitted_anything = True
+        self._emit(event)
+
+    def _item_added(self, item: JsonObject) -> None:
+        if item.get("type") == "function_call":
+            call = PendingCall(id=text_of(item.get("call_id")), name=text_of(item.get("name")))
+            self._calls[text_of(item.get("id"))] = call
+            self._emitted_anything = True
+            self._start_call(call)
+
+    def _text_delta(self, payload: JsonObject, *, refusal: bool) -> None:
+        key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
+        if delta := text_of(payload.get("delta")):
+            self._streamed_text.add(key)
+            self._refused = self._refused or refusal
+            self._emit_seen(TextDelta(delta))
+
+    def _text_done(self, payload: JsonObject) -> None:
+        key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
+        text = text_of(payload.get("text")) or text_of(payload.get("refusal"))
+        if key not in self._streamed_text and text:
+            self._streamed_text.add(key)
+            self._emit_seen(TextDelta(text))
+
+    def _item_done(self, item: JsonObject) -> None:
+        kind = item.get("type")
+        item_id = text_of(item.get("id"))
+        if kind == "function_call":
+            call = self._calls.setdefault(
+                item_id,
+                PendingCall(id=text_of(item.get("call_id")), name=text_of(item.get("name"))),
+            )
+            if not call.ended:
+                call.parts = [text_of(item.get("arguments"))]
+                self._emitted_anything = True
+                self._end_call(call)
+        elif kind == "reasoning":
+            summary = _summary_text(item)
+            if summary and item_id not in self._reasoning_streamed:
+                self._emit_seen(ThinkingDelta(summary))
+            replay = {k: item[k] for k in _REASONING_KEYS if item.get(k) is not None}
+            replay.setdefault("summary", [])
+            self._emit_seen(
+                ThinkingDelta("", json.dumps(replay, separators=(",", ":")), redacted=not summary)
+            )
+        elif kind == "message" and not self._emitted_anything:
+            for part in item.get("content") or []:
+                if text := text_of(obj(part).get("text")) or text_of(obj(part).get("refusal")):
+                    self._emit_seen(TextDelta(text))
+
+    def _terminal(self, response: JsonObject) -> None:
+        if not self._emitted_anything:
+            # Some servers put the whole answer only in the final response object.
+            for item in response.get("output") or []:
+                self._item_done(obj(item))
+        for call in self._calls.values():
+            self._end_call(call)
+        if isinstance(response.get("usage"), dict):
+            self._usage = _usage(response["usage"])
+        status = text_of(response.get("status"))
+        if status == "incomplete":
+            raw = text_of(obj(response.get("incomplete_details")).get("reason"))
+            self._finish(_INCOMPLETE.get(raw, "other"), raw or status)
+            return
+        self._finish("refusal" if self._refused else "end_turn", status or "completed")
+
+    def _failed(self, response: JsonObject) -> None:
+        error = obj(response.get("error"))
+        info = classify_stream_error({"error": error}, self._ctx) if error else None
+        self._fail(
+            info
+            or ErrorInfo(
+                category=ErrorCategory.PROVIDER,
+                message=f"{self._ctx.subject} failed to produce a response. Try again.",
+                provider_detail=json.dumps(response)[:2000],
+            )
+        )
+
+    def _on_document(self, payload: JsonObject) -> None:
+        if payload.get("object") == "response":
+            if payload.get("status") == "failed":
+                self._failed(payload)
+            else:
+                self._terminal(payload)
+            return
+        super()._on_document(payload)
+
+
+def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools in the Responses shape: ``{type: function, name, description, parameters}``."""
+    return [
+        {"type": "function", "name": t.name, "description": t.description, "parameters": t.schema()}
+        for t in tools
+    ]
+
+
+def build_continuation(
+    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
+) -> dict[str, Any]:
+    """Build the next request body by appending the turn and the results to ``input``.
+
+    Reasoning items come first, then the text, the function calls and their outputs.
+    """
+    new_body = copy.deepcopy(body)
+    items = new_body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    elif not isinstance(items, list):
+        items = []
+    new_body["input"] = items
+    for block in turn.thinking:
+        if not block.signature:
+            continue
+        try:
+            replay = json.loads(block.signature)
+        except ValueError:
+            continue
+        if isinstance(replay, dict) and replay.get("type") == "reasoning":
+            items.append(replay)
+    if turn.text:
+        items.append({"role": "assistant", "content": turn.text})
+    for call in turn.tool_calls:
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": json.dumps(call.arguments),
+            }
+        )
+    for result in results:
+        items.append(
+            {"type": "function_call_output", "call_id": result.tool_use_id, "output": result.text()}
+        )
+    return new_body

@@ -1,0 +1,105 @@
+"""WireClient against a real HTTP/1.1 server on 127.0.0.1 that serves recorded bytes chunked.
+
+Shows that framing survives real sockets and that cancelling a stream closes the upstream
+connection promptly (the server sees EOF on its socket).
+"""
+
+import asyncio
+import random
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import pytest
+
+from qodeassist_lsp.wire.client import WireClient
+from qodeassist_lsp.wire.events import MessageStop, TextDelta
+from qodeassist_lsp.wire.httpclient import make_http_client
+from qodeassist_lsp.wire.protocols import WireProtocol
+
+
+@dataclass
+class ReplayServer:
+    """Serves ``body`` in random chunks, then (if ``hold``) keeps the connection open."""
+
+    body: bytes
+    hold: bool = False
+    port: int = 0
+    disconnected: asyncio.Future[float] | None = None
+    requests: list[bytes] = field(default_factory=list)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+            self.requests.append(await reader.readexactly(length))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n"
+            )
+            rng, i = random.Random(5), 0
+            while i < len(self.body):
+                piece = self.body[i : i + rng.randint(1, 512)]
+                i += len(piece)
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                await writer.drain()
+                await asyncio.sleep(0)
+            if self.hold:
+                # Stay silent until the client goes away; EOF on the socket means it closed.
+                await reader.read(1)
+                if self.disconnected is not None and not self.disconnected.done():
+                    self.disconnected.set_result(loop.time())
+                return
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+@asynccontextmanager
+async def serving(server: ReplayServer) -> AsyncIterator[str]:
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    server.port = listener.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        listener.close()
+        await listener.wait_closed()
+
+
+async def test_recorded_stream_over_a_real_socket(kit) -> None:
+    data = kit.bytes("openai_chat/stream_text_with_usage.sse")
+    server = ReplayServer(data)
+    async with serving(server) as base, make_http_client() as http:
+        client = WireClient(http, WireProtocol.OPENAI_CHAT)
+        events = [e async for e in client.stream(f"{base}/v1/chat/completions", {}, {"n": 1})]
+    assert events == kit.run(kit.maker_for("openai_chat"), [data])
+    assert events[-1] == MessageStop("end_turn", "stop")
+    assert server.requests == [b'{"n":1}']
+
+
+async def test_cancelling_the_stream_closes_the_upstream_connection_quickly(kit) -> None:
+    data = kit.bytes("anthropic/stream_web_search_citations.sse")
+    # Serve everything up to the first text delta, then keep the connection open.
+    partial = data[: data.index(b"event: content_block_stop", data.index(b'"text_delta"'))]
+    loop = asyncio.get_running_loop()
+    server = ReplayServer(partial, hold=True, disconnected=loop.create_future())
+    first_text = asyncio.Event()
+
+    async def consume(client: WireClient, url: str) -> None:
+        async for event in client.stream(url, {}, {"stream": True}):
+            if isinstance(event, TextDelta):
+                first_text.set()
+
+    async with serving(server) as base, make_http_client() as http:
+        client = WireClient(http, WireProtocol.ANTHROPIC)
+        task = asyncio.create_task(consume(client, f"{base}/v1/messages"))
+        await asyncio.wait_for(first_text.wait(), 5)
+        cancelled_at = loop.time()
+        task.cancel()
+        closed_at = await asyncio.wait_for(server.disconnected, 1)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert closed_at - cancelled_at < 0.1
