@@ -12,8 +12,9 @@ import sys
 from collections.abc import Sequence
 
 from qodeassist_lsp import __version__
-from qodeassist_lsp.cli import agents_cmd, secrets_cmd
+from qodeassist_lsp.cli import agents_cmd, chat_cmd, models_cmd, secrets_cmd
 from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError
+from qodeassist_lsp.core.logs import configure_logging
 
 
 def global_options(suppress: bool) -> argparse.ArgumentParser:
@@ -46,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = global_options(suppress=True)
     agents_cmd.register(commands, shared)
+    chat_cmd.register(commands, shared)
+    models_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)
     return parser
 
@@ -54,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the process exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_logging(os.environ.get("QODEASSIST_LOG_LEVEL", "WARNING"), sys.stderr)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

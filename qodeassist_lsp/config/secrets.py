@@ -68,6 +68,10 @@ class SecretsPort(Protocol):
         """Say where the key comes from, or how to set it when it is missing (never the key)."""
         ...
 
+    def invalidate(self, ref: str | None = None) -> None:
+        """Forget cached answers (for ``ref``, or all) so the next ``get`` reads again."""
+        ...
+
 
 def parse_dotenv(text: str) -> tuple[dict[str, str], list[int]]:
     r"""Parse ``.env`` text into values and the numbers of the lines that could not be read.

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,10 @@ from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.config.templating import BodyTemplate
+from qodeassist_lsp.core.cache_control import apply_cache_control
 from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, WireProtocol, auth_headers
+from qodeassist_lsp.wire.registry import protocol_api
+from qodeassist_lsp.wire.tools import ToolSpec
 from qodeassist_lsp.wire.urls import join_url, with_query_param
 
 MODEL_PLACEHOLDER = "${MODEL}"
@@ -69,12 +72,25 @@ class Agent:
         endpoint = self.profile.endpoint or self.api.default_endpoint
         return endpoint.replace(MODEL_PLACEHOLDER, self.model)
 
-    def build_request(self, ctx: Mapping[str, Any] | None, api_key: str | None) -> PreparedRequest:
-        """Render the body for ``ctx`` and assemble URL, headers and payload."""
+    def build_request(
+        self,
+        ctx: Mapping[str, Any] | None,
+        api_key: str | None,
+        tools: Sequence[ToolSpec] = (),
+    ) -> PreparedRequest:
+        """Render the body for ``ctx`` and assemble URL, headers and payload.
+
+        ``tools`` are injected in the API's shape when the agent enables tools; Claude agents
+        with ``cache_prompt`` get their cache breakpoints.
+        """
         context = complete_context(ctx, model=self.model)
         body: dict[str, Any] = {"model": self.model}
         body.update(self.template.render(context))
         protocol = self.api.protocol
+        if self.enable_tools and tools:
+            body["tools"] = protocol_api(protocol).tool_definitions(list(tools))
+        if self.profile.cache_prompt and protocol is WireProtocol.ANTHROPIC:
+            body = apply_cache_control(body, self.profile.cache_breakpoints, self.profile.cache_ttl)
         if protocol is WireProtocol.GOOGLE:
             # Gemini names the model in the URL and streams through ?alt=sse.
             body.pop("model", None)

@@ -61,6 +61,9 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
+    def __bool__(self) -> bool:
+        return bool(self._tools)
+
     def specs(self) -> list[ToolSpec]:
         """Return the definitions of every registered tool, in registration order."""
         return [tool.spec for tool in self._tools.values()]

@@ -98,7 +98,7 @@ class WireClient:
         body: Mapping[str, Any],
         *,
         request_id: str | None = None,
-    ) -> AsyncIterator[WireEvent]:
+    ) -> AsyncGenerator[WireEvent, None]:
         """POST ``body`` to ``url`` and yield the reply as typed events.
 
         Raises `WireError` when no 2xx response arrives; later failures (a stall, a cut

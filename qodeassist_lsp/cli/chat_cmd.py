@@ -1,0 +1,105 @@
+"""``qodeassist-lsp chat [--agent A] [--events jsonl] MESSAGE``: one chat turn from a terminal.
+
+Plain mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
+``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
+model finished, 3 with the typed error on stderr when the request failed, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.core.content import user_text
+from qodeassist_lsp.core.events import (
+    FailedEvent,
+    FinishedEvent,
+    SessionEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from qodeassist_lsp.core.runtime import Runtime
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``chat`` command."""
+    chat = commands.add_parser("chat", parents=[shared], help="one chat turn, streamed")
+    chat.add_argument("message", metavar="MESSAGE")
+    chat.add_argument("--agent", metavar="A", help="agent name (default: first chat agent)")
+    chat.add_argument("--events", choices=["jsonl"], help="print typed events, one per line")
+    chat.set_defaults(handler=run_chat)
+
+
+def pick_chat_agent(config: Configuration, requested: str | None) -> str:
+    """Return the agent to chat with: the requested one or the first chat pipeline agent."""
+    if requested:
+        return requested
+    for name in config.pipelines.chat_assistant:
+        if name in config.agents:
+            return name
+    raise CliError("no chat agent is configured; set pipelines.chat_assistant or pass --agent")
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """Send one message and stream the answer."""
+    config = load(args)
+    agent = pick_chat_agent(config, args.agent)
+    return asyncio.run(_chat(config, agent, args.message, jsonl=args.events == "jsonl"))
+
+
+class _Printer:
+    def __init__(self, jsonl: bool) -> None:
+        self.jsonl = jsonl
+        self.text_open = False
+
+    def __call__(self, event: SessionEvent) -> None:
+        if self.jsonl:
+            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            return
+        if isinstance(event, TextEvent):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.text_open = not event.text.endswith("\n")
+        elif isinstance(event, ToolCallEvent):
+            print(f"[tool] {event.name}({json.dumps(event.arguments)})", file=sys.stderr)
+        elif isinstance(event, ToolResultEvent):
+            state = "error" if event.is_error else "ok"
+            print(f"[tool] {event.name} -> {state}", file=sys.stderr)
+        elif isinstance(event, (FinishedEvent, FailedEvent)) and self.text_open:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+
+
+async def _chat(config: Configuration, agent: str, message: str, *, jsonl: bool) -> int:
+    runtime = Runtime(config)
+    printer = _Printer(jsonl)
+    try:
+        try:
+            session = runtime.sessions.create(agent)
+        except AgentNotAvailable as exc:
+            raise CliError(str(exc)) from exc
+        request = session.send(user_text(message))
+        try:
+            async for event in request.events():
+                printer(event)
+        except asyncio.CancelledError:
+            request.cancel()
+            async for event in request.events():
+                printer(event)
+            raise
+        terminal = await request.wait()
+    finally:
+        await runtime.aclose()
+    if isinstance(terminal, FailedEvent):
+        error = terminal.error
+        print(f"qodeassist-lsp: {error.category} error: {error.message}", file=sys.stderr)
+        return EXIT_PROVIDER
+    return EXIT_OK

@@ -1,0 +1,41 @@
+"""``qodeassist-lsp models PROVIDER``: the models a provider instance offers, one per line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.wire.errors import WireError
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``models`` command."""
+    models = commands.add_parser("models", parents=[shared], help="list a provider's models")
+    models.add_argument("provider", metavar="PROVIDER", help="provider instance name")
+    models.set_defaults(handler=list_models)
+
+
+def list_models(args: argparse.Namespace) -> int:
+    """Print every model id of the provider instance."""
+    config = load(args)
+    if args.provider not in config.providers:
+        suggestion = closest(args.provider, list(config.providers))
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        raise CliError(f"no provider instance named {args.provider!r}{hint}")
+    return asyncio.run(_list(Runtime(config), args.provider))
+
+
+async def _list(runtime: Runtime, name: str) -> int:
+    try:
+        models = await runtime.provider(name).list_models()
+    except WireError as exc:
+        raise CliError(f"{exc.info.category} error: {exc.info.message}", EXIT_PROVIDER) from exc
+    finally:
+        await runtime.aclose()
+    for model in models:
+        print(model)
+    return EXIT_OK

@@ -1,0 +1,174 @@
+"""The session event stream: what a request produced, as features and clients see it.
+
+Deltas (``text``, ``thinking``, ``toolCall``, ``toolResult``, ``usage``) may repeat; exactly one
+terminal event (``finished``, ``failed``, ``cancelled``) ends every request. ``to_json`` gives the
+camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events jsonl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from qodeassist_lsp.wire.errors import ErrorInfo
+
+
+@dataclass(frozen=True)
+class TextEvent:
+    """Answer text as it streams."""
+
+    request_id: str
+    text: str
+    kind: Literal["text"] = "text"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {"kind": self.kind, "requestId": self.request_id, "text": self.text}
+
+
+@dataclass(frozen=True)
+class ThinkingEvent:
+    """Reasoning as it streams; ``signature`` arrives on the delta that closes a block."""
+
+    request_id: str
+    text: str
+    signature: str = ""
+    redacted: bool = False
+    kind: Literal["thinking"] = "thinking"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "text": self.text,
+            "signature": self.signature,
+            "redacted": self.redacted,
+        }
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """The model called a tool (arguments complete)."""
+
+    request_id: str
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["toolCall"] = "toolCall"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+        }
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A tool finished; its result goes back to the model."""
+
+    request_id: str
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    kind: Literal["toolResult"] = "toolResult"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "toolUseId": self.tool_use_id,
+            "name": self.name,
+            "content": self.content,
+            "isError": self.is_error,
+        }
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    """Token counts, summed over every round of the request."""
+
+    request_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    kind: Literal["usage"] = "usage"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cachedTokens": self.cached_tokens,
+            "reasoningTokens": self.reasoning_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class FinishedEvent:
+    """Terminal: the model finished (``stop_reason`` normalised: end_turn, max_tokens, …)."""
+
+    request_id: str
+    stop_reason: str
+    kind: Literal["finished"] = "finished"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {"kind": self.kind, "requestId": self.request_id, "stopReason": self.stop_reason}
+
+
+@dataclass(frozen=True)
+class FailedEvent:
+    """Terminal: the request failed with a typed error."""
+
+    request_id: str
+    error: ErrorInfo
+    kind: Literal["failed"] = "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        error: dict[str, Any] = {
+            "category": str(self.error.category),
+            "message": self.error.message,
+        }
+        if self.error.provider_detail:
+            error["providerDetail"] = self.error.provider_detail
+        if self.error.retry_after is not None:
+            error["retryAfter"] = self.error.retry_after
+        return {"kind": self.kind, "requestId": self.request_id, "error": error}
+
+
+@dataclass(frozen=True)
+class CancelledEvent:
+    """Terminal: the request was cancelled (not an error)."""
+
+    request_id: str
+    kind: Literal["cancelled"] = "cancelled"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {"kind": self.kind, "requestId": self.request_id}
+
+
+SessionEvent = (
+    TextEvent
+    | ThinkingEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | UsageEvent
+    | FinishedEvent
+    | FailedEvent
+    | CancelledEvent
+)
+TerminalEvent = FinishedEvent | FailedEvent | CancelledEvent
+TERMINAL_KINDS = frozenset({"finished", "failed", "cancelled"})

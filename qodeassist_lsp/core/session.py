@@ -1,0 +1,309 @@
+"""``Session``: one conversation's runtime and the only way anything is sent to a model.
+
+``send(blocks)`` appends a user message and starts a request; it returns at once. A session has
+at most one request in flight: a new send cancels the previous one. Every request ends in
+exactly one of ``finished``, ``failed`` or ``cancelled``. Tool calls run inside the request: the
+session executes them in order, appends their results to the history and re-renders the agent's
+body from the history for the next round, up to the policy's round limit. If a request fails
+before the provider sent anything, the history is rolled back to where it was before the send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+
+from qodeassist_lsp.config.system_prompt import PromptRoots, SystemPromptError, SystemPromptRenderer
+from qodeassist_lsp.config.templating import TemplateError
+from qodeassist_lsp.core.agent import Agent
+from qodeassist_lsp.core.content import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from qodeassist_lsp.core.context_assembler import assemble_context
+from qodeassist_lsp.core.events import (
+    CancelledEvent,
+    FailedEvent,
+    FinishedEvent,
+    SessionEvent,
+    TerminalEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.policy import RequestPolicy
+from qodeassist_lsp.core.provider import GenericProvider
+from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
+from qodeassist_lsp.core.tools import ToolRegistry
+from qodeassist_lsp.wire import events as wire
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
+
+log = logging.getLogger("qodeassist.session")
+
+EventListener = Callable[[SessionEvent], None]
+
+
+def new_request_id() -> str:
+    """Return a short unique request id (it tags every log line of the request)."""
+    return uuid.uuid4().hex[:12]
+
+
+class Request:
+    """One in-flight request: its event stream and its single terminal event."""
+
+    def __init__(self, request_id: str) -> None:
+        self.id = request_id
+        self._queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
+        self._terminal: asyncio.Future[TerminalEvent] = asyncio.get_running_loop().create_future()
+        self._task: asyncio.Task[None] | None = None
+        self._listeners: list[EventListener] = []
+        self.received = False
+        """Whether the provider sent anything yet (a failure before that rolls back)."""
+
+    @property
+    def done(self) -> bool:
+        """Whether the terminal event has been emitted."""
+        return self._terminal.done()
+
+    def emit(self, event: SessionEvent) -> None:
+        """Deliver ``event``; after a terminal event nothing more is delivered."""
+        if self._terminal.done():
+            return
+        if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
+            self._terminal.set_result(event)
+        self._queue.put_nowait(event)
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:  # a broken consumer must not break the request
+                log.exception("[%s] event listener failed", self.id)
+
+    async def events(self) -> AsyncIterator[SessionEvent]:
+        """Yield every event of the request, ending after the terminal one."""
+        while True:
+            event = await self._queue.get()
+            yield event
+            if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
+                return
+
+    async def wait(self) -> TerminalEvent:
+        """Wait for and return the terminal event."""
+        return await asyncio.shield(self._terminal)
+
+    def cancel(self) -> None:
+        """Cancel the request; it ends with ``cancelled``."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        elif not self.done:
+            self.emit(CancelledEvent(self.id))
+
+
+@dataclass
+class _RoundUsage:
+    """Usage of one round: providers report running totals, so keep the largest values."""
+
+    values: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+
+    def add(self, usage: wire.Usage) -> None:
+        new = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
+        self.values = [max(a, b) for a, b in zip(self.values, new, strict=True)]
+
+
+class Session:
+    """A conversation bound to an agent: history, system-prompt layers, tools, requests."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        provider: GenericProvider,
+        *,
+        prompt_roots: PromptRoots,
+        policy: RequestPolicy | None = None,
+        history: ConversationHistory | None = None,
+        language: str = "",
+    ) -> None:
+        self.agent = agent
+        self.provider = provider
+        self.policy = policy or RequestPolicy()
+        self.history = history or ConversationHistory()
+        self.system_prompt = SystemPromptBuilder()
+        self.tools = ToolRegistry()
+        self.language = language
+        self.files_metadata: list[dict[str, str]] = []
+        self._renderer = SystemPromptRenderer(prompt_roots)
+        self._current: Request | None = None
+        self.listeners: list[EventListener] = []
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request is in flight."""
+        return self._current is not None and not self._current.done
+
+    def reset(self) -> None:
+        """Forget history, layers, tools and bindings (a pooled session handed out again)."""
+        self.cancel()
+        self.history.reset()
+        self.system_prompt.clear()
+        self.tools.clear()
+        self.files_metadata = []
+        self.language = ""
+        self.listeners = []
+
+    def cancel(self) -> None:
+        """Cancel the request in flight, if any."""
+        if self._current is not None:
+            self._current.cancel()
+
+    def send(self, blocks: Sequence[Block]) -> Request:
+        """Append a user message of ``blocks`` and start a request; return it at once."""
+        self.cancel()
+        request = Request(new_request_id())
+        request._listeners = list(self.listeners)
+        self._current = request
+        if not blocks:
+            request.emit(
+                FailedEvent(
+                    request.id,
+                    ErrorInfo(ErrorCategory.VALIDATION, "nothing to send: the message is empty"),
+                )
+            )
+            return request
+        rollback = len(self.history)
+        self.history.append(Message("user", tuple(blocks)))
+        request._task = asyncio.create_task(self._run(request, rollback), name=f"qa-{request.id}")
+        return request
+
+    async def _run(self, request: Request, rollback: int) -> None:
+        rid = request.id
+        log.info("[%s] send to %s (%s)", rid, self.agent.name, self.agent.model)
+        totals = [0, 0, 0, 0]
+        try:
+            self.system_prompt.set_layer(
+                AGENT_LAYER,
+                self._renderer.render(self.agent.profile.system_prompt, self.language),
+                priority=0,
+            )
+            rounds = 0
+            while True:
+                usage = _RoundUsage()
+                stop = await self._round(request, usage)
+                totals = [a + b for a, b in zip(totals, usage.values, strict=True)]
+                calls = self._pending_calls(rid)
+                # Tools run only when they were offered: enabled on the agent and registered.
+                if stop != "tool_use" or not calls or not (self.agent.enable_tools and self.tools):
+                    request.emit(UsageEvent(rid, totals[0], totals[1], totals[2], totals[3]))
+                    request.emit(FinishedEvent(rid, stop))
+                    log.info("[%s] finished: %s", rid, stop)
+                    return
+                rounds += 1
+                if rounds > self.policy.max_tool_rounds:
+                    raise WireError(
+                        ErrorInfo(
+                            ErrorCategory.TOOL,
+                            f"tool continuation limit reached ({self.policy.max_tool_rounds} "
+                            "rounds); raise tools.max_tool_continuations in settings.toml",
+                        )
+                    )
+                await self._run_tools(request, calls)
+        except asyncio.CancelledError:
+            log.info("[%s] cancelled", rid)
+            request.emit(CancelledEvent(rid))
+            raise
+        except WireError as exc:
+            self._fail(request, exc.info, None if request.received else rollback)
+        except SystemPromptError as exc:
+            info = ErrorInfo(
+                ErrorCategory.VALIDATION,
+                f"agent {self.agent.name!r}: {exc}; fix its system_prompt",
+            )
+            self._fail(request, info, rollback)
+        except TemplateError as exc:
+            info = ErrorInfo(ErrorCategory.CONFIG, f"agent {self.agent.name!r}: {exc}")
+            self._fail(request, info, rollback)
+        except Exception as exc:  # the server must survive any failure of one request
+            log.exception("[%s] unexpected failure", rid)
+            info = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
+            self._fail(request, info, None if request.received else rollback)
+
+    def _fail(self, request: Request, info: ErrorInfo, rollback: int | None) -> None:
+        log.warning("[%s] failed (%s): %s", request.id, info.category, info.message)
+        if rollback is not None:
+            self.history.truncate(rollback)
+        request.emit(FailedEvent(request.id, info))
+
+    async def _round(self, request: Request, usage: _RoundUsage) -> str:
+        """Send one request of the conversation so far; return the normalised stop reason."""
+        rid = request.id
+        ctx = assemble_context(
+            self.history.messages,
+            self.system_prompt.compose(),
+            model=self.agent.model,
+            language=self.language,
+            files_metadata=self.files_metadata,
+        )
+        prepared = self.agent.build_request(ctx, self.provider.api_key(), self.tools.specs())
+        stop = "end_turn"
+        stream = self.provider.stream(
+            prepared,
+            timeouts=self.policy.timeouts,
+            retry=self.policy.retry,
+            request_id=rid,
+        )
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                request.received = True
+                if isinstance(event, wire.TextDelta):
+                    self.history.append_blocks(rid, [TextBlock(event.text)])
+                    request.emit(TextEvent(rid, event.text))
+                elif isinstance(event, wire.ThinkingDelta):
+                    block: Block = (
+                        RedactedThinkingBlock(event.signature)
+                        if event.redacted
+                        else ThinkingBlock(event.thinking, event.signature)
+                    )
+                    self.history.append_blocks(rid, [block])
+                    request.emit(
+                        ThinkingEvent(rid, event.thinking, event.signature, event.redacted)
+                    )
+                elif isinstance(event, wire.ToolCallEnd):
+                    self.history.append_blocks(
+                        rid, [ToolUseBlock(event.id, event.name, event.arguments, event.signature)]
+                    )
+                    request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments))
+                elif isinstance(event, wire.Usage):
+                    usage.add(event)
+                elif isinstance(event, wire.MessageStop):
+                    stop = event.stop_reason
+                elif isinstance(event, wire.StreamError):
+                    if event.final:
+                        raise WireError(event.error)
+                    log.warning("[%s] %s", rid, event.error.message)
+        return stop
+
+    def _pending_calls(self, request_id: str) -> list[ToolUseBlock]:
+        last = self.history.messages[-1] if len(self.history) else None
+        if last is None or last.role != "assistant" or last.id != request_id:
+            return []
+        return last.tool_uses()
+
+    async def _run_tools(self, request: Request, calls: list[ToolUseBlock]) -> None:
+        results: list[Block] = []
+        for call in calls:
+            output = await self.tools.execute(call.name, call.input)
+            results.append(ToolResultBlock(call.id, call.name, output.content, output.is_error))
+            request.emit(
+                ToolResultEvent(request.id, call.id, call.name, output.content, output.is_error)
+            )
+        self.history.append(Message("user", tuple(results)))

@@ -1,0 +1,107 @@
+"""``SessionManager``: the one place features get sessions from.
+
+Chat creates long-lived sessions; one-shot pipelines (completion, refactor, compression)
+``acquire`` a pooled session — at most two idle ones per agent — which comes back reset, so no
+request ever sees a previous exchange. A pooled session is only reused while its agent still has
+the same model and provider instance; ``flush`` drops every idle session when configuration
+changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.config.system_prompt import PromptRoots
+from qodeassist_lsp.core.agent import Agent, AgentFactory
+from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.policy import Pipeline, policy_for
+from qodeassist_lsp.core.provider import GenericProvider
+from qodeassist_lsp.core.session import Session
+from qodeassist_lsp.core.tools import ToolContributorRegistry
+
+POOL_SIZE = 2
+_TOOL_PIPELINES = frozenset({Pipeline.CHAT, Pipeline.REFACTOR})
+
+
+class SessionManager:
+    """Creates sessions and pools the one-shot ones per agent."""
+
+    def __init__(
+        self,
+        factory: AgentFactory,
+        providers: Callable[[str], GenericProvider],
+        settings: Settings,
+        prompt_roots: PromptRoots,
+        contributors: ToolContributorRegistry | None = None,
+    ) -> None:
+        self._factory = factory
+        self._providers = providers
+        self._settings = settings
+        self._roots = prompt_roots
+        self.contributors = contributors or ToolContributorRegistry()
+        self._idle: dict[str, list[Session]] = {}
+
+    def create(
+        self,
+        agent_name: str,
+        pipeline: Pipeline = Pipeline.CHAT,
+        history: ConversationHistory | None = None,
+    ) -> Session:
+        """Return a new session for ``agent_name`` (raises ``AgentNotAvailable``)."""
+        agent = self._factory.create(agent_name)
+        session = Session(
+            agent,
+            self._providers(agent.provider.name),
+            prompt_roots=self._roots,
+            policy=policy_for(pipeline, self._settings),
+            history=history,
+        )
+        self._contribute(session, pipeline)
+        return session
+
+    def _contribute(self, session: Session, pipeline: Pipeline) -> None:
+        if session.agent.enable_tools and pipeline in _TOOL_PIPELINES:
+            self.contributors.apply_to(session.tools)
+
+    @contextlib.asynccontextmanager
+    async def acquire(self, agent_name: str, pipeline: Pipeline) -> AsyncIterator[Session]:
+        """Lend a reset session of ``agent_name`` for one exchange, then take it back."""
+        agent = self._factory.create(agent_name)
+        session = self._take_idle(agent)
+        if session is None:
+            session = self.create(agent_name, pipeline)
+        else:
+            self._contribute(session, pipeline)
+        try:
+            yield session
+        finally:
+            self.release(session)
+
+    def _take_idle(self, agent: Agent) -> Session | None:
+        idle = self._idle.get(agent.name, [])
+        while idle:
+            session = idle.pop()
+            if (session.agent.model, session.agent.provider) == (agent.model, agent.provider):
+                session.reset()
+                return session
+        return None
+
+    def release(self, session: Session) -> None:
+        """Take ``session`` back into its agent's pool (dropped when the pool is full)."""
+        session.cancel()
+        idle = self._idle.setdefault(session.agent.name, [])
+        if len(idle) < POOL_SIZE and session not in idle:
+            idle.append(session)
+
+    def idle_count(self, agent_name: str) -> int:
+        """Return how many reset-ready sessions ``agent_name`` has pooled."""
+        return len(self._idle.get(agent_name, []))
+
+    def flush(self) -> None:
+        """Drop every pooled session (configuration changed)."""
+        for sessions in self._idle.values():
+            for session in sessions:
+                session.cancel()
+        self._idle.clear()
