@@ -34,9 +34,11 @@ async def test_acquired_sessions_are_reset_and_pooled_up_to_two(runtime) -> None
     async with manager.acquire("Chat", Pipeline.COMPLETION) as again:
         assert again is first
         assert len(again.history) == 0 and again.system_prompt.compose() == ""
-        async with manager.acquire("Chat", Pipeline.COMPLETION) as second:
-            async with manager.acquire("Chat", Pipeline.COMPLETION) as third:
-                assert len({id(again), id(second), id(third)}) == 3
+        async with (
+            manager.acquire("Chat", Pipeline.COMPLETION) as second,
+            manager.acquire("Chat", Pipeline.COMPLETION) as third,
+        ):
+            assert len({id(again), id(second), id(third)}) == 3
     assert manager.idle_count("Chat") == POOL_SIZE
 
 
