@@ -102,7 +102,12 @@ CASES = {
     ),
     "OpenAI Base Chat": (
         "https://api.openai.com/v1/chat/completions",
-        {"model": "my-model", "stream": True, "messages": OPENAI_MESSAGES},
+        {
+            "model": "my-model",
+            "stream": True,
+            "messages": OPENAI_MESSAGES,
+            "stream_options": {"include_usage": True},
+        },
     ),
     "Mistral Base Chat": (
         "https://api.mistral.ai/v1/chat/completions",
@@ -225,7 +230,12 @@ CASES = {
     ),
     "OpenAI Base Completions": (
         "http://localhost:8080/v1/completions",
-        {"model": "my-model", "stream": True, "prompt": "def add(a, b):\n    return "},
+        {
+            "model": "my-model",
+            "stream": True,
+            "prompt": "def add(a, b):\n    return ",
+            "stream_options": {"include_usage": True},
+        },
     ),
 }
 
