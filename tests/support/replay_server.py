@@ -356,13 +356,18 @@ class _Connection:
             return False
         return True
 
-    async def close(self) -> None:
+    def shut(self) -> None:
+        """Start closing the socket now (idempotent); a waiting handler notices and ends."""
         self.mark_closed(by_client=False)
         if not self.writer.is_closing():
             self.writer.close()
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.wait_closed()
+
+    async def close(self) -> None:
+        """Close the socket and stop reading."""
+        self.shut()
         self.pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+            await self.writer.wait_closed()
         with contextlib.suppress(asyncio.CancelledError):
             await self.pump
 
@@ -458,14 +463,15 @@ class ReplayServer:
             await self._stopping.wait()
         finally:
             server.close()
-            await server.wait_closed()
-            handlers = list(self._handlers)
-            for handler in handlers:
-                handler.cancel()
-            if handlers:
-                await asyncio.gather(*handlers, return_exceptions=True)
             for connection in list(self._connections.values()):
-                await connection.close()
+                connection.shut()
+            handlers = list(self._handlers)
+            if handlers:
+                _done, stuck = await asyncio.wait(handlers, timeout=5)
+                for handler in stuck:
+                    handler.cancel()
+                await asyncio.gather(*stuck, return_exceptions=True)
+            await server.wait_closed()
 
     # ------------------------------------------------------------------ scripting
     def script(
@@ -595,10 +601,11 @@ class ReplayServer:
         except Exception as exc:  # surfaced to the test through self.errors
             self.errors.append(exc)
         finally:
-            await connection.close()
+            connection.shut()
             self._connections.pop(connection.ident, None)
             self.connections_closed += 1
             self._handlers.discard(task)
+            await connection.close()
 
     async def _serve_one(self, connection: _Connection) -> bool:
         """Read and answer one request; return whether the connection stays open."""
