@@ -12,8 +12,15 @@ import sys
 from collections.abc import Sequence
 
 from qodeassist_lsp import __version__
-from qodeassist_lsp.cli import agents_cmd, chat_cmd, models_cmd, secrets_cmd
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError
+from qodeassist_lsp.cli import (
+    agents_cmd,
+    chat_cmd,
+    embedded_cmd,
+    models_cmd,
+    secrets_cmd,
+    serve_cmd,
+)
+from qodeassist_lsp.cli.common import EXIT_OK, CliError
 from qodeassist_lsp.core.logs import configure_logging
 
 
@@ -48,8 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     shared = global_options(suppress=True)
     agents_cmd.register(commands, shared)
     chat_cmd.register(commands, shared)
+    embedded_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)
+    serve_cmd.register(commands, shared)
     return parser
 
 
@@ -58,10 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(os.environ.get("QODEASSIST_LOG_LEVEL", "WARNING"), sys.stderr)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+    # With no command, run the server on stdio: that is how editors start language servers.
+    handler = getattr(args, "handler", serve_cmd.serve_server)
     try:
         return int(handler(args))
     except CliError as exc:

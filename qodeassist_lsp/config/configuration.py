@@ -8,9 +8,10 @@ logged by the server and published as diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qodeassist_lsp.config.agent_loader import BodyEnvironments, build_agents, collect_definitions
 from qodeassist_lsp.config.agent_profile import AgentProfile
@@ -50,8 +51,16 @@ class Configuration:
         return PromptRoots(self.paths.bundled, self.paths.config_root, self.paths.project)
 
 
-def load_configuration(paths: ConfigPaths, extra_agent_files: Sequence[Path] = ()) -> Configuration:
-    """Load everything under ``paths``; ``extra_agent_files`` load as user agents on top."""
+def load_configuration(
+    paths: ConfigPaths,
+    extra_agent_files: Sequence[Path] = (),
+    editor_settings: Mapping[str, Any] | None = None,
+) -> Configuration:
+    """Load everything under ``paths``.
+
+    ``extra_agent_files`` load as user agents on top; ``editor_settings`` (the editor's
+    ``qodeassist`` section) is the last settings layer.
+    """
     problems: list[ConfigProblem] = []
     project = paths.project_config
     providers = load_providers(
@@ -88,7 +97,7 @@ def load_configuration(paths: ConfigPaths, extra_agent_files: Sequence[Path] = (
         problems,
     )
     overrides = load_overrides(paths.config_root / "agent_models.json", problems)
-    settings, settings_problems = load_settings(paths.config_root, paths.project)
+    settings, settings_problems = load_settings(paths.config_root, paths.project, editor_settings)
     problems.extend(settings_problems)
     problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
     return Configuration(

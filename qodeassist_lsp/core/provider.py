@@ -7,6 +7,8 @@ lives in the agent's ``[body]`` and in the wire modules, never here.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import AsyncGenerator
 
 import httpx
@@ -15,9 +17,11 @@ from qodeassist_lsp.config.client_apis import models_endpoint
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort
 from qodeassist_lsp.core.agent import PreparedRequest
+from qodeassist_lsp.core.health import ProviderHealth
+from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.wire.client import WireClient
-from qodeassist_lsp.wire.errors import ErrorContext
-from qodeassist_lsp.wire.events import WireEvent
+from qodeassist_lsp.wire.errors import ErrorContext, WireError
+from qodeassist_lsp.wire.events import StreamError, WireEvent
 from qodeassist_lsp.wire.httpclient import Timeouts, make_http_client
 from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, auth_headers
 from qodeassist_lsp.wire.retry import RetryPolicy
@@ -32,11 +36,16 @@ class GenericProvider:
         instance: ProviderInstance,
         secrets: SecretsPort,
         http: httpx.AsyncClient | None = None,
+        *,
+        launcher: ProviderLauncher | None = None,
     ) -> None:
         self.instance = instance
+        # Owned by the runtime, which outlives providers: aclose() leaves it alone.
+        self.launcher = launcher
         self._secrets = secrets
         self._http = http or make_http_client()
         self._owns_http = http is None
+        self.health = ProviderHealth(instance.name)
         self.error_context = ErrorContext(
             provider=instance.name,
             api_key_env=instance.api_key_env,
@@ -49,7 +58,13 @@ class GenericProvider:
             return None
         return self._secrets.get(self.instance.api_key_ref, self.instance.api_key_env or None)
 
-    def stream(
+    async def ensure_launched(self) -> None:
+        """Start or adopt the ``[launch]`` server first when the instance has ``auto_start``."""
+        launch = self.instance.launch
+        if self.launcher is not None and launch is not None and launch.auto_start:
+            await self.launcher.ensure_ready()
+
+    async def stream(
         self,
         request: PreparedRequest,
         *,
@@ -57,7 +72,10 @@ class GenericProvider:
         retry: RetryPolicy,
         request_id: str,
     ) -> AsyncGenerator[WireEvent, None]:
-        """Send ``request`` and return its typed event stream (raises ``WireError`` early)."""
+        """Send ``request`` and yield its typed events (raises ``WireError`` early).
+
+        Each request's time to first event and outcome feed ``health``.
+        """
         client = WireClient(
             self._http,
             self.instance.api.protocol,
@@ -65,10 +83,34 @@ class GenericProvider:
             retry=retry,
             context=self.error_context,
         )
-        return client.stream(request.url, request.headers, request.body, request_id=request_id)
+        first = True
+        failed = False
+        try:
+            await self.ensure_launched()
+            # Measured after the launch: a server's start-up is not request latency.
+            started = time.monotonic()
+            stream = client.stream(
+                request.url, request.headers, request.body, request_id=request_id
+            )
+            async with contextlib.aclosing(stream) as events:
+                async for event in events:
+                    if first:
+                        self.health.record_first_event((time.monotonic() - started) * 1000)
+                        first = False
+                    if isinstance(event, StreamError) and event.final:
+                        failed = True
+                        self.health.record_error(event.error)
+                    yield event
+        except WireError as exc:
+            failed = True
+            self.health.record_error(exc.info)
+            raise
+        if not failed:
+            self.health.record_ok()
 
     async def list_models(self, timeouts: Timeouts | None = None) -> list[str]:
         """Return the model ids the instance offers (raises ``WireError`` on failure)."""
+        await self.ensure_launched()
         api = self.instance.api
         key = self.api_key()
         url = join_url(self.instance.url, models_endpoint(api, self.instance.url))

@@ -2,14 +2,20 @@
 
 It owns one ``GenericProvider`` (and so one ``httpx.AsyncClient``) per provider instance, created
 on first use, the agent factory and the session manager. ``reload`` swaps in a new snapshot:
-pooled sessions are flushed and providers whose instance changed are closed.
+pooled sessions are flushed and providers whose instance changed are closed. Instances with a
+``[launch]`` table get a ``ProviderLauncher`` that outlives such reloads while its ``[launch]``
+stays the same; ``aclose`` stops the servers it started attached.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
+from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.core.tools import ToolContributorRegistry
@@ -21,6 +27,7 @@ class Runtime:
     def __init__(self, configuration: Configuration, secrets: SecretsPort | None = None) -> None:
         self._secrets = secrets or SecretStore(configuration.paths.config_root)
         self._providers: dict[str, GenericProvider] = {}
+        self._launchers: dict[str, ProviderLauncher] = {}
         self.contributors = ToolContributorRegistry()
         self.configuration = configuration
         self.factory = AgentFactory(configuration)
@@ -42,9 +49,34 @@ class Runtime:
             instance = self.configuration.providers.get(name)
             if instance is None:
                 raise AgentNotAvailable(f"provider instance {name!r} is not loaded")
-            provider = GenericProvider(instance, self._secrets)
+            provider = GenericProvider(
+                instance, self._secrets, launcher=self._launcher_for(instance)
+            )
             self._providers[name] = provider
         return provider
+
+    def launcher(self, name: str) -> ProviderLauncher | None:
+        """Return the launcher of instance ``name`` if it has a ``[launch]`` table."""
+        instance = self.configuration.providers.get(name)
+        return self._launcher_for(instance) if instance is not None else None
+
+    def _launcher_for(self, instance: ProviderInstance) -> ProviderLauncher | None:
+        if instance.launch is None:
+            return None
+        launcher = self._launchers.get(instance.name)
+        if launcher is None:
+            launcher = ProviderLauncher(
+                instance.name,
+                instance.launch,
+                run_dir=self.configuration.paths.data_root / "run",
+                source=instance.source,
+            )
+            self._launchers[instance.name] = launcher
+        return launcher
+
+    def provider_health(self) -> list[dict[str, Any]]:
+        """Return the health snapshot of every provider used so far."""
+        return [provider.health.snapshot() for provider in self._providers.values()]
 
     async def reload(self, configuration: Configuration) -> None:
         """Switch to ``configuration``: flush pools, close providers that changed."""
@@ -54,13 +86,21 @@ class Runtime:
             if configuration.providers.get(name) != provider.instance:
                 await provider.aclose()
                 del self._providers[name]
+        for name, launcher in list(self._launchers.items()):
+            instance = configuration.providers.get(name)
+            if instance is None or instance.launch != launcher.config:
+                await launcher.aclose()
+                del self._launchers[name]
         self.configuration = configuration
         self.factory = AgentFactory(configuration)
         self.sessions = self._new_manager()
 
     async def aclose(self) -> None:
-        """Cancel pooled work and close every provider's HTTP client."""
+        """Cancel pooled work, close every provider's HTTP client, stop attached servers."""
         self.sessions.flush()
         for provider in self._providers.values():
             await provider.aclose()
         self._providers.clear()
+        for launcher in self._launchers.values():
+            await launcher.aclose()
+        self._launchers.clear()

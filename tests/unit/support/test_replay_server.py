@@ -272,6 +272,19 @@ def test_requests_are_recorded_exactly(server, client) -> None:
     assert not request.disconnected.is_set() and request.disconnected_at is None
 
 
+def test_echo_leaves_out_query_keys(server, client) -> None:
+    server.script("/v1beta/models/", Reply(body=b"{}", content_type="application/json"))
+    client.post(
+        server.url + "/v1beta/models/m:streamGenerateContent?alt=sse&key=planted-secret-123",
+        json={"contents": []},
+        headers={"x-goog-api-key": "planted-secret-123"},
+    )
+    echo = server.last.echo
+    assert "planted-secret-123" not in echo
+    assert echo.startswith("POST /v1beta/models/m:streamGenerateContent?alt=sse&key=\n")
+    assert server.last.query["key"] == ["planted-secret-123"]
+
+
 def test_chunked_request_body_and_non_json_body(server, client) -> None:
     server.script("/up", Reply(body=b"ok", content_type="text/plain", repeat=2))
 

@@ -1,0 +1,94 @@
+"""``qodeassist-lsp embedded serve|prepare``: the built-in offline model server.
+
+``serve`` is what the bundled Embedded provider instance's ``[launch]`` table runs: it loads the
+tiny model (assembling it on first use) into llama.cpp and serves the OpenAI-compatible API on
+loopback until SIGTERM/SIGINT or until the language server that started it exits. ``prepare``
+assembles the model ahead of time and prints its path (CI images, air-gapped installs).
+
+Exit codes: 0 after a clean stop, 78 (sysexits ``EX_CONFIG``) for a problem the user fixes —
+missing ``local`` extra, port taken, model that does not load — which the launcher reports as a
+configuration error, 130 when interrupted before the server was up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, CliError
+from qodeassist_lsp.cli.embedded_model import (
+    DEFAULT_CTX,
+    DEFAULT_PORT,
+    TRANSCRIPT,
+    EmbeddedError,
+    ServeOptions,
+    ensure_model,
+    serve,
+)
+from qodeassist_lsp.core.launcher import EX_CONFIG
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``embedded`` command and its ``serve`` and ``prepare`` actions."""
+    embedded = commands.add_parser(
+        "embedded", parents=[shared], help="the built-in offline model server"
+    )
+    actions = embedded.add_subparsers(dest="embedded_action", metavar="ACTION", required=True)
+    run = actions.add_parser(
+        "serve", parents=[shared], help="serve the embedded model on loopback until stopped"
+    )
+    run.add_argument("--port", type=int, default=DEFAULT_PORT, help="default: %(default)s")
+    run.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
+    run.add_argument(
+        "--model", type=Path, metavar="PATH", help="a GGUF file instead of the bundled model"
+    )
+    run.add_argument(
+        "--threads",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="CPU threads (default: %(default)s)",
+    )
+    run.add_argument(
+        "--ctx-size", type=int, default=DEFAULT_CTX, help="context tokens (default: %(default)s)"
+    )
+    run.add_argument(
+        "--chat-template",
+        default=TRANSCRIPT,
+        metavar="NAME",
+        help="'transcript' (Question/Answer lines, default) or a llama.cpp built-in name",
+    )
+    run.add_argument("--verbose", action="store_true", help="llama.cpp's informational logs")
+    run.set_defaults(handler=run_serve)
+    prepare = actions.add_parser(
+        "prepare", parents=[shared], help="assemble the embedded model now and print its path"
+    )
+    prepare.set_defaults(handler=run_prepare)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until stopped."""
+    options = ServeOptions(
+        port=args.port,
+        host=args.host,
+        model=args.model,
+        threads=max(1, args.threads),
+        ctx_size=max(256, args.ctx_size),
+        chat_template=args.chat_template,
+        verbose=args.verbose,
+    )
+    try:
+        serve(options)
+    except EmbeddedError as exc:
+        raise CliError(str(exc), EX_CONFIG) from exc
+    return EXIT_OK
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    """Assemble the model if needed and print where it is."""
+    try:
+        print(ensure_model())
+    except EmbeddedError as exc:
+        raise CliError(str(exc), EX_CONFIG) from exc
+    return EXIT_OK

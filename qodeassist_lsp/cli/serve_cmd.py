@@ -1,0 +1,48 @@
+"""``qodeassist-lsp [serve] [--stdio | --tcp HOST:PORT | --ws HOST:PORT]``: run the server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, CliError
+from qodeassist_lsp.lsp.server import create_server
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``serve`` command."""
+    serve = commands.add_parser("serve", parents=[shared], help="run the language server")
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument(
+        "--stdio", action="store_true", help="speak LSP on stdin/stdout (default)"
+    )
+    transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket")
+    transport.add_argument("--ws", metavar="HOST:PORT", help="listen for WebSocket clients")
+    serve.set_defaults(handler=serve_server)
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise CliError(f"expected HOST:PORT, got {value!r}", exit_code=2)
+    return host, int(port)
+
+
+def serve_server(args: argparse.Namespace) -> int:
+    """Run the server on the chosen transport until the client exits."""
+    server = create_server()
+    tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
+    if tcp:
+        server.start_tcp(*_address(tcp))
+    elif ws:
+        server.start_ws(*_address(ws))
+    else:
+        if sys.stdin.isatty():
+            print(
+                "qodeassist-lsp: speaking LSP on stdin/stdout (run `qodeassist-lsp --help` for "
+                "the other commands)",
+                file=sys.stderr,
+            )
+        server.start_io()
+    return EXIT_OK

@@ -1,0 +1,74 @@
+"""Server-side, adaptive debounce for automatic completion requests.
+
+Editors ask for an inline completion on nearly every keystroke; sending each one upstream
+wastes tokens and queues requests on local models. The delay follows the user's rhythm (Tabby's
+debouncer): a sliding average of recent keystroke intervals times a rate, clamped between
+``debounce_min_ms`` and ``debounce_ms`` — a fast typist's pause is noticed sooner, a slow typist
+is not interrupted between keys. Time already spent since the last keystroke counts, so a
+request that arrives after a pause is sent at once; invoked requests never wait. The clock is
+injectable so tests need no sleeping.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Final
+
+from qodeassist_lsp.config.settings import CompletionSettings
+
+__all__ = ["AdaptiveDebouncer"]
+
+_RATE: Final = 3.0
+"""Delay in keystroke intervals before the user is considered to have paused."""
+_EAGER_RATE: Final = 1.5
+"""Shorter wait where a suggestion is clearly wanted (fresh line, after ``{ ( , = …``)."""
+_PAUSE_S: Final = 2.0
+"""Intervals longer than this are thinking pauses, not typing rhythm, and are not averaged."""
+
+
+class AdaptiveDebouncer:
+    """Learns the typing rhythm from keystrokes and says how long a request should wait."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, window: int = 20) -> None:
+        """Average the last ``window`` keystroke intervals; ``clock`` gives monotonic seconds."""
+        self._clock = clock
+        self._intervals: deque[float] = deque(maxlen=window)
+        self._last: float | None = None
+
+    @property
+    def average_interval_ms(self) -> float | None:
+        """The average recent keystroke interval, or None before two keystrokes."""
+        if not self._intervals:
+            return None
+        return 1000.0 * sum(self._intervals) / len(self._intervals)
+
+    def note_keystroke(self) -> None:
+        """Record a keystroke now."""
+        now = self._clock()
+        if self._last is not None and 0 <= now - self._last <= _PAUSE_S:
+            self._intervals.append(now - self._last)
+        self._last = now
+
+    def delay_ms(self, settings: CompletionSettings, *, eager: bool = False) -> float:
+        """Return the full debounce delay for an automatic request under ``settings``."""
+        high = float(settings.debounce_ms)
+        if not settings.adaptive_debounce:
+            return high
+        low = float(min(settings.debounce_min_ms, settings.debounce_ms))
+        average = self.average_interval_ms
+        if average is None:
+            return high
+        return min(max(average * (_EAGER_RATE if eager else _RATE), low), high)
+
+    def remaining_s(
+        self, settings: CompletionSettings, *, eager: bool = False, invoked: bool = False
+    ) -> float:
+        """Return how long a request arriving now should still wait, in seconds."""
+        if invoked:
+            return 0.0
+        delay = self.delay_ms(settings, eager=eager) / 1000.0
+        if self._last is None:
+            return delay
+        return max(0.0, delay - (self._clock() - self._last))

@@ -1,0 +1,221 @@
+"""One upstream completion call, running on its own so later requests can share it.
+
+A ``Generation`` acquires a pooled session, sets the ``completion.context`` layer, sends the
+``CompletionBlock`` and collects the streamed text. It closes the stream itself as soon as
+post-processing says more text could not change the suggestion (single line complete, repeated
+lines, the model reached the code below the cursor), which saves tokens and latency.
+
+It runs in its own task rather than in the request handler: when the user types exactly what the
+model has produced so far, the next request *attaches* to the running generation instead of
+starting a new one (Continue's generator reuse). Requests attach and detach; when the last one
+detaches (cancelled, superseded, out of time) the generation gets a short grace period for a
+follow-up request to attach, then its upstream stream is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Final
+
+from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.core.content import CompletionBlock
+from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TextEvent
+from qodeassist_lsp.core.session import Session
+from qodeassist_lsp.features.completion.context_builder import CONTEXT_LAYER, CompletionContext
+from qodeassist_lsp.features.completion.postprocess import Postprocessor, Processed
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
+
+__all__ = ["MAX_OUTPUT_CHARS", "Anchor", "Generation", "SessionLease"]
+
+log = logging.getLogger("qodeassist.completion")
+
+MAX_OUTPUT_CHARS: Final = 16_384
+"""A completion longer than this is runaway output: the stream is closed."""
+
+SessionLease = Callable[[], AbstractAsyncContextManager[Session]]
+"""Lends a session for one exchange (``SessionManager.acquire`` bound to agent and pipeline)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where a generation was asked for: document, line and the text around the cursor."""
+
+    uri: str
+    line: int
+    line_before: str
+    line_after: str
+
+
+class Generation:
+    """One streamed upstream completion, shareable by every request it can still answer."""
+
+    def __init__(
+        self,
+        anchor: Anchor,
+        agent: str,
+        lease: SessionLease,
+        context: CompletionContext,
+        *,
+        layer: str,
+        language: str,
+        postprocessor: Postprocessor,
+        grace_s: float = 0.25,
+        on_done: Callable[[Generation], None] | None = None,
+    ) -> None:
+        """Prepare (not start) the generation; ``on_done`` runs once it has ended."""
+        self.anchor = anchor
+        self.agent = agent
+        self.postprocessor = postprocessor
+        self.text = ""
+        """The raw text streamed so far."""
+        self.error: ErrorInfo | None = None
+        self.stopped_early = False
+        self.cancelled = False
+        self.reusable = True
+        """False once the document changed outside the anchor's line."""
+        self._lease = lease
+        self._context = context
+        self._layer = layer
+        self._language = language
+        self._grace_s = grace_s
+        self._on_done = on_done
+        self._waiters = 0
+        self._orphan_timer: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()
+        self.started_at = loop.time()
+        self.done: asyncio.Future[None] = loop.create_future()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start streaming in a task of its own."""
+        self._task = asyncio.create_task(self._run(), name=f"qa-completion-{self.anchor.uri}")
+        self._task.add_done_callback(self._finished)
+
+    def cancel(self) -> None:
+        """Close the upstream stream now (the generation ends as cancelled)."""
+        if self._orphan_timer is not None:
+            self._orphan_timer.cancel()
+            self._orphan_timer = None
+        if self._task is not None and not self._task.done():
+            self.cancelled = True
+            self._task.cancel()
+
+    def attach(self) -> None:
+        """Register a request waiting for this generation."""
+        self._waiters += 1
+        if self._orphan_timer is not None:
+            self._orphan_timer.cancel()
+            self._orphan_timer = None
+
+    def detach(self) -> None:
+        """Unregister a waiting request; the last one leaving starts the grace period."""
+        self._waiters = max(0, self._waiters - 1)
+        if self._waiters or self.done.done():
+            return
+        if self._grace_s <= 0:
+            self.cancel()
+        else:
+            self._orphan_timer = asyncio.get_running_loop().call_later(
+                self._grace_s, self._cancel_if_orphaned
+            )
+
+    @property
+    def waiters(self) -> int:
+        """How many requests wait for this generation."""
+        return self._waiters
+
+    def _cancel_if_orphaned(self) -> None:
+        self._orphan_timer = None
+        if not self._waiters:
+            self.cancel()
+
+    # -- reuse ---------------------------------------------------------------------------------
+    def serves(self, line: int, line_before: str, line_after: str) -> str | None:
+        """Return what was typed since the anchor if this generation can answer that cursor.
+
+        It can while it is still running, nothing changed outside the anchor's line, and the
+        text typed since the anchor is exactly the beginning of what the model produced.
+        """
+        anchor = self.anchor
+        if not self.reusable or self.done.done() or self.cancelled:
+            return None
+        if line != anchor.line or line_after != anchor.line_after:
+            return None
+        if not line_before.startswith(anchor.line_before):
+            return None
+        typed = line_before[len(anchor.line_before) :]
+        if "\n" in typed or not self.text.startswith(typed):
+            return None
+        return typed
+
+    def result(self) -> Processed:
+        """Return the suggestion: from all the text once finished, else its complete lines."""
+        final = self.done.done() and not self.stopped_early
+        return self.postprocessor.process(self.text, final=final)
+
+    # -- the stream ----------------------------------------------------------------------------
+    async def _run(self) -> None:
+        try:
+            async with self._lease() as session:
+                session.language = self._language
+                session.system_prompt.set_layer(CONTEXT_LAYER, self._layer)
+                request = session.send(
+                    [CompletionBlock(self._context.prefix, self._context.suffix)]
+                )
+                stopping = False
+                try:
+                    # Read to the terminal event even after asking to stop: the session then
+                    # has closed the stream and the event iterator ends on its own.
+                    async for event in request.events():
+                        if isinstance(event, TextEvent):
+                            if not stopping and self._take(event.text):
+                                stopping = True
+                                request.cancel()
+                        elif isinstance(event, FailedEvent):
+                            self.error = event.error
+                        elif isinstance(event, CancelledEvent) and not stopping:
+                            self.cancelled = True
+                finally:
+                    request.cancel()
+        except AgentNotAvailable as exc:
+            self.error = ErrorInfo(
+                ErrorCategory.CONFIG,
+                f"completion agent {self.agent!r} is not available: {exc}; check "
+                "pipelines.code_completion",
+            )
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        except Exception as exc:  # one broken completion must not take the server down
+            log.exception("completion generation for %s failed", self.anchor.uri)
+            self.error = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
+
+    def _take(self, delta: str) -> bool:
+        """Add streamed text; return True when the stream can be closed."""
+        self.text += delta
+        if len(self.text) > MAX_OUTPUT_CHARS:
+            self.stopped_early = True
+            return True
+        if "\n" in delta and self.postprocessor.should_stop(self.text):
+            self.stopped_early = True
+            return True
+        return False
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        if self._orphan_timer is not None:
+            self._orphan_timer.cancel()
+            self._orphan_timer = None
+        if task.cancelled():
+            self.cancelled = True
+        if not self.done.done():
+            self.done.set_result(None)
+        if self._on_done is not None:
+            try:
+                self._on_done(self)
+            except Exception:  # bookkeeping must not break the loop's callback
+                log.exception("completion bookkeeping failed for %s", self.anchor.uri)

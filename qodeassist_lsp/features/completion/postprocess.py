@@ -1,0 +1,206 @@
+"""Model output → suggestion text: code fences, prose, echoes, stop rules, whitespace.
+
+Order of the rules (behaviour §6.4 plus Continue's stream filters):
+
+1. ``output_handler``: ``raw`` keeps the text; ``auto`` processes it only when a line starts
+   with a code fence; ``force`` always does. Processing keeps fenced lines verbatim, drops fence
+   lines whose tag names a language (a tag that is not a language is code and is kept), and
+   turns prose outside fences into comments of the file's language — or drops it with
+   ``drop_prose``, and always in single-line mode, where a comment is never a useful
+   suggestion. Leading and trailing blank lines of processed output go.
+2. An echo of the cursor line's text before the cursor is removed from the first line.
+3. Stop rules: single-line mode keeps the first line; a non-blank line repeated a third time
+   in a row ends the suggestion; so does a line equal to the first non-blank line below the
+   cursor (the model reached code that already exists).
+4. A last line ending in the text right of the cursor loses it when that leaves the brackets
+   balanced (the overlap of the first line is handled by ``overlap``).
+5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
+   removed" rule); a blank result means no suggestion.
+
+``should_stop`` applies the same rules to a partial stream so the upstream request can be
+closed as soon as more output could not change the suggestion.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from qodeassist_lsp.config.settings import OutputHandler
+
+__all__ = ["PostprocessOptions", "Postprocessor", "Processed", "alternatives"]
+
+_FENCE: Final = "```"
+_INTRO: Final = re.compile(
+    r"^(?:sure|certainly|okay|here|below|the following|i've|i have)\b|^[A-Za-z][^`]*\s[^`]*:$",
+    re.IGNORECASE,
+)
+"""A first line that may be a chat model's introduction to a code fence still to come."""
+_INTRO_LOOKAHEAD: Final = 3
+_OPENERS: Final = "([{"
+_CLOSERS: Final = ")]}"
+
+
+def _never_a_tag(tag: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class PostprocessOptions:
+    """Everything post-processing needs to know about the request."""
+
+    output_handler: OutputHandler = "auto"
+    drop_prose: bool = False
+    comment_prefix: str = "//"
+    single_line: bool = False
+    line_before: str = ""
+    """Text of the cursor line left of the cursor."""
+    line_after: str = ""
+    """Text of the cursor line right of the cursor."""
+    next_line: str = ""
+    """The first non-blank line below the cursor line."""
+    is_fence_tag: Callable[[str], bool] = field(default=_never_a_tag)
+    """Whether the first word after an opening fence names a language."""
+
+
+@dataclass(frozen=True, slots=True)
+class Processed:
+    """A suggestion and whether a stop rule ended it (more output could not change it)."""
+
+    text: str
+    cut: bool = False
+
+
+class Postprocessor:
+    """Applies the rules above for one request."""
+
+    def __init__(self, options: PostprocessOptions) -> None:
+        """Prepare post-processing for one request's ``options``."""
+        self.options = options
+
+    # ----------------------------------------------------------------------------------------
+    def process(self, raw: str, *, final: bool = True) -> Processed:
+        """Post-process ``raw``; with ``final=False`` only its complete lines count."""
+        raw = raw.replace("\r\n", "\n")
+        lines = raw.split("\n")
+        if not final:
+            lines.pop()  # the unterminated tail may still grow
+        if self._fenced(lines):
+            lines = self._unfence(lines)
+        if lines:
+            lines[0] = self._drop_echo(lines[0])
+        lines, cut = self._apply_stops(lines, complete=not final)
+        lines = self._trim_suffix_tail(lines)
+        lines = [line.rstrip() for line in lines]
+        while lines and not lines[-1]:
+            lines.pop()
+        return Processed("\n".join(lines), cut)
+
+    def should_stop(self, raw: str) -> bool:
+        """Whether the stream ``raw`` so far already decides the suggestion."""
+        if "\n" not in raw:
+            return False
+        if not self.process(raw, final=False).cut:
+            return False
+        if self.options.output_handler != "auto" or _FENCE in raw:
+            return True
+        # A chat model may open with prose and a fence only later: wait for a few lines.
+        complete = raw[: raw.rfind("\n")].split("\n")
+        first = next((line.strip() for line in complete if line.strip()), "")
+        return len(complete) >= _INTRO_LOOKAHEAD or not _INTRO.search(first)
+
+    # ----------------------------------------------------------------------------------------
+    def _fenced(self, lines: list[str]) -> bool:
+        handler = self.options.output_handler
+        if handler == "raw":
+            return False
+        if handler == "force":
+            return True
+        return any(line.lstrip().startswith(_FENCE) for line in lines)
+
+    def _unfence(self, lines: list[str]) -> list[str]:
+        opts = self.options
+        drop = opts.drop_prose or opts.single_line
+        out: list[str] = []
+        inside = False
+        for line in lines:
+            stripped = line.strip()
+            if stripped.startswith(_FENCE):
+                if not inside:
+                    rest = stripped[len(_FENCE) :].strip()
+                    word = rest.split(maxsplit=1)[0] if rest else ""
+                    if rest and not opts.is_fence_tag(word):
+                        out.append(rest)  # not a language: the model put code on the fence
+                inside = not inside
+                continue
+            if inside:
+                out.append(line)
+            elif not stripped:
+                out.append("")
+            elif not drop:
+                out.append(f"{opts.comment_prefix} {stripped}")
+        start = 0
+        while start < len(out) and not out[start].strip():
+            start += 1
+        end = len(out)
+        while end > start and not out[end - 1].strip():
+            end -= 1
+        return out[start:end]
+
+    def _drop_echo(self, first: str) -> str:
+        before = self.options.line_before
+        echoed = before.strip()
+        if len(echoed) < 3:
+            return first
+        body = first.lstrip()
+        if not body.startswith(echoed):
+            return first
+        rest = body[len(echoed) :]
+        return rest.lstrip() if before[-1:].isspace() else rest
+
+    def _apply_stops(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
+        opts = self.options
+        if opts.single_line:
+            if not lines:
+                return lines, False
+            return lines[:1], complete or len(lines) > 1
+        below = opts.next_line.rstrip()
+        for index, line in enumerate(lines):
+            if index >= 2 and line.strip() and line == lines[index - 1] == lines[index - 2]:
+                return lines[:index], True
+            if index >= 1 and below.strip() and line.rstrip() == below:
+                return lines[:index], True
+        return lines, False
+
+    def _trim_suffix_tail(self, lines: list[str]) -> list[str]:
+        tail = self.options.line_after.strip()
+        if len(lines) < 2 or not tail:
+            return lines
+        last = lines[-1].rstrip()
+        if not last.endswith(tail):
+            return lines
+        text = "\n".join(lines)
+        opened = sum(text.count(c) for c in _OPENERS)
+        closed = sum(text.count(c) for c in _CLOSERS)
+        removed = sum(tail.count(c) for c in _CLOSERS) - sum(tail.count(c) for c in _OPENERS)
+        # Only when the model closed brackets it never opened: the text right of the cursor
+        # already closes them.
+        if removed <= 0 or closed - opened < removed:
+            return lines
+        return [*lines[:-1], last[: len(last) - len(tail)]]
+
+
+def alternatives(text: str, limit: int) -> list[str]:
+    """Return up to ``limit`` distinct suggestions cut from ``text``: whole, first line, block."""
+    found: list[str] = []
+    candidates = [text]
+    if "\n" in text:
+        candidates.append(text.split("\n", 1)[0])
+        paragraph = text.split("\n\n", 1)[0].rstrip()
+        candidates.insert(1, paragraph)
+    for candidate in candidates:
+        if candidate.strip() and candidate not in found:
+            found.append(candidate)
+    return found[: max(limit, 1)]

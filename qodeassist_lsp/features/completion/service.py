@@ -1,0 +1,537 @@
+"""``CompletionService``: one inline completion request, from cursor to suggestion items.
+
+The L5 handlers for ``textDocument/inlineCompletion`` and ``textDocument/completion`` (and the
+``complete`` CLI command) call ``complete`` with a ``CompletionRequest``. The path, cheapest
+first:
+
+1. switched off, manual mode (automatic triggers), ``.qodeassistignore`` → no items;
+2. cancel-previous: a newer request for the same document answers the older one empty;
+3. the typed-ahead cache answers with no upstream request;
+4. a generation still running for this line whose output starts with what was typed since is
+   attached to instead of starting a new one; any other running generation is cancelled;
+5. automatic triggers pass smart suppression and the character threshold, then wait out the
+   adaptive debounce (and give up if the document changed meanwhile);
+6. the agent is routed, prefix/suffix and the ``completion.context`` layer are built and a
+   ``Generation`` streams; automatic requests get at most ``time_budget_ms`` (then the complete
+   lines streamed so far are returned), invoked ones several items.
+
+Every await is a cancellation point: cancelling ``complete`` (``$/cancelRequest``) detaches
+from the generation, whose upstream stream is closed after a short grace period unless a
+follow-up request attaches. ``CancelledError`` is never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
+from qodeassist_lsp.context.documents import (
+    Document,
+    DocumentEvent,
+    DocumentEventKind,
+    DocumentStore,
+    offset_at,
+)
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
+from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.features.completion.context_builder import (
+    Cursor,
+    HeaderCache,
+    build_context,
+    context_layer,
+)
+from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer
+from qodeassist_lsp.features.completion.generation import Anchor, Generation
+from qodeassist_lsp.features.completion.languages import (
+    DEFAULT_COMMENT_PREFIX,
+    LanguageTable,
+    mime_type,
+)
+from qodeassist_lsp.features.completion.overlap import replace_length
+from qodeassist_lsp.features.completion.postprocess import (
+    PostprocessOptions,
+    Postprocessor,
+    alternatives,
+)
+from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
+from qodeassist_lsp.features.completion.triggers import (
+    TypingCounter,
+    evaluate_trigger,
+    single_line_mode,
+)
+from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
+
+__all__ = [
+    "CompletionBackend",
+    "CompletionItem",
+    "CompletionRequest",
+    "CompletionResult",
+    "CompletionService",
+    "PathFilter",
+    "TriggerKind",
+]
+
+log = logging.getLogger("qodeassist.completion")
+
+_ISSUED_CAPACITY = 512
+
+
+class TriggerKind(enum.StrEnum):
+    """Why the editor asked: an explicit gesture, or typing."""
+
+    INVOKED = "invoked"
+    AUTOMATIC = "automatic"
+
+
+class CompletionBackend(Protocol):
+    """What the service needs of the core ``Runtime`` (read at every request, reload-safe)."""
+
+    @property
+    def configuration(self) -> Configuration:
+        """The current configuration snapshot (agents, pipelines, settings)."""
+        ...
+
+    @property
+    def sessions(self) -> SessionManager:
+        """The current session manager."""
+        ...
+
+
+class PathFilter(Protocol):
+    """Answers whether a file is excluded by ``.qodeassistignore`` (``IgnoreFilter`` does)."""
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether ``path`` must not be read or sent to a model."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionRequest:
+    """One request: the document snapshot, the cursor (code points) and the trigger."""
+
+    document: Document
+    line: int
+    character: int
+    """Column in code points (the server converts from UTF-16)."""
+    trigger: TriggerKind = TriggerKind.AUTOMATIC
+    offset: int = -1
+    """Offset of the cursor in ``document.text``; computed from line/character when < 0."""
+    project_name: str | None = None
+    """Project name for agent ``[match]`` rules; default: the configured project's folder."""
+
+    def __post_init__(self) -> None:
+        if self.offset < 0:
+            offset = offset_at(self.document.text, self.line, self.character)
+            object.__setattr__(self, "offset", offset)
+            object.__setattr__(
+                self, "character", offset - (self.document.text.rfind("\n", 0, offset) + 1)
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionItem:
+    """One suggestion: insert ``insert_text`` over [start, end) of ``line`` (code points)."""
+
+    id: str
+    """Pass back through ``qodeassist.accepted`` for acceptance statistics."""
+    insert_text: str
+    line: int
+    start_character: int
+    end_character: int
+    """End of the replaced range: the cursor plus the overlap with the text right of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionResult:
+    """The items (possibly none) and how the request ended."""
+
+    items: tuple[CompletionItem, ...] = ()
+    outcome: Outcome = Outcome.EMPTY
+    reason: str = ""
+    """Why there are no items (suppressed, ignored, superseded, …), for logs."""
+    agent: str = ""
+    error: ErrorInfo | None = None
+    """Set when the outcome is ``error``: the typed error to show (rate-limited) to the user."""
+    elapsed_ms: float = 0.0
+
+
+class _Pending:
+    """A request waiting in ``complete``; a newer one for the same document supersedes it."""
+
+    __slots__ = ("superseded",)
+
+    def __init__(self) -> None:
+        self.superseded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def supersede(self) -> None:
+        if not self.superseded.done():
+            self.superseded.set_result(None)
+
+    async def wait(self, delay_s: float) -> bool:
+        """Sleep ``delay_s`` seconds; return True if superseded meanwhile."""
+        done, _ = await asyncio.wait([self.superseded], timeout=delay_s)
+        return bool(done)
+
+
+class CompletionService:
+    """Inline completion over the core runtime; one instance per server."""
+
+    def __init__(
+        self,
+        backend: CompletionBackend,
+        documents: DocumentStore,
+        *,
+        ignore: PathFilter | None = None,
+        settings: Callable[[], Settings] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        reuse_grace_s: float = 0.25,
+    ) -> None:
+        """Create the service.
+
+        Args:
+            backend: The ``Runtime`` (configuration and sessions are read per request).
+            documents: The open documents; the service listens to their edits.
+            ignore: The project's ``.qodeassistignore`` filter.
+            settings: Returns the current settings; default: the backend configuration's.
+            clock: Monotonic seconds for typing rhythm and debounce (injectable for tests).
+            reuse_grace_s: How long a generation nobody waits for keeps streaming, so that a
+                follow-up request can attach to it; 0 closes it at once.
+        """
+        self._backend = backend
+        self._documents = documents
+        self._ignore = ignore
+        self._settings = settings or (lambda: backend.configuration.settings)
+        self._clock = clock
+        self._grace_s = reuse_grace_s
+        self.stats = CompletionStats()
+        self._typing = TypingCounter(clock)
+        self._debouncer = AdaptiveDebouncer(clock)
+        self._cache = TypedAheadCache()
+        self._headers = HeaderCache()
+        self._pending: dict[str, _Pending] = {}
+        self._generations: dict[str, Generation] = {}
+        self._issued: OrderedDict[str, str] = OrderedDict()
+        self._languages = LanguageTable()
+        self._custom: list[CustomLanguage] | None = None
+        documents.add_listener(self._on_document)
+        self._sync_documents(self._settings().completion)
+
+    # -- public API ----------------------------------------------------------------------------
+    async def complete(self, request: CompletionRequest) -> CompletionResult:
+        """Answer one completion request (cancellable at every await)."""
+        uri = request.document.uri
+        pending = _Pending()
+        previous = self._pending.get(uri)
+        if previous is not None:
+            previous.supersede()
+        self._pending[uri] = pending
+        started = asyncio.get_running_loop().time()
+        try:
+            result = await self._complete(request, pending, started)
+        except asyncio.CancelledError:
+            self.stats.record(Outcome.CANCELLED)
+            raise
+        finally:
+            if self._pending.get(uri) is pending:
+                del self._pending[uri]
+        elapsed = (asyncio.get_running_loop().time() - started) * 1000.0
+        result = _with_elapsed(result, elapsed)
+        latency = elapsed if result.outcome in _MODEL_OUTCOMES else None
+        self.stats.record(
+            result.outcome, agent=result.agent, latency_ms=latency, error=result.error
+        )
+        log.debug(
+            "completion %s: %s %s (%d items, %.1f ms)",
+            uri,
+            result.outcome,
+            result.reason,
+            len(result.items),
+            elapsed,
+        )
+        return result
+
+    def accept(self, item_id: str) -> bool:
+        """Record that the suggestion ``item_id`` was accepted (``qodeassist.accepted``)."""
+        agent = self._issued.pop(item_id, None)
+        if agent is None:
+            return False
+        self.stats.record_accepted(agent)
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """Return the completion part of ``qodeassist/status`` (camelCase JSON)."""
+        data = self.stats.to_json()
+        data["inFlight"] = sum(1 for g in self._generations.values() if not g.done.done())
+        data["cachedSuggestions"] = len(self._cache)
+        data["typingIntervalMs"] = self._debouncer.average_interval_ms
+        return data
+
+    def reset(self) -> None:
+        """Drop cached suggestions and cancel running generations (configuration reloaded)."""
+        self._cache.clear()
+        for generation in list(self._generations.values()):
+            generation.cancel()
+
+    def close(self) -> None:
+        """Stop listening to documents and cancel everything in flight."""
+        self._documents.remove_listener(self._on_document)
+        for pending in list(self._pending.values()):
+            pending.supersede()
+        self.reset()
+
+    # -- the request path ----------------------------------------------------------------------
+    async def _complete(
+        self, request: CompletionRequest, pending: _Pending, started: float
+    ) -> CompletionResult:
+        settings = self._settings()
+        cs = settings.completion
+        self._sync_documents(cs)
+        document = request.document
+        uri = document.uri
+        invoked = request.trigger is TriggerKind.INVOKED
+        if not settings.general.enabled:
+            return CompletionResult(outcome=Outcome.DISABLED, reason="[general] enabled = false")
+        if not invoked and (cs.mode == "manual" or not cs.auto_completion):
+            return CompletionResult(outcome=Outcome.DISABLED, reason="automatic completion is off")
+        if self._is_ignored(document):
+            return CompletionResult(outcome=Outcome.IGNORED, reason=".qodeassistignore")
+        cursor = Cursor.at_position(document.text, request.line, request.character, request.offset)
+
+        if cs.typed_ahead_cache:
+            hit = self._cache.lookup(uri, cursor.line, cursor.line_before, cursor.line_after)
+            if hit is not None:
+                self._cancel_generation_unless_serving(uri, cursor)
+                items = self._items(hit.texts, cursor, cs, invoked, hit.agent)
+                return CompletionResult(items, Outcome.TYPED_AHEAD, agent=hit.agent)
+
+        running = self._generations.get(uri)
+        if running is not None:
+            typed = running.serves(cursor.line, cursor.line_before, cursor.line_after)
+            if typed is not None:
+                return await self._wait(
+                    running, typed, cursor, cs, invoked, pending, started, reused=True
+                )
+            running.cancel()
+
+        if not invoked:
+            typed_count = self._typing.count(
+                uri, ignore_whitespace=cs.ignore_whitespace_in_char_count
+            )
+            decision = evaluate_trigger(cs, cursor.line_before, cursor.line_after, typed_count)
+            if not decision.allowed:
+                return CompletionResult(outcome=Outcome.SUPPRESSED, reason=decision.reason)
+            delay = self._debouncer.remaining_s(cs, eager=decision.eager)
+            if delay > 0 and await pending.wait(delay):
+                return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
+            current = self._documents.get(uri)
+            if current is not None and current.version != document.version:
+                return CompletionResult(outcome=Outcome.SUPERSEDED, reason="document changed")
+
+        generation = self._start(request, cursor, cs)
+        if isinstance(generation, CompletionResult):
+            return generation
+        return await self._wait(generation, "", cursor, cs, invoked, pending, started)
+
+    def _start(
+        self, request: CompletionRequest, cursor: Cursor, cs: CompletionSettings
+    ) -> Generation | CompletionResult:
+        document = request.document
+        configuration = self._backend.configuration
+        project = request.project_name
+        if project is None:
+            folder = configuration.paths.project
+            project = folder.name if folder is not None else ""
+        try:
+            profile = AgentRouter(configuration.agents).pick(
+                configuration.pipelines.code_completion, document.path or document.uri, project
+            )
+        except NoAgentMatches as exc:
+            error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
+            return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
+        language = self._languages.detect(document.path, document.language_id)
+        header = self._headers.get(document, language) if cs.skip_license_header else None
+        context = build_context(document, cursor, cs, header)
+        layer = context_layer(
+            document,
+            mime=mime_type(document.path or document.uri, document.language_id),
+            settings=cs,
+            store=self._documents,
+            is_ignored=self._is_ignored,
+        )
+        options = PostprocessOptions(
+            output_handler=cs.output_handler,
+            drop_prose=cs.drop_prose,
+            comment_prefix=language.comment_prefix if language else DEFAULT_COMMENT_PREFIX,
+            single_line=single_line_mode(cs.multi_line, cursor.line_after),
+            line_before=cursor.line_before,
+            line_after=cursor.line_after,
+            next_line=cursor.next_line(document.text),
+            is_fence_tag=self._languages.is_fence_tag,
+        )
+        sessions = self._backend.sessions
+        agent = profile.name
+        generation = Generation(
+            Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after),
+            agent,
+            lambda: sessions.acquire(agent, Pipeline.COMPLETION),
+            context,
+            layer=layer,
+            language=language.name if language else "",
+            postprocessor=Postprocessor(options),
+            grace_s=self._grace_s,
+            on_done=self._generation_done,
+        )
+        self._generations[document.uri] = generation
+        generation.start()
+        return generation
+
+    async def _wait(
+        self,
+        generation: Generation,
+        typed: str,
+        cursor: Cursor,
+        cs: CompletionSettings,
+        invoked: bool,
+        pending: _Pending,
+        started: float,
+        *,
+        reused: bool = False,
+    ) -> CompletionResult:
+        loop = asyncio.get_running_loop()
+        timeout: float | None = None
+        if not invoked and cs.time_budget_ms > 0:
+            timeout = max(0.0, started + cs.time_budget_ms / 1000.0 - loop.time())
+        agent = generation.agent
+        generation.attach()
+        try:
+            await asyncio.wait(
+                [generation.done, pending.superseded],
+                timeout=timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            generation.detach()
+        if pending.superseded.done():
+            return CompletionResult(
+                outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent
+            )
+        timed_out = not generation.done.done()
+        if generation.error is not None:
+            return CompletionResult(
+                outcome=Outcome.ERROR, reason="provider error", agent=agent, error=generation.error
+            )
+        if generation.cancelled and not generation.text:
+            return CompletionResult(
+                outcome=Outcome.SUPERSEDED, reason="generation cancelled", agent=agent
+            )
+        texts = alternatives(generation.result().text, cs.max_items_invoked)
+        rests = [t[len(typed) :] for t in texts if t.startswith(typed) and len(t) > len(typed)]
+        items = self._items(rests, cursor, cs, invoked, agent)
+        if timed_out:
+            return CompletionResult(items, Outcome.TIMEOUT, reason="time_budget_ms", agent=agent)
+        if not items:
+            return CompletionResult(outcome=Outcome.EMPTY, reason="nothing to suggest", agent=agent)
+        return CompletionResult(items, Outcome.REUSED if reused else Outcome.MODEL, agent=agent)
+
+    def _items(
+        self,
+        texts: Sequence[str],
+        cursor: Cursor,
+        cs: CompletionSettings,
+        invoked: bool,
+        agent: str,
+    ) -> tuple[CompletionItem, ...]:
+        limit = cs.max_items_invoked if invoked else 1
+        items: list[CompletionItem] = []
+        for text in texts[:limit]:
+            item_id = uuid.uuid4().hex[:16]
+            end = cursor.character + replace_length(text, cursor.line_after)
+            items.append(CompletionItem(item_id, text, cursor.line, cursor.character, end))
+            self._issued[item_id] = agent
+            if len(self._issued) > _ISSUED_CAPACITY:
+                self._issued.popitem(last=False)
+        return tuple(items)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _generation_done(self, generation: Generation) -> None:
+        anchor = generation.anchor
+        if self._generations.get(anchor.uri) is generation:
+            del self._generations[anchor.uri]
+        if generation.error is not None or not generation.reusable or generation.cancelled:
+            return
+        cs = self._settings().completion
+        if not cs.typed_ahead_cache:
+            return
+        texts = alternatives(generation.result().text, cs.max_items_invoked)
+        self._cache.put(
+            anchor.uri, anchor.line, anchor.line_before, anchor.line_after, texts, generation.agent
+        )
+
+    def _cancel_generation_unless_serving(self, uri: str, cursor: Cursor) -> None:
+        running = self._generations.get(uri)
+        if (
+            running is not None
+            and running.serves(cursor.line, cursor.line_before, cursor.line_after) is None
+        ):
+            running.cancel()
+
+    def _on_document(self, event: DocumentEvent) -> None:
+        uri = event.document.uri
+        if event.kind is DocumentEventKind.CLOSED:
+            self._typing.reset(uri)
+            self._cache.forget(uri)
+            self._headers.forget(uri)
+            running = self._generations.get(uri)
+            if running is not None:
+                running.cancel()
+            pending = self._pending.get(uri)
+            if pending is not None:
+                pending.supersede()
+            return
+        if event.kind is not DocumentEventKind.CHANGED or not event.edits:
+            return
+        window_s = self._settings().completion.typing_interval_ms / 1000.0
+        for edit in event.edits:
+            self._typing.note_insert(uri, edit.inserted, window_s)
+        self._debouncer.note_keystroke()
+        self._cache.note_edits(uri, event.edits)
+        running = self._generations.get(uri)
+        if running is not None and any(
+            edit.multiline or edit.line != running.anchor.line for edit in event.edits
+        ):
+            running.reusable = False
+
+    def _is_ignored(self, document: Document) -> bool:
+        return (
+            bool(document.path)
+            and self._ignore is not None
+            and self._ignore.is_ignored(document.path)
+        )
+
+    def _sync_documents(self, cs: CompletionSettings) -> None:
+        """Follow settings that shape long-lived state (changes cache size, languages)."""
+        if self._documents.max_changes != cs.max_changes_cache_size:
+            self._documents.max_changes = cs.max_changes_cache_size
+        if self._custom != cs.custom_languages:
+            self._custom = list(cs.custom_languages)
+            self._languages = LanguageTable(cs.custom_languages)
+
+
+_MODEL_OUTCOMES = frozenset({Outcome.MODEL, Outcome.REUSED, Outcome.EMPTY, Outcome.TIMEOUT})
+
+
+def _with_elapsed(result: CompletionResult, elapsed_ms: float) -> CompletionResult:
+    return CompletionResult(
+        result.items, result.outcome, result.reason, result.agent, result.error, elapsed_ms
+    )

@@ -1,0 +1,169 @@
+"""The server's backend: configuration, editor settings, the core runtime and config watching.
+
+Kept free of pygls so it can be tested directly. The configuration is loaded off the event
+loop (it reads and dry-renders every agent), so ``initialize`` answers at once; handlers that
+need it await ``configuration()``. Config files are polled for changes (a few ``stat`` calls);
+a change reloads everything and flushes pooled sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.config.configuration import Configuration, load_configuration
+from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.config.problems import ConfigProblem
+from qodeassist_lsp.config.secrets import SecretsPort
+from qodeassist_lsp.core.runtime import Runtime
+
+log = logging.getLogger("qodeassist.server")
+
+Signature = tuple[tuple[str, int, int], ...]
+ReloadListener = Callable[[Configuration], None]
+
+
+class Backend:
+    """Owns the configuration snapshot and the runtime built from it."""
+
+    def __init__(
+        self,
+        paths_factory: Callable[[Path | None], ConfigPaths] = ConfigPaths.discover,
+        secrets: SecretsPort | None = None,
+    ) -> None:
+        self._paths_factory = paths_factory
+        self._secrets = secrets
+        self._paths: ConfigPaths | None = None
+        self._editor_settings: dict[str, Any] = {}
+        self._config: Configuration | None = None
+        self._runtime: Runtime | None = None
+        self._ready = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._signature: Signature = ()
+        self._watcher: asyncio.Task[None] | None = None
+        self.listeners: list[ReloadListener] = []
+
+    @property
+    def current(self) -> Configuration | None:
+        """The configuration loaded so far, or None while the first load runs."""
+        return self._config
+
+    def provider_health(self) -> list[dict[str, Any]]:
+        """Return the health of every provider used so far (for ``qodeassist/status``)."""
+        return [] if self._runtime is None else self._runtime.provider_health()
+
+    @property
+    def paths(self) -> ConfigPaths | None:
+        """The configuration roots, once ``start`` ran."""
+        return self._paths
+
+    async def start(self, project: Path | None, editor_settings: Mapping[str, Any] | None) -> None:
+        """Resolve the roots for ``project`` and load the configuration in the background."""
+        self._paths = self._paths_factory(project)
+        self._editor_settings = dict(editor_settings or {})
+        await self.reload()
+
+    async def configuration(self) -> Configuration:
+        """Return the current configuration, waiting for the first load."""
+        await self._ready.wait()
+        assert self._config is not None
+        return self._config
+
+    async def runtime(self) -> Runtime:
+        """Return the runtime, waiting for the first load."""
+        await self._ready.wait()
+        assert self._runtime is not None
+        return self._runtime
+
+    async def set_editor_settings(self, settings: Mapping[str, Any] | None) -> None:
+        """Apply the editor's ``qodeassist`` settings section (a reload if it changed)."""
+        new = dict(settings or {})
+        if new != self._editor_settings:
+            self._editor_settings = new
+            await self.reload()
+
+    async def reload(self) -> Configuration:
+        """Load the configuration again and switch the runtime over to it."""
+        paths = self._paths
+        if paths is None:
+            raise RuntimeError("Backend.start() was not called")
+        async with self._lock:
+            signature = await asyncio.to_thread(config_signature, paths)
+            config = await asyncio.to_thread(load_configuration, paths, (), self._editor_settings)
+            self._signature = signature
+            self._config = config
+            if self._runtime is None:
+                self._runtime = Runtime(config, self._secrets)
+            else:
+                await self._runtime.reload(config)
+            self._ready.set()
+        errors = len(config.errors)
+        log.info(
+            "configuration loaded: %d agents, %d providers, %d problem(s) (%d error(s))",
+            len(config.agents),
+            len(config.providers),
+            len(config.problems),
+            errors,
+        )
+        for listener in self.listeners:
+            listener(config)
+        return config
+
+    def problems_for(self, path: Path) -> list[ConfigProblem]:
+        """Return the problems of the current configuration located in ``path``."""
+        if self._config is None:
+            return []
+        target = str(path.resolve())
+        return [
+            p for p in self._config.problems if p.file and str(Path(p.file).resolve()) == target
+        ]
+
+    def watch(self, interval: float = 2.0) -> None:
+        """Start polling the config files; a change triggers ``reload``."""
+        if self._watcher is None:
+            self._watcher = asyncio.create_task(self._poll(interval), name="qa-config-watch")
+
+    async def _poll(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            paths = self._paths
+            if paths is None:
+                continue
+            try:
+                signature = await asyncio.to_thread(config_signature, paths)
+                if signature != self._signature:
+                    log.info("configuration files changed; reloading")
+                    await self.reload()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a broken poll must not stop watching
+                log.exception("config watch failed")
+
+    async def aclose(self) -> None:
+        """Stop watching and close the runtime."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+            self._watcher = None
+        if self._runtime is not None:
+            await self._runtime.aclose()
+
+
+def config_signature(paths: ConfigPaths) -> Signature:
+    """Return (path, mtime, size) of every user and project config file, for change polling."""
+    roots = [paths.config_root]
+    if paths.project_config is not None:
+        roots.append(paths.project_config)
+    entries: list[tuple[str, int, int]] = []
+    for root in roots:
+        for pattern in ("*.toml", "*.json", ".env", "providers/*.toml", "agents/*.toml"):
+            for file in sorted(root.glob(pattern)):
+                with contextlib.suppress(OSError):
+                    stat = file.stat()
+                    entries.append((str(file), stat.st_mtime_ns, stat.st_size))
+    return tuple(entries)

@@ -1,0 +1,214 @@
+"""The pygls language server: lifecycle, settings, documents, configuration diagnostics, status.
+
+Handlers stay thin: they translate LSP to calls on the ``Backend`` and the feature services and
+back. Feature handlers (completion, refactor, chat) register themselves from their own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from qodeassist_lsp import __version__
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.problems import ConfigProblem
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.backend import Backend
+from qodeassist_lsp.lsp.protocol import QodeProtocol
+from qodeassist_lsp.lsp.throttle import MessageThrottle
+
+log = logging.getLogger("qodeassist.server")
+
+
+class QodeAssistServer(LanguageServer):
+    """The language server and the state its handlers share."""
+
+    def __init__(self, backend: Backend | None = None) -> None:
+        super().__init__(
+            "qodeassist-lsp",
+            __version__,
+            protocol_cls=QodeProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.backend = backend or Backend()
+        self.throttle = MessageThrottle()
+        self.start_task: asyncio.Task[None] | None = None
+        self.backend.listeners.append(self._on_reload)
+
+    def show_error(self, key: str, message: str) -> None:
+        """Show ``message`` to the user, at most once per throttle window per ``key``."""
+        if self.throttle.allow(key):
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=message)
+            )
+
+    def _on_reload(self, config: Configuration) -> None:
+        for uri in list(self.workspace.text_documents):
+            self.publish_config_diagnostics(uri)
+        errors = config.errors
+        if errors:
+            self.show_error(
+                f"config-errors-{len(errors)}",
+                f"qodeassist: {len(errors)} configuration error(s), first: {errors[0].format()} "
+                "— run `qodeassist-lsp agents validate` for all",
+            )
+        self.protocol.notify(methods.STATUS, self.status())
+
+    def publish_config_diagnostics(self, uri: str) -> None:
+        """Publish load problems of the config file ``uri`` (if it is one) as diagnostics."""
+        path = to_fs_path(uri)
+        if path is None or not path.endswith((".toml", ".json")):
+            return
+        problems = self.backend.problems_for(Path(path))
+        paths = self.backend.paths
+        inside = paths is not None and _is_config_file(Path(path), paths.config_root, paths.project)
+        if not problems and not inside:
+            return
+        diagnostics = [_diagnostic(p) for p in problems]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    def status(self) -> dict[str, Any]:
+        """Return the ``qodeassist/status`` payload."""
+        config = self.backend.current
+        if config is None:
+            return {"state": "loading", "version": __version__}
+        return {
+            "state": "ready",
+            "version": __version__,
+            "configRoot": str(config.paths.config_root),
+            "agents": len(config.agents),
+            "providers": self.backend.provider_health(),
+            "problems": {
+                "errors": len(config.errors),
+                "warnings": len(config.problems) - len(config.errors),
+            },
+            "pipelines": {
+                "codeCompletion": list(config.pipelines.code_completion),
+                "chatAssistant": list(config.pipelines.chat_assistant),
+                "chatCompression": config.pipelines.chat_compression,
+                "quickRefactor": config.pipelines.quick_refactor,
+            },
+        }
+
+
+def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:
+    resolved = path.resolve()
+    roots = [config_root.resolve()]
+    if project is not None:
+        roots.append((project / ".qodeassist").resolve())
+    return any(resolved.is_relative_to(root) for root in roots)
+
+
+def _diagnostic(problem: ConfigProblem) -> types.Diagnostic:
+    line = max((problem.line or 1) - 1, 0)
+    severity = (
+        types.DiagnosticSeverity.Error
+        if problem.severity == "error"
+        else types.DiagnosticSeverity.Warning
+    )
+    return types.Diagnostic(
+        range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)),
+        message=problem.message,
+        severity=severity,
+        source="qodeassist",
+    )
+
+
+def _editor_settings(value: Any) -> dict[str, Any] | None:
+    """Accept ``{"qodeassist": {...}}`` or the section itself."""
+    if not isinstance(value, dict):
+        return None
+    section = value.get(methods.CONFIG_SECTION, value)
+    return section if isinstance(section, dict) else None
+
+
+def _project_of(params: types.InitializeParams) -> Path | None:
+    for folder in params.workspace_folders or []:
+        path = to_fs_path(folder.uri)
+        if path:
+            return Path(path)
+    if params.root_uri:
+        path = to_fs_path(params.root_uri)
+        if path:
+            return Path(path)
+    return Path(params.root_path) if params.root_path else None
+
+
+def create_server(backend: Backend | None = None) -> QodeAssistServer:
+    """Build the server with every handler registered."""
+    server = QodeAssistServer(backend)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
+        settings = _editor_settings(params.initialization_options)
+        ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
+        if ls.start_task is not None:
+            await ls.start_task
+        await _pull_configuration(ls)
+        ls.backend.watch()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: QodeAssistServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        settings = _editor_settings(params.settings)
+        if settings is not None:
+            await ls.backend.set_editor_settings(settings)
+        else:
+            await _pull_configuration(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: QodeAssistServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.publish_config_diagnostics(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        paths = ls.backend.paths
+        if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
+            await ls.backend.reload()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: QodeAssistServer, params: None) -> None:
+        await ls.backend.aclose()
+
+    @server.feature(methods.STATUS)
+    def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        return ls.status()
+
+    @server.command(methods.CMD_RELOAD)
+    async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
+        config = await ls.backend.reload()
+        return {"agents": len(config.agents), "errors": len(config.errors)}
+
+    return server
+
+
+async def _pull_configuration(ls: QodeAssistServer) -> None:
+    capabilities = ls.client_capabilities.workspace
+    if capabilities is None or not capabilities.configuration:
+        return
+    try:
+        answer = await ls.workspace_configuration_async(
+            types.ConfigurationParams(
+                items=[types.ConfigurationItem(section=methods.CONFIG_SECTION)]
+            )
+        )
+    except Exception as exc:  # a client that fails this request must not break the server
+        log.warning("workspace/configuration failed: %s", exc)
+        return
+    if answer:
+        section = answer[0]
+        if isinstance(section, dict):
+            await ls.backend.set_editor_settings(section)

@@ -1,0 +1,82 @@
+"""Drive the real server process over stdio with pytest-lsp and real editor capabilities."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+
+@pytest.fixture
+def lsp_home(tmp_path: Path) -> Path:
+    """A config root, data root and workspace for one server run."""
+    for name in ("config/agents", "config/providers", "data", "project"):
+        (tmp_path / name).mkdir(parents=True)
+    return tmp_path
+
+
+def server_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "QODEASSIST_CONFIG_DIR": str(home / "config"),
+        "QODEASSIST_DATA_DIR": str(home / "data"),
+        "QODEASSIST_LOG_LEVEL": "INFO",
+    }
+    env.update(extra or {})
+    return env
+
+
+def client_factory() -> LanguageClient:
+    client = pytest_lsp.make_test_lsp_client()
+    client.statuses = []  # type: ignore[attr-defined]
+
+    @client.feature("qodeassist/status")
+    def on_status(ls: LanguageClient, params: Any) -> None:
+        ls.statuses.append(params)  # type: ignore[attr-defined]
+
+    return client
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "qodeassist_lsp"],
+        client_factory=client_factory,
+    )
+)
+async def client(
+    lsp_client: LanguageClient, lsp_home: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[LanguageClient]:
+    editor = getattr(request, "param", "neovim")
+    capabilities = pytest_lsp.client_capabilities(editor)
+    lsp_client.init_params = types.InitializeParams(  # type: ignore[attr-defined]
+        capabilities=capabilities,
+        root_uri=(lsp_home / "project").as_uri(),
+        workspace_folders=[types.WorkspaceFolder((lsp_home / "project").as_uri(), "project")],
+        initialization_options={"qodeassist": {"completion": {"lines_before": 12}}},
+    )
+    yield lsp_client
+    await stop_server(lsp_client)
+
+
+async def stop_server(client: LanguageClient) -> None:
+    """End the server even when the test failed half-way (pytest-lsp would wait forever)."""
+    import asyncio
+    import contextlib
+
+    process = client._server
+    if process is None or process.returncode is not None:
+        return
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.shutdown_session(), 5)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(process.wait(), 5)
+    if process.returncode is None:
+        process.kill()
+        await process.wait()

@@ -1,0 +1,190 @@
+"""Prefix/suffix windows, licence headers, the cursor and the completion.context layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qodeassist_lsp.config.settings import CompletionSettings
+from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.features.completion.context_builder import (
+    Cursor,
+    HeaderCache,
+    build_context,
+    context_layer,
+    find_license_header,
+)
+from qodeassist_lsp.features.completion.languages import LanguageTable
+
+TABLE = LanguageTable()
+LINES = "".join(f"line{i}\n" for i in range(10))
+
+
+def doc(text: str, path: str = "/p/a.py") -> Document:
+    return Document("file://" + path, text, 1, "python", path)
+
+
+def cursor_at(text: str, marker: str = "|") -> tuple[str, Cursor]:
+    offset = text.index(marker)
+    text = text.replace(marker, "", 1)
+    return text, Cursor.at(text, offset)
+
+
+def test_cursor_parts() -> None:
+    text, cursor = cursor_at("a\nfoo(|x)\r\nb")
+    assert (cursor.line, cursor.character) == (1, 4)
+    assert (cursor.line_before, cursor.line_after) == ("foo(", "x)")
+    assert cursor.next_line(text) == "b"
+    assert Cursor.at_position(text, 1, 4, cursor.offset) == cursor
+    text, cursor = cursor_at("x|\n\n  \n  y\n")
+    assert cursor.next_line(text) == "  y"
+    text, cursor = cursor_at("last|")
+    assert cursor.next_line(text) == "" and cursor.line_after == ""
+
+
+def test_lines_window_includes_the_cursor_line_in_both() -> None:
+    text = LINES
+    offset = text.index("line5") + 3
+    cursor = Cursor.at(text, offset)
+    ctx = build_context(doc(text), cursor, CompletionSettings(lines_before=2, lines_after=1))
+    assert ctx.prefix == "line3\nline4\nlin"
+    assert ctx.suffix == "e5\nline6"
+    ctx = build_context(doc(text), cursor, CompletionSettings(lines_before=0, lines_after=0))
+    assert (ctx.prefix, ctx.suffix) == ("lin", "e5")
+    big = build_context(doc(text), cursor, CompletionSettings(lines_before=99, lines_after=99))
+    assert big.prefix + big.suffix == text
+
+
+def test_full_file() -> None:
+    text = LINES
+    cursor = Cursor.at(text, 17)
+    ctx = build_context(doc(text), cursor, CompletionSettings(read_full_file=True))
+    assert (ctx.prefix, ctx.suffix) == (text[:17], text[17:])
+
+
+def test_token_budget_interleaves_and_hands_over_spare_budget() -> None:
+    text = "".join(f"{i:07d}\n" for i in range(100))  # 8 chars = 2 tokens a line
+    cursor = Cursor.at(text, text.index("0000050"))
+    settings = CompletionSettings(max_context_tokens=20, prefix_ratio=0.5)
+    ctx = build_context(doc(text), cursor, settings)
+    assert ctx.prefix.count("\n") == 5 and ctx.suffix.count("\n") == 4
+    assert ctx.prefix.startswith("0000045") and ctx.suffix.endswith("0000054")
+    near_end = Cursor.at(text, text.index("0000098"))
+    ctx = build_context(doc(text), near_end, settings)
+    # the suffix hits the end of the file: its spare share goes to the prefix
+    assert ctx.suffix == "0000098\n0000099\n"
+    assert ctx.prefix.count("\n") == 7
+
+
+def test_token_budget_with_ratio() -> None:
+    text = "".join(f"{i:07d}\n" for i in range(100))
+    cursor = Cursor.at(text, text.index("0000050"))
+    ctx = build_context(doc(text), cursor, CompletionSettings(max_context_tokens=40))
+    assert ctx.prefix.count("\n") == 15
+    assert ctx.suffix.count("\n") == 4
+
+
+LICENCE = """/*
+ * Copyright (C) 2024 Jane Doe
+ * Licensed under the GPL.
+ */
+// helpers follow
+#include <x.h>
+
+int main() {
+"""
+
+
+def test_licence_header_found_and_skipped() -> None:
+    c_lang = TABLE.detect("/p/a.c")
+    header = find_license_header(LICENCE, c_lang)
+    assert header is not None
+    assert LICENCE[: header.end].endswith("// helpers follow\n")
+    text = LICENCE + "    return 0;\n}\n"
+    cursor = Cursor.at(text, text.index("return"))
+    ctx = build_context(doc(text, "/p/a.c"), cursor, CompletionSettings(), header)
+    assert ctx.prefix.startswith("#include <x.h>")
+    assert "Copyright" not in ctx.prefix
+
+
+def test_cursor_inside_the_header() -> None:
+    header = find_license_header(LICENCE, TABLE.detect("/p/a.c"))
+    assert header is not None
+    cursor = Cursor.at(LICENCE, LICENCE.index("Licensed"))
+    ctx = build_context(doc(LICENCE, "/p/a.c"), cursor, CompletionSettings(lines_after=2), header)
+    assert ctx.prefix == " * "
+    assert ctx.suffix == "#include <x.h>\n"
+
+
+def test_licence_detection_rules() -> None:
+    py = TABLE.detect("/a.py")
+    assert find_license_header("# Copyright 2020 ACME\nimport os\n", py) is not None
+    assert find_license_header("# (c) Jane Doe\nx = 1\n", py) is not None
+    assert find_license_header("# Written 2021 by Jane Doe\n", py) is not None  # year + name
+    assert find_license_header("# just a comment\nx = 1\n", py) is None
+    assert find_license_header("# copyright, no year or name\n", py) is None
+    # a trailing comment after code is not a header block
+    assert find_license_header("x = 1  # Copyright 2020 ACME\n", py) is None
+    # `#` is not a comment in C: an #include line never hides the code
+    assert find_license_header("#include <a> // x\n", TABLE.detect("/a.c")) is None
+    # unknown languages accept every syntax (the original's regex)
+    header = find_license_header("#!/bin/x\n# Copyright 2020 ACME\n\nbody\n", None)
+    assert header is not None and header.start == 0
+
+
+def test_first_qualifying_block_wins_and_adjacent_lines_merge() -> None:
+    py = TABLE.detect("/a.py")
+    text = "# module docs\n\n# Copyright 2020 ACME\n# more text\n\nx = 1\n"
+    header = find_license_header(text, py)
+    assert header is not None
+    assert text[header.start : header.end] == "# Copyright 2020 ACME\n# more text\n"
+
+
+def test_header_cache_reuses_while_head_unchanged() -> None:
+    cache = HeaderCache()
+    py = TABLE.detect("/a.py")
+    first = doc("# Copyright 2020 ACME\nx\n")
+    assert cache.get(first, py) is not None
+    assert cache.get(Document(first.uri, first.text + "y\n"), py) is not None
+    assert cache.get(Document(first.uri, "x\n"), py) is None
+    cache.forget(first.uri)
+
+
+def test_context_layer(tmp_path: Path) -> None:
+    (tmp_path / ".qodeassistignore").write_text("secret.py\n", encoding="utf-8")
+    ignore = IgnoreFilter(tmp_path)
+    store = DocumentStore()
+    me = store.open(f"file://{tmp_path}/me.py", "x = 1\n", 1, "python")
+    other = f"file://{tmp_path}/other.py"
+    store.open(other, "a = 1\nb = 2\n", 1, "python")
+    store.change(other, "a = 10\nb = 2\n", 2, [LineEdit(0, "0")])
+    secret = f"file://{tmp_path}/secret.py"
+    store.open(secret, "token = 1\n", 1, "python")
+    store.change(secret, "token = 12\n", 2, [LineEdit(0, "2")])
+    store.change(me.uri, "x = 12\n", 2, [LineEdit(0, "2")])
+
+    def ignored(d: Document) -> bool:
+        return bool(d.path) and ignore.is_ignored(d.path)
+
+    layer = context_layer(
+        me,
+        mime="text/x-python",
+        settings=CompletionSettings(),
+        store=store,
+        is_ignored=ignored,
+    )
+    assert layer.startswith(
+        f"\nFile information:\nLanguage: python (MIME: text/x-python)\nFile path: {tmp_path}/me.py"
+    )
+    assert "Recent Project Changes Context:\na = 10\n" in layer
+    assert "token" not in layer and "x = 12" not in layer
+    assert "User files context" not in layer
+    layer = context_layer(
+        me,
+        mime="text/x-python",
+        settings=CompletionSettings(use_open_files_context=True, use_recent_changes=False),
+        store=store,
+        is_ignored=ignored,
+    )
+    assert f"User files context:\nFile: {tmp_path}/other.py\na = 10\nb = 2\n" in layer
+    assert "Recent Project Changes" not in layer and "token" not in layer

@@ -1,0 +1,66 @@
+"""Adaptive debounce with an injected clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from qodeassist_lsp.config.settings import CompletionSettings
+from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def typed(debouncer: AdaptiveDebouncer, clock: Clock, interval_s: float, keys: int) -> None:
+    for _ in range(keys):
+        clock.now += interval_s
+        debouncer.note_keystroke()
+
+
+def test_fixed_delay_when_not_adaptive_and_zero_when_invoked() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(adaptive_debounce=False, debounce_ms=350)
+    typed(debouncer, clock, 0.05, 5)
+    assert debouncer.delay_ms(settings) == 350
+    assert debouncer.remaining_s(settings, invoked=True) == 0.0
+
+
+def test_delay_follows_rhythm_within_bounds() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=400, debounce_min_ms=100)
+    assert debouncer.delay_ms(settings) == 400  # nothing learnt yet: the upper bound
+    typed(debouncer, clock, 0.06, 10)
+    assert debouncer.average_interval_ms == pytest.approx(60)
+    assert debouncer.delay_ms(settings) == pytest.approx(180)
+    assert debouncer.delay_ms(settings, eager=True) == pytest.approx(100)  # clamped low
+    typed(debouncer, clock, 0.3, 30)
+    assert debouncer.delay_ms(settings) == 400  # slow typist: clamped high
+
+
+def test_pauses_do_not_count_and_elapsed_time_is_deducted() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=400, debounce_min_ms=50)
+    typed(debouncer, clock, 0.05, 5)
+    typed(debouncer, clock, 30.0, 1)  # a long pause is not rhythm
+    assert debouncer.average_interval_ms == pytest.approx(50)
+    assert debouncer.remaining_s(settings) == pytest.approx(0.15)
+    clock.now += 0.1
+    assert debouncer.remaining_s(settings) == pytest.approx(0.05)
+    clock.now += 1.0
+    assert debouncer.remaining_s(settings) == 0.0
+
+
+def test_min_above_max_is_clamped_to_max() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=100, debounce_min_ms=300)
+    typed(debouncer, clock, 0.01, 5)
+    assert debouncer.delay_ms(settings) == 100

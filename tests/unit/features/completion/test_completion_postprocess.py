@@ -1,0 +1,126 @@
+"""Post-processing: fences, prose, echoes, stop rules, whitespace, stream stopping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qodeassist_lsp.features.completion.languages import LanguageTable
+from qodeassist_lsp.features.completion.postprocess import (
+    PostprocessOptions,
+    Postprocessor,
+    Processed,
+    alternatives,
+)
+
+TABLE = LanguageTable()
+
+
+def post(**options: Any) -> Postprocessor:
+    options.setdefault("is_fence_tag", TABLE.is_fence_tag)
+    return Postprocessor(PostprocessOptions(**options))
+
+
+def test_raw_keeps_text_but_chops_trailing_whitespace() -> None:
+    p = post(output_handler="raw")
+    assert p.process("```python\nx  \n```\n\n").text == "```python\nx\n```"
+
+
+def test_auto_without_fence_is_plain_code() -> None:
+    p = post()
+    assert p.process("return a + b\n").text == "return a + b"  # trailing newline removed
+    assert p.process("\n    return 1").text == "\n    return 1"  # a leading newline is code
+
+
+def test_fenced_code_with_prose_becomes_comments() -> None:
+    p = post(comment_prefix="#")
+    raw = "Here is the code:\n```python\ndef f():\n    return 1\n```\nIt returns one."
+    assert p.process(raw).text == "# Here is the code:\ndef f():\n    return 1\n# It returns one."
+
+
+def test_lua_and_drop_prose() -> None:
+    assert post(comment_prefix="--").process("Note\n```lua\nx = 1\n```").text == "-- Note\nx = 1"
+    dropped = post(drop_prose=True).process("Sure!\n\n```cpp\nint x;\n```\nDone.")
+    assert dropped.text == "int x;"
+
+
+def test_unknown_fence_text_is_kept_as_code_and_known_tags_dropped() -> None:
+    p = post()
+    assert p.process("```x = 1\ny = 2\n```").text == "x = 1\ny = 2"
+    assert p.process("```qml\nItem {}\n```").text == "Item {}"
+    assert p.process("```python title=a.py\nx\n```").text == "x"
+
+
+def test_force_treats_unfenced_text_as_prose() -> None:
+    assert post(output_handler="force").process("just words").text == "// just words"
+
+
+def test_unterminated_fence_keeps_code() -> None:
+    assert post().process("```js\nconst a = 1;\nconst b").text == "const a = 1;\nconst b"
+
+
+def test_prefix_echo_is_removed() -> None:
+    p = post(line_before="    result = compute(")
+    assert p.process("result = compute(a, b)").text == "a, b)"
+    spaced = post(line_before="x = ")
+    assert spaced.process("x = 5").text == "5"
+    short = post(line_before="ab")
+    assert short.process("ab cd").text == "ab cd"  # too short to call it an echo
+
+
+def test_single_line_cut_and_prose_dropped() -> None:
+    p = post(single_line=True)
+    assert p.process("a + b\nmore()\n") == Processed("a + b", True)
+    assert p.process("```py\nreturn x\nmore\n```").text == "return x"
+    assert post(single_line=True, comment_prefix="#").process("Sure:\n```py\nx\n```").text == "x"
+
+
+def test_repeated_lines_stop_on_the_third() -> None:
+    p = post()
+    processed = p.process("a()\nb()\nb()\nb()\nb()\n")
+    assert processed == Processed("a()\nb()\nb()", True)
+    assert p.process("\n\n\nx").text == "\n\n\nx"  # blank lines are not repetition
+
+
+def test_stops_at_the_line_below_the_cursor() -> None:
+    p = post(next_line="    return total")
+    processed = p.process("total += x\n    return total\n\ndef other():")
+    assert processed == Processed("total += x", True)
+    # the first line continues the cursor line: it may equal anything
+    assert post(next_line="}").process("}\n}").text == "}"
+
+
+def test_suffix_tail_trimmed_only_when_brackets_say_so() -> None:
+    p = post(line_after=")")
+    assert p.process("a,\n    b)").text == "a,\n    b"
+    assert p.process("foo(\n    x)").text == "foo(\n    x)"  # balanced: the ) closes foo(
+    assert post(line_after=")").process("x)").text == "x)"  # single line: overlap handles it
+
+
+def test_partial_processing_uses_complete_lines_only() -> None:
+    p = post()
+    assert p.process("one\ntw", final=False).text == "one"
+    assert p.process("no newline yet", final=False).text == ""
+
+
+def test_should_stop() -> None:
+    single = post(single_line=True)
+    assert not single.should_stop("return x")
+    assert single.should_stop("return x\n")
+    assert not single.should_stop("```python\n")
+    assert single.should_stop("```python\nreturn x\n")
+    # a chat model's intro: wait for a fence for a few lines
+    assert not single.should_stop("Here is the completion:\n")
+    assert not single.should_stop("Here is the completion:\n\n")
+    assert single.should_stop("Here is the completion:\nno fence\nstill none\n")
+    assert post(single_line=True, output_handler="raw").should_stop("Here is:\n")
+    multi = post(next_line="}")
+    assert not multi.should_stop("a();\nb();\n")
+    assert multi.should_stop("a();\n}\n")
+
+
+def test_alternatives() -> None:
+    assert alternatives("a\nb\n\nc", 3) == ["a\nb\n\nc", "a\nb", "a"]
+    assert alternatives("a\nb", 3) == ["a\nb", "a"]
+    assert alternatives("one", 3) == ["one"]
+    assert alternatives("a\nb\n\nc", 1) == ["a\nb\n\nc"]
+    assert alternatives("", 3) == []
