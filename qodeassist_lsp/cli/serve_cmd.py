@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
-from qodeassist_lsp.lsp.server import create_server
+from qodeassist_lsp.lsp.app import create_server
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:

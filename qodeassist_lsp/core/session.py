@@ -183,6 +183,10 @@ class Session:
         rollback = len(self.history)
         self.history.append(Message("user", tuple(blocks)))
         request._task = asyncio.create_task(self._run(request, rollback), name=f"qa-{request.id}")
+        # A task cancelled before it ever ran never reaches _run's handler: end the request here.
+        request._task.add_done_callback(
+            lambda task: request.emit(CancelledEvent(request.id)) if task.cancelled() else None
+        )
         return request
 
     async def _run(self, request: Request, rollback: int) -> None:

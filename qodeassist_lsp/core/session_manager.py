@@ -1,10 +1,10 @@
 """``SessionManager``: the one place features get sessions from.
 
 Chat creates long-lived sessions; one-shot pipelines (completion, refactor, compression)
-``acquire`` a pooled session — at most two idle ones per agent — which comes back reset, so no
-request ever sees a previous exchange. A pooled session is only reused while its agent still has
-the same model and provider instance; ``flush`` drops every idle session when configuration
-changes.
+``acquire`` a pooled session — at most two idle ones per agent and pipeline — which comes
+back reset, so no request ever sees a previous exchange. A pooled session is only reused
+while its agent still has the same model and provider instance; ``flush`` drops every idle
+session when configuration changes.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class SessionManager:
         self._settings = settings
         self._roots = prompt_roots
         self.contributors = contributors or ToolContributorRegistry()
-        self._idle: dict[str, list[Session]] = {}
+        self._idle: dict[tuple[str, Pipeline], list[Session]] = {}
 
     def create(
         self,
@@ -69,7 +69,7 @@ class SessionManager:
     async def acquire(self, agent_name: str, pipeline: Pipeline) -> AsyncIterator[Session]:
         """Lend a reset session of ``agent_name`` for one exchange, then take it back."""
         agent = self._factory.create(agent_name)
-        session = self._take_idle(agent)
+        session = self._take_idle(agent, pipeline)
         if session is None:
             session = self.create(agent_name, pipeline)
         else:
@@ -77,10 +77,10 @@ class SessionManager:
         try:
             yield session
         finally:
-            self.release(session)
+            self.release(session, pipeline)
 
-    def _take_idle(self, agent: Agent) -> Session | None:
-        idle = self._idle.get(agent.name, [])
+    def _take_idle(self, agent: Agent, pipeline: Pipeline) -> Session | None:
+        idle = self._idle.get((agent.name, pipeline), [])
         while idle:
             session = idle.pop()
             if (session.agent.model, session.agent.provider) == (agent.model, agent.provider):
@@ -88,16 +88,16 @@ class SessionManager:
                 return session
         return None
 
-    def release(self, session: Session) -> None:
+    def release(self, session: Session, pipeline: Pipeline) -> None:
         """Take ``session`` back into its agent's pool (dropped when the pool is full)."""
         session.cancel()
-        idle = self._idle.setdefault(session.agent.name, [])
+        idle = self._idle.setdefault((session.agent.name, pipeline), [])
         if len(idle) < POOL_SIZE and session not in idle:
             idle.append(session)
 
-    def idle_count(self, agent_name: str) -> int:
-        """Return how many reset-ready sessions ``agent_name`` has pooled."""
-        return len(self._idle.get(agent_name, []))
+    def idle_count(self, agent_name: str, pipeline: Pipeline) -> int:
+        """Return how many reset-ready sessions ``agent_name`` has pooled for ``pipeline``."""
+        return len(self._idle.get((agent_name, pipeline), []))
 
     def flush(self) -> None:
         """Drop every pooled session (configuration changed)."""

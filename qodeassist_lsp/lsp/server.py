@@ -1,7 +1,8 @@
 """The pygls language server: lifecycle, settings, documents, configuration diagnostics, status.
 
 Handlers stay thin: they translate LSP to calls on the ``Backend`` and the feature services and
-back. Feature handlers (completion, refactor, chat) register themselves from their own modules.
+back. Feature handlers (completion, refactor, chat) register from their own modules; ``app.py``
+assembles the whole server.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pygls.uris import to_fs_path
 from qodeassist_lsp import __version__
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import ConfigProblem
+from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.features.completion.service import CompletionService
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.protocol import QodeProtocol
@@ -39,7 +43,19 @@ class QodeAssistServer(LanguageServer):
         self.backend = backend or Backend()
         self.throttle = MessageThrottle()
         self.start_task: asyncio.Task[None] | None = None
+        self.documents = DocumentStore()
+        self._completion: CompletionService | None = None
         self.backend.listeners.append(self._on_reload)
+
+    async def completion_service(self) -> CompletionService:
+        """Return the completion service, waiting for the configuration on first use."""
+        if self._completion is None:
+            runtime = await self.backend.runtime()
+            if self._completion is None:
+                paths = self.backend.paths
+                ignore = IgnoreFilter(paths.project) if paths and paths.project else None
+                self._completion = CompletionService(runtime, self.documents, ignore=ignore)
+        return self._completion
 
     def show_error(self, key: str, message: str) -> None:
         """Show ``message`` to the user, at most once per throttle window per ``key``."""
@@ -49,6 +65,8 @@ class QodeAssistServer(LanguageServer):
             )
 
     def _on_reload(self, config: Configuration) -> None:
+        if self._completion is not None:
+            self._completion.reset()
         for uri in list(self.workspace.text_documents):
             self.publish_config_diagnostics(uri)
         errors = config.errors
@@ -90,6 +108,7 @@ class QodeAssistServer(LanguageServer):
                 "errors": len(config.errors),
                 "warnings": len(config.problems) - len(config.errors),
             },
+            "completion": self._completion.status() if self._completion else None,
             "pipelines": {
                 "codeCompletion": list(config.pipelines.code_completion),
                 "chatAssistant": list(config.pipelines.chat_assistant),
@@ -142,9 +161,8 @@ def _project_of(params: types.InitializeParams) -> Path | None:
     return Path(params.root_path) if params.root_path else None
 
 
-def create_server(backend: Backend | None = None) -> QodeAssistServer:
-    """Build the server with every handler registered."""
-    server = QodeAssistServer(backend)
+def register(server: QodeAssistServer) -> None:
+    """Register lifecycle, settings, document and status handlers on ``server``."""
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
@@ -170,7 +188,20 @@ def create_server(backend: Backend | None = None) -> QodeAssistServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: QodeAssistServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.publish_config_diagnostics(params.text_document.uri)
+        item = params.text_document
+        ls.documents.open(item.uri, item.text, item.version, item.language_id)
+        ls.publish_config_diagnostics(item.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: QodeAssistServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if ls.documents.get(uri) is not None:
+            source = ls.workspace.get_text_document(uri).source
+            ls.documents.change(uri, source, params.text_document.version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: QodeAssistServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.documents.close(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -181,6 +212,8 @@ def create_server(backend: Backend | None = None) -> QodeAssistServer:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: QodeAssistServer, params: None) -> None:
+        if ls._completion is not None:
+            ls._completion.close()
         await ls.backend.aclose()
 
     @server.feature(methods.STATUS)
@@ -191,8 +224,6 @@ def create_server(backend: Backend | None = None) -> QodeAssistServer:
     async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
         config = await ls.backend.reload()
         return {"agents": len(config.agents), "errors": len(config.errors)}
-
-    return server
 
 
 async def _pull_configuration(ls: QodeAssistServer) -> None:

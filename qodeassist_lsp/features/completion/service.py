@@ -210,10 +210,12 @@ class CompletionService:
         """
         self._backend = backend
         self._documents = documents
-        self._ignore = ignore
+        self.ignore = ignore
+        """The ``.qodeassistignore`` filter; may be set once the workspace root is known."""
         self._settings = settings or (lambda: backend.configuration.settings)
         self._clock = clock
-        self._grace_s = reuse_grace_s
+        self.reuse_grace_s = reuse_grace_s
+        """Seconds an unwaited generation keeps streaming for a follow-up to attach."""
         self.stats = CompletionStats()
         self._typing = TypingCounter(clock)
         self._debouncer = AdaptiveDebouncer(clock)
@@ -389,7 +391,7 @@ class CompletionService:
             layer=layer,
             language=language.name if language else "",
             postprocessor=Postprocessor(options),
-            grace_s=self._grace_s,
+            grace_s=self.reuse_grace_s,
             on_done=self._generation_done,
         )
         self._generations[document.uri] = generation
@@ -515,8 +517,8 @@ class CompletionService:
     def _is_ignored(self, document: Document) -> bool:
         return (
             bool(document.path)
-            and self._ignore is not None
-            and self._ignore.is_ignored(document.path)
+            and self.ignore is not None
+            and self.ignore.is_ignored(document.path)
         )
 
     def _sync_documents(self, cs: CompletionSettings) -> None:

@@ -270,3 +270,11 @@ async def test_tool_calls_without_registered_tools_just_finish(make_session) -> 
     terminal = await session.send(user_text("x")).wait()
     assert terminal == FinishedEvent(terminal.request_id, "tool_use") and len(seen) == 1
     assert "tools" not in seen[0]
+
+
+async def test_cancel_before_the_task_ran_still_ends_the_request(make_session) -> None:
+    session, seen = make_session(lambda r: reply(text_stream("x")))
+    request = session.send(user_text("hi"))
+    request.cancel()
+    assert await asyncio.wait_for(request.wait(), 1) == CancelledEvent(request.id)
+    assert seen == []

@@ -39,7 +39,7 @@ async def test_acquired_sessions_are_reset_and_pooled_up_to_two(runtime) -> None
             manager.acquire("Chat", Pipeline.COMPLETION) as third,
         ):
             assert len({id(again), id(second), id(third)}) == 3
-    assert manager.idle_count("Chat") == POOL_SIZE
+    assert manager.idle_count("Chat", Pipeline.COMPLETION) == POOL_SIZE
 
 
 async def test_tools_only_for_tool_agents_in_chat_and_refactor(runtime) -> None:
@@ -55,7 +55,7 @@ async def test_reload_flushes_pools_and_keeps_unchanged_providers(runtime, tree)
         pass
     provider = runtime.provider("Local")
     await runtime.reload(tree.load())
-    assert runtime.sessions.idle_count("Chat") == 0
+    assert runtime.sessions.idle_count("Chat", Pipeline.COMPLETION) == 0
     assert runtime.provider("Local") is provider
     tree.write(
         "config/providers/local.toml",
@@ -93,3 +93,11 @@ async def test_unknown_agent(runtime) -> None:
     with pytest.raises(AgentNotAvailable):
         runtime.sessions.create("Nope")
     assert user_text("x")
+
+
+async def test_pools_are_per_pipeline(runtime) -> None:
+    async with runtime.sessions.acquire("Chat", Pipeline.REFACTOR) as refactor:
+        pass
+    async with runtime.sessions.acquire("Chat", Pipeline.COMPLETION) as completion:
+        assert completion is not refactor
+        assert completion.policy.retry.max_attempts == 1

@@ -8,6 +8,7 @@ closed streams are observed on the wire.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import httpx
 import pytest
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import Pipelines
 from qodeassist_lsp.config.secrets import SecretStore
 from qodeassist_lsp.config.settings import CompletionSettings, GeneralSettings, Settings
 from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
@@ -91,6 +93,7 @@ class Backend:
 @dataclass
 class Harness:
     service: CompletionService
+    backend: Backend
     store: DocumentStore
     bodies: list[dict[str, Any]]
     scripts: list[Script]
@@ -173,14 +176,15 @@ async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
         )
     ]
     clock = [1000.0]
+    backend = Backend(config, sessions)
     service = CompletionService(
-        Backend(config, sessions),
+        backend,
         store,
         settings=lambda: settings[0],
         clock=lambda: clock[0],
         reuse_grace_s=0,
     )
-    h = Harness(service, store, bodies, scripts, settings, clock, answers)
+    h = Harness(service, backend, store, bodies, scripts, settings, clock, answers)
     yield h
     service.close()
     await asyncio.sleep(0)
@@ -239,7 +243,7 @@ async def test_ignored_files_disabled_and_manual_mode_send_nothing(
     harness: Harness, tmp_path: Path
 ) -> None:
     (tmp_path / ".qodeassistignore").write_text("secret/\n", encoding="utf-8")
-    harness.service._ignore = IgnoreFilter(tmp_path)
+    harness.service.ignore = IgnoreFilter(tmp_path)
     uri = f"file://{tmp_path}/secret/k.py"
     result = await harness.service.complete(harness.request("x = |", uri=uri))
     assert result.outcome is Outcome.IGNORED
@@ -343,7 +347,7 @@ async def test_cancelling_the_request_closes_the_upstream_stream(harness: Harnes
 
 
 async def test_grace_period_lets_a_follow_up_attach(harness: Harness) -> None:
-    harness.service._grace_s = 0.5
+    harness.service.reuse_grace_s = 0.5
     harness.use(multi_line="always")
     harness.hold()
     task = asyncio.create_task(harness.complete("x = |\n"))
@@ -362,7 +366,7 @@ async def test_grace_period_lets_a_follow_up_attach(harness: Harness) -> None:
 
 
 async def test_time_budget_returns_complete_lines(harness: Harness) -> None:
-    harness.use(time_budget_ms=150, multi_line="always")
+    harness.use(time_budget_ms=400, multi_line="always")
     harness.hold()
     task = asyncio.create_task(harness.complete("def f():\n|", TriggerKind.AUTOMATIC))
     await until(lambda: len(harness.scripts) == 1)
@@ -417,11 +421,8 @@ async def test_provider_error_is_reported(harness: Harness) -> None:
 
 
 async def test_no_matching_agent_is_a_config_error(harness: Harness) -> None:
-    harness.service._backend.configuration = harness.service._backend.configuration.__class__(
-        **{
-            **harness.service._backend.configuration.__dict__,
-            "pipelines": harness.service._backend.configuration.pipelines.__class__(),
-        }
+    harness.backend.configuration = dataclasses.replace(
+        harness.backend.configuration, pipelines=Pipelines()
     )
     result = await harness.complete("x = |")
     assert result.outcome is Outcome.ERROR and result.error is not None
@@ -430,7 +431,7 @@ async def test_no_matching_agent_is_a_config_error(harness: Harness) -> None:
 
 
 async def test_debounce_lets_only_the_last_request_through(harness: Harness) -> None:
-    harness.use(debounce_ms=150, adaptive_debounce=False)
+    harness.use(debounce_ms=400, adaptive_debounce=False)
     first = asyncio.create_task(harness.complete("x = a|\n", TriggerKind.AUTOMATIC))
     await asyncio.sleep(0.02)
     harness.answer("b")
@@ -451,7 +452,7 @@ async def test_debounce_deducts_time_since_the_last_keystroke(harness: Harness) 
 
 
 async def test_document_changed_during_debounce(harness: Harness) -> None:
-    harness.use(debounce_ms=100, adaptive_debounce=False)
+    harness.use(debounce_ms=400, adaptive_debounce=False)
     request = harness.request("x = |\n", TriggerKind.AUTOMATIC)
     task = asyncio.create_task(harness.service.complete(request))
     await asyncio.sleep(0.01)
@@ -508,7 +509,7 @@ async def test_request_computes_offset_and_clamps_character() -> None:
 
 
 async def test_orphaned_generation_is_closed_after_the_grace_period(harness: Harness) -> None:
-    harness.service._grace_s = 0.1
+    harness.service.reuse_grace_s = 0.3
     harness.hold()
     task = asyncio.create_task(harness.complete("x = |\n"))
     await until(lambda: len(harness.scripts) == 1)
@@ -522,7 +523,7 @@ async def test_orphaned_generation_is_closed_after_the_grace_period(harness: Har
 
 
 async def test_finished_orphan_fills_the_typed_ahead_cache(harness: Harness) -> None:
-    harness.service._grace_s = 1.0
+    harness.service.reuse_grace_s = 1.0
     harness.use(time_budget_ms=80, multi_line="always")
     harness.hold()
     result = await asyncio.wait_for(harness.complete("x = |\n", TriggerKind.AUTOMATIC), 2)

@@ -1,0 +1,141 @@
+"""Completion over LSP: inline completion and the ``textDocument/completion`` fallback.
+
+Both are thin translations to ``CompletionService``.
+
+Positions arrive in the negotiated encoding (UTF-16 by default); the service works in code
+points, so every position is converted through the pygls document on the way in and out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from qodeassist_lsp.context.documents import line_start_offset
+from qodeassist_lsp.features.completion.service import (
+    CompletionItem,
+    CompletionRequest,
+    CompletionResult,
+    TriggerKind,
+)
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.server import QodeAssistServer
+
+log = logging.getLogger("qodeassist.server")
+
+FALLBACK_BUDGET_S = 0.8
+"""``textDocument/completion`` answers within this or empty (``isIncomplete``), so it never
+holds up other servers' items; the generation keeps running and the next request reuses it."""
+
+
+async def _complete(
+    ls: QodeAssistServer, uri: str, position: types.Position, trigger: TriggerKind
+) -> tuple[CompletionResult, TextDocument] | None:
+    service = await ls.completion_service()
+    document = ls.documents.get(uri)
+    if document is None:
+        return None
+    text_doc = ls.workspace.get_text_document(uri)
+    offset = text_doc.offset_at_position(position)
+    character = offset - line_start_offset(document.text, position.line)
+    request = CompletionRequest(document, position.line, character, trigger, offset)
+    result = await service.complete(request)
+    if result.error is not None:
+        ls.show_error(
+            f"completion:{result.agent}:{result.error.category}",
+            f"qodeassist completion ({result.agent}): {result.error.message}",
+        )
+    current = ls.documents.get(uri)
+    if current is None or current.version != document.version:
+        return None  # the document changed while we worked: the answer is stale
+    return result, text_doc
+
+
+def _range(text_doc: TextDocument, text: str, item: CompletionItem) -> types.Range:
+    start = line_start_offset(text, item.line)
+    return types.Range(
+        text_doc.client_position_at_offset(start + item.start_character),
+        text_doc.client_position_at_offset(start + item.end_character),
+    )
+
+
+def _accept_command(item: CompletionItem) -> types.Command:
+    return types.Command(title="accepted", command=methods.CMD_ACCEPTED, arguments=[item.id])
+
+
+def register(server: QodeAssistServer) -> None:
+    """Register the completion handlers on ``server``."""
+
+    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    async def inline_completion(
+        ls: QodeAssistServer, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList | None:
+        if params.context.selected_completion_info is not None:
+            # Items would have to extend the popup's selection; stay out of its way.
+            return types.InlineCompletionList(items=[])
+        invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+        trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
+        answer = await _complete(ls, params.text_document.uri, params.position, trigger)
+        if answer is None:
+            return types.InlineCompletionList(items=[])
+        result, text_doc = answer
+        text = text_doc.source
+        return types.InlineCompletionList(
+            items=[
+                types.InlineCompletionItem(
+                    insert_text=item.insert_text,
+                    range=_range(text_doc, text, item),
+                    command=_accept_command(item),
+                )
+                for item in result.items
+            ]
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
+    async def completion(
+        ls: QodeAssistServer, params: types.CompletionParams
+    ) -> types.CompletionList:
+        invoked = (
+            params.context is not None
+            and params.context.trigger_kind == types.CompletionTriggerKind.Invoked
+        )
+        trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
+        try:
+            answer = await asyncio.wait_for(
+                _complete(ls, params.text_document.uri, params.position, trigger),
+                FALLBACK_BUDGET_S,
+            )
+        except TimeoutError:
+            return types.CompletionList(is_incomplete=True, items=[])
+        if answer is None or not answer[0].items:
+            return types.CompletionList(is_incomplete=True, items=[])
+        result, text_doc = answer
+        item = result.items[0]
+        first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
+        return types.CompletionList(
+            is_incomplete=True,
+            items=[
+                types.CompletionItem(
+                    label=first_line[:60] or item.insert_text[:60],
+                    kind=types.CompletionItemKind.Text,
+                    detail="qodeassist",
+                    documentation=types.MarkupContent(
+                        kind=types.MarkupKind.Markdown,
+                        value=f"```\n{item.insert_text}\n```",
+                    ),
+                    sort_text="\U0010ffff",  # after every other server's items
+                    text_edit=types.TextEdit(
+                        _range(text_doc, text_doc.source, item), item.insert_text
+                    ),
+                    insert_text_format=types.InsertTextFormat.PlainText,
+                    command=_accept_command(item),
+                )
+            ],
+        )
+
+    @server.command(methods.CMD_ACCEPTED)
+    async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
+        return (await ls.completion_service()).accept(item_id)

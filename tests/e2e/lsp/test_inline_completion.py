@@ -1,0 +1,249 @@
+"""Inline completion over stdio against a loopback provider that streams real SSE."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from tests.support.replay_server import ReplayServer, Reply
+
+DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
+
+
+def completions_sse(*parts: str) -> bytes:
+    chunks = [{"choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in parts]
+    chunks.append(
+        {
+            "choices": [{"index": 0, "text": "", "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": len(parts)},
+        }
+    )
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return body.encode()
+
+
+def reply(*parts: str, **kwargs) -> Reply:
+    return Reply(body=completions_sse(*parts), content_type="text/event-stream", **kwargs)
+
+
+@pytest.fixture
+def replay():
+    with ReplayServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def embedded_points_at_replay(lsp_home: Path, replay: ReplayServer) -> None:
+    # A user instance named like the bundled one replaces it (and its [launch] table).
+    (lsp_home / "config/providers/embedded.toml").write_text(
+        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
+    )
+    (lsp_home / "config/settings.toml").write_text(
+        "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _env(lsp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.e2e.lsp.conftest import server_env
+
+    for key, value in server_env(lsp_home).items():
+        monkeypatch.setenv(key, value)
+
+
+async def open_doc(client, home: Path, text: str = DOC, name: str = "a.py") -> str:
+    path = home / "project" / name
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+    )
+    return uri
+
+
+def params(uri: str, line: int, character: int, invoked: bool = True):
+    kind = (
+        types.InlineCompletionTriggerKind.Invoked
+        if invoked
+        else types.InlineCompletionTriggerKind.Automatic
+    )
+    return types.InlineCompletionParams(
+        context=types.InlineCompletionContext(trigger_kind=kind),
+        text_document=types.TextDocumentIdentifier(uri),
+        position=types.Position(line, character),
+    )
+
+
+async def test_inline_completion_is_advertised_and_answers(client, lsp_home, replay) -> None:
+    replay.script("/v1/completions", reply("a", " + ", "b"))
+    result = await client.initialize_session(client.init_params)
+    assert result.capabilities.inline_completion_provider is not None
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    [item] = answer.items
+    assert item.insert_text == "a + b"
+    assert item.range == types.Range(types.Position(1, 11), types.Position(1, 11))
+    assert item.command.command == "qodeassist.accepted"
+    sent = replay.last.json
+    assert sent["prompt"] == "def add(a, b):\n    return "
+    assert sent["stream"] is True and sent["model"]
+    accepted = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.accepted", arguments=item.command.arguments)
+    )
+    assert accepted is True
+
+
+@pytest.mark.parametrize("client", ["visual-studio-code", "neovim"], indirect=True)
+async def test_negotiated_position_encoding_is_honoured(client, lsp_home, replay) -> None:
+    replay.script("/v1/completions", reply("1"))
+    result = await client.initialize_session(client.init_params)
+    encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
+    text = 's = "😀😀" + \n'
+    prefix = 's = "😀😀" + '
+    units = {
+        "utf-8": len(prefix.encode()),
+        "utf-16": len(prefix.encode("utf-16-le")) // 2,
+        "utf-32": len(prefix),
+    }[encoding]
+    uri = await open_doc(client, lsp_home, text)
+    answer = await client.text_document_inline_completion_async(params(uri, 0, units))
+    assert replay.last.json["prompt"] == prefix
+    assert answer.items[0].range.start == types.Position(0, units)
+
+
+async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, replay) -> None:
+    replay.script("/v1/completions", reply("a", hold_open=True))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    task = asyncio.create_task(
+        client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, params(uri, 1, 11), msg_id="inline-1"
+        )
+    )
+    [upstream] = await asyncio.to_thread(replay.wait_for_requests, 1)
+    assert await upstream.wait_holding_async(5)
+    cancelled_at = time.monotonic()
+    client.cancel_request(types.CancelParams(id="inline-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await task
+    assert await upstream.wait_disconnected_async(within=2)
+    # The stream is kept for a short grace period so a follow-up request can reuse it.
+    assert upstream.disconnected_at - cancelled_at < 1.0
+
+
+async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_home, replay):
+    replay.script("/v1/completions", [reply("(a, b)", repeat=5)])
+    await client.initialize_session(client.init_params)
+    text = "def add(a, b):\n    return a + b\n\nprint(add"
+    uri = await open_doc(client, lsp_home, text)
+    typed = "print(add"
+    pending = []
+    for i in range(1, 31):  # 30 keystrokes at 20 characters per second
+        version = 1 + i
+        char = "x" if i % 2 else "y"
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            types.Position(3, len(typed)), types.Position(3, len(typed))
+                        ),
+                        text=char,
+                    )
+                ],
+            )
+        )
+        typed += char
+        pending.append(
+            asyncio.create_task(
+                client.text_document_inline_completion_async(
+                    params(uri, 3, len(typed), invoked=False)
+                )
+            )
+        )
+        await asyncio.sleep(0.05)
+    answers = await asyncio.wait_for(asyncio.gather(*pending, return_exceptions=True), 20)
+    assert all(
+        not isinstance(a, Exception) or isinstance(a, JsonRpcRequestCancelled) for a in answers
+    )
+    await asyncio.sleep(0.5)
+    assert len(replay.requests) <= 2
+
+
+async def test_typed_ahead_is_served_without_a_new_request(client, lsp_home, replay) -> None:
+    replay.script("/v1/completions", reply("a", " + ", "b"))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    first = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert first.items[0].insert_text == "a + b"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(1, 11), types.Position(1, 11)), text="a "
+                )
+            ],
+        )
+    )
+    second = await client.text_document_inline_completion_async(params(uri, 1, 13, invoked=False))
+    assert second.items[0].insert_text == "+ b"
+    assert len(replay.requests) == 1
+
+
+async def test_provider_down_is_reported_and_the_server_keeps_serving(client, lsp_home) -> None:
+    (lsp_home / "config/providers/embedded.toml").write_text(
+        'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:9"\n'
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert list(answer.items) == []
+    for _ in range(50):
+        if client.messages:
+            break
+        await asyncio.sleep(0.05)
+    assert any("Embedded" in m.message for m in client.messages)
+    status = await client.protocol.send_request_async("qodeassist/status", {})
+    assert status.state == "ready"
+
+
+async def test_completion_fallback_for_clients_without_inline_completion(
+    client, lsp_home, replay
+) -> None:
+    replay.script("/v1/completions", reply("a + b"))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(1, 11),
+            context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.Invoked),
+        )
+    )
+    [item] = answer.items
+    assert item.text_edit.new_text == "a + b" and answer.is_incomplete
+
+
+async def test_agents_are_routed_per_file(client, lsp_home, replay) -> None:
+    (lsp_home / "config/agents/md.toml").write_text(
+        'name = "Markdown Completion"\nextends = "Embedded Completion"\nmodel = "md-model"\n'
+        '[match]\nfile_patterns = ["*.md"]\n'
+    )
+    (lsp_home / "config/pipelines.toml").write_text(
+        '[pipelines]\ncode_completion = ["Markdown Completion", "Embedded Completion"]\n'
+    )
+    replay.script("/v1/completions", [reply("x"), reply("y")])
+    await client.initialize_session(client.init_params)
+    md = await open_doc(client, lsp_home, "# Title\n", "README.md")
+    py = await open_doc(client, lsp_home)
+    await client.text_document_inline_completion_async(params(md, 1, 0))
+    await client.text_document_inline_completion_async(params(py, 1, 11))
+    assert [r.json["model"] for r in replay.requests] == ["md-model", "gemma3-270m"]
