@@ -234,8 +234,9 @@ class RecordedRequest:
 
     @property
     def echo(self) -> str:
-        """Everything the client sent, as text, minus the credential headers."""
-        lines = [f"{self.method} {self.target}"]
+        """Everything the client sent, as text, minus the credentials (auth headers, ``key=``)."""
+        target = _KEY_PARAM.sub(r"\1", self.target)
+        lines = [f"{self.method} {target}"]
         lines += [f"{k}: {v}" for k, v in self.header_list if k.lower() not in SECRET_HEADERS]
         lines.append(self.body.decode("utf-8", "replace"))
         return "\n".join(lines)
@@ -262,6 +263,7 @@ class RecordedRequest:
 
 
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+_KEY_PARAM = re.compile(r"([?&]key=)[^&#]*")
 
 
 async def _poll(event: threading.Event, within: float) -> bool:
