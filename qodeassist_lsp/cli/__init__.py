@@ -15,6 +15,7 @@ from qodeassist_lsp import __version__
 from qodeassist_lsp.cli import (
     agents_cmd,
     chat_cmd,
+    complete_cmd,
     embedded_cmd,
     models_cmd,
     secrets_cmd,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     shared = global_options(suppress=True)
     agents_cmd.register(commands, shared)
     chat_cmd.register(commands, shared)
+    complete_cmd.register(commands, shared)
     embedded_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)

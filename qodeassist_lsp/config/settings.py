@@ -193,8 +193,8 @@ class CompletionSettings(_Section):
     )
     adaptive_debounce: bool = Field(
         default=True,
-        description="Adapt the delay to your typing rhythm: about three times your average gap between "
-        "keystrokes (so fast typists wait less), minus the time already passed, clamped "
+        description="Adapt the delay to your typing rhythm: about three times your average gap "
+        "between keystrokes (so fast typists wait less), minus the time already passed, clamped "
         "between `debounce_min_ms` and `debounce_ms`.",
     )
     debounce_min_ms: int = Field(

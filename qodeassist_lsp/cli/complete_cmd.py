@@ -1,0 +1,119 @@
+"""``qodeassist-lsp complete FILE --line L --col C [--agent A] [--json]``: one completion.
+
+It runs the same ``CompletionService`` the language server uses, as an explicit (invoked)
+request: no debounce, no suppression. Lines and columns are 1-based; columns count characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.features.completion.service import (
+    CompletionRequest,
+    CompletionResult,
+    CompletionService,
+    TriggerKind,
+)
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``complete`` command."""
+    complete = commands.add_parser(
+        "complete", parents=[shared], help="complete code at a position of a file"
+    )
+    complete.add_argument("file", type=Path, metavar="FILE")
+    complete.add_argument("--line", type=int, required=True, metavar="L", help="1-based line")
+    complete.add_argument("--col", type=int, required=True, metavar="C", help="1-based column")
+    complete.add_argument("--agent", metavar="A", help="agent to use instead of the routed one")
+    complete.add_argument("--json", action="store_true", help="machine-readable output")
+    complete.set_defaults(handler=run_complete)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CliError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror}") from exc
+
+
+def _with_agent(config: Configuration, agent: str | None) -> Configuration:
+    if agent is None:
+        return config
+    if agent not in config.agents:
+        suggestion = closest(agent, list(config.agents))
+        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        raise CliError(f"no usable agent named {agent!r}{hint}")
+    pipelines = dataclasses.replace(config.pipelines, code_completion=(agent,))
+    return dataclasses.replace(config, pipelines=pipelines)
+
+
+def run_complete(args: argparse.Namespace) -> int:
+    """Complete at FILE:L:C and print the suggestion."""
+    path = args.file.resolve()
+    text = _read(path)
+    lines = text.split("\n")
+    if not 1 <= args.line <= len(lines):
+        raise CliError(f"--line {args.line} is outside {path} (1–{len(lines)})")
+    if not 1 <= args.col <= len(lines[args.line - 1]) + 1:
+        raise CliError(
+            f"--col {args.col} is outside line {args.line} (1–{len(lines[args.line - 1]) + 1})"
+        )
+    config = _with_agent(load(args), args.agent)
+    result = asyncio.run(_complete(config, path, text, args.line - 1, args.col - 1))
+    if result.error is not None:
+        raise CliError(f"{result.error.category} error: {result.error.message}", EXIT_PROVIDER)
+    if args.json:
+        payload = {
+            "agent": result.agent,
+            "outcome": str(result.outcome),
+            "elapsedMs": round(result.elapsed_ms, 1),
+            "items": [
+                {
+                    "text": item.insert_text,
+                    "line": item.line + 1,
+                    "startColumn": item.start_character + 1,
+                    "endColumn": item.end_character + 1,
+                }
+                for item in result.items
+            ],
+        }
+        json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    elif result.items:
+        print(result.items[0].insert_text)
+    else:
+        print(f"qodeassist-lsp: no suggestion ({result.reason or result.outcome})", file=sys.stderr)
+    return EXIT_OK
+
+
+async def _complete(
+    config: Configuration, path: Path, text: str, line: int, character: int
+) -> CompletionResult:
+    runtime = Runtime(config)
+    documents = DocumentStore()
+    document = documents.open(path.as_uri(), text, 1)
+    project = config.paths.project
+    ignore = IgnoreFilter(project) if project is not None else None
+    service = CompletionService(runtime, documents, ignore=ignore)
+    try:
+        request = CompletionRequest(document, line, character, TriggerKind.INVOKED)
+        return await service.complete(request)
+    finally:
+        service.close()
+        await runtime.aclose()
