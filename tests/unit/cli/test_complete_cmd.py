@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.replay_server import Reply, ReplayServer
+from tests.support.replay_server import ReplayServer, Reply
 
 
 def sse(*parts: str) -> bytes:
