@@ -12,15 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from qodeassist_lsp import __version__
-from qodeassist_lsp.cli import (
-    agents_cmd,
-    chat_cmd,
-    complete_cmd,
-    embedded_cmd,
-    models_cmd,
-    secrets_cmd,
-    serve_cmd,
-)
+from qodeassist_lsp.cli import serve_cmd
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
 from qodeassist_lsp.core.logs import configure_logging
 
@@ -54,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"qodeassist-lsp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = global_options(suppress=True)
+    # Command modules load their layers at import time; the server path below skips them all.
+    from qodeassist_lsp.cli import (
+        agents_cmd,
+        chat_cmd,
+        complete_cmd,
+        embedded_cmd,
+        models_cmd,
+        secrets_cmd,
+    )
+
     agents_cmd.register(commands, shared)
     chat_cmd.register(commands, shared)
     complete_cmd.register(commands, shared)
@@ -66,8 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or arguments[0] == "serve":
+        # How editors start the server: parse only `serve`, so `initialize` is answered fast.
+        parser = serve_cmd.build_parser(global_options(suppress=False))
+        args = parser.parse_args(arguments[1:])
+    else:
+        args = build_parser().parse_args(arguments)
     configure_logging(os.environ.get("QODEASSIST_LOG_LEVEL", "WARNING"), sys.stderr)
     # With no command, run the server on stdio: that is how editors start language servers.
     handler = getattr(args, "handler", serve_cmd.serve_server)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from qodeassist_lsp.config.configuration import Configuration, load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths
-from qodeassist_lsp.config.secrets import SecretStore
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.secrets import SecretStore
 
 EXIT_OK = 0
 EXIT_CONFIG = 1
@@ -35,9 +38,13 @@ def config_paths(args: argparse.Namespace) -> ConfigPaths:
 
 def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) -> Configuration:
     """Load the configuration the global options point at."""
+    from qodeassist_lsp.config.configuration import load_configuration
+
     return load_configuration(config_paths(args), extra_agent_files or [])
 
 
 def secrets_for(config: Configuration) -> SecretStore:
     """Return the secrets store of ``config``: env var, then ``<config>/.env``, then the keyring."""
+    from qodeassist_lsp.config.secrets import SecretStore
+
     return SecretStore(config.paths.config_root)

@@ -7,12 +7,22 @@ import sys
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
-from qodeassist_lsp.lsp.app import create_server
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     """Add the ``serve`` command."""
     serve = commands.add_parser("serve", parents=[shared], help="run the language server")
+    _add_arguments(serve)
+
+
+def build_parser(shared: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Return a parser for ``serve`` alone (the fast path editors take)."""
+    parser = argparse.ArgumentParser(prog="qodeassist-lsp serve", parents=[shared])
+    _add_arguments(parser)
+    return parser
+
+
+def _add_arguments(serve: argparse.ArgumentParser) -> None:
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument(
         "--stdio", action="store_true", help="speak LSP on stdin/stdout (default)"
@@ -31,6 +41,8 @@ def _address(value: str) -> tuple[str, int]:
 
 def serve_server(args: argparse.Namespace) -> int:
     """Run the server on the chosen transport until the client exits."""
+    from qodeassist_lsp.lsp.app import create_server
+
     server = create_server()
     tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
     if tcp:

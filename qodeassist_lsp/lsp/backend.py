@@ -13,18 +13,20 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from qodeassist_lsp.config.configuration import Configuration, load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths
-from qodeassist_lsp.config.problems import ConfigProblem
-from qodeassist_lsp.config.secrets import SecretsPort
-from qodeassist_lsp.core.runtime import Runtime
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.problems import ConfigProblem
+    from qodeassist_lsp.config.secrets import SecretsPort
+    from qodeassist_lsp.core.runtime import Runtime
 
 log = logging.getLogger("qodeassist.server")
 
 Signature = tuple[tuple[str, int, int], ...]
-ReloadListener = Callable[[Configuration], None]
+ReloadListener = Callable[["Configuration"], None]
 
 
 class Backend:
@@ -93,10 +95,12 @@ class Backend:
             raise RuntimeError("Backend.start() was not called")
         async with self._lock:
             signature = await asyncio.to_thread(config_signature, paths)
-            config = await asyncio.to_thread(load_configuration, paths, (), self._editor_settings)
+            config = await asyncio.to_thread(_load, paths, self._editor_settings)
             self._signature = signature
             self._config = config
             if self._runtime is None:
+                from qodeassist_lsp.core.runtime import Runtime
+
                 self._runtime = Runtime(config, self._secrets)
             else:
                 await self._runtime.reload(config)
@@ -152,6 +156,15 @@ class Backend:
             self._watcher = None
         if self._runtime is not None:
             await self._runtime.aclose()
+
+
+def _load(paths: ConfigPaths, editor_settings: Mapping[str, Any]) -> Configuration:
+    # Imported here, in the worker thread: the server answers `initialize` before these heavy
+    # modules (pydantic models, Jinja2, httpx) are loaded.
+    from qodeassist_lsp.config.configuration import load_configuration
+    from qodeassist_lsp.core import runtime  # noqa: F401  (warm the import off the event loop)
+
+    return load_configuration(paths, (), editor_settings)
 
 
 def config_signature(paths: ConfigPaths) -> Signature:

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
 from qodeassist_lsp.context.documents import line_start_offset
-from qodeassist_lsp.features.completion.service import (
-    CompletionItem,
-    CompletionRequest,
-    CompletionResult,
-    TriggerKind,
-)
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.server import QodeAssistServer
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.features.completion.service import CompletionItem, CompletionResult
 
 log = logging.getLogger("qodeassist.server")
 
@@ -32,9 +30,12 @@ holds up other servers' items; the generation keeps running and the next request
 
 
 async def _complete(
-    ls: QodeAssistServer, uri: str, position: types.Position, trigger: TriggerKind
+    ls: QodeAssistServer, uri: str, position: types.Position, invoked: bool
 ) -> tuple[CompletionResult, TextDocument] | None:
     service = await ls.completion_service()
+    from qodeassist_lsp.features.completion.service import CompletionRequest, TriggerKind
+
+    trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
     document = ls.documents.get(uri)
     if document is None:
         return None
@@ -77,8 +78,7 @@ def register(server: QodeAssistServer) -> None:
             # Items would have to extend the popup's selection; stay out of its way.
             return types.InlineCompletionList(items=[])
         invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
-        trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
-        answer = await _complete(ls, params.text_document.uri, params.position, trigger)
+        answer = await _complete(ls, params.text_document.uri, params.position, invoked)
         if answer is None:
             return types.InlineCompletionList(items=[])
         result, text_doc = answer
@@ -102,10 +102,9 @@ def register(server: QodeAssistServer) -> None:
             params.context is not None
             and params.context.trigger_kind == types.CompletionTriggerKind.Invoked
         )
-        trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
         try:
             answer = await asyncio.wait_for(
-                _complete(ls, params.text_document.uri, params.position, trigger),
+                _complete(ls, params.text_document.uri, params.position, invoked),
                 FALLBACK_BUDGET_S,
             )
         except TimeoutError:

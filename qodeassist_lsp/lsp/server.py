@@ -10,22 +10,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qodeassist_lsp import __version__
-from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.problems import ConfigProblem
 from qodeassist_lsp.context.documents import DocumentStore
-from qodeassist_lsp.context.ignore import IgnoreFilter
-from qodeassist_lsp.features.completion.service import CompletionService
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import MessageThrottle
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.problems import ConfigProblem
+    from qodeassist_lsp.features.completion.service import CompletionService
 
 log = logging.getLogger("qodeassist.server")
 
@@ -51,6 +52,10 @@ class QodeAssistServer(LanguageServer):
         """Return the completion service, waiting for the configuration on first use."""
         if self._completion is None:
             runtime = await self.backend.runtime()
+            # Imported on first use so `initialize` is answered before these load.
+            from qodeassist_lsp.context.ignore import IgnoreFilter
+            from qodeassist_lsp.features.completion.service import CompletionService
+
             if self._completion is None:
                 paths = self.backend.paths
                 ignore = IgnoreFilter(paths.project) if paths and paths.project else None
@@ -175,6 +180,7 @@ def register(server: QodeAssistServer) -> None:
             await ls.start_task
         await _pull_configuration(ls)
         ls.backend.watch()
+        await ls.completion_service()  # load the feature now, not on the first keystroke
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
