@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.config.secrets import SecretsPort
     from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
 
@@ -48,6 +49,18 @@ class Backend:
         self._signature: Signature = ()
         self._watcher: asyncio.Task[None] | None = None
         self.listeners: list[ReloadListener] = []
+
+    @property
+    def configuration_now(self) -> Configuration:
+        """The current configuration (only valid once ``configuration()`` has returned)."""
+        assert self._config is not None, "configuration not loaded yet"
+        return self._config
+
+    @property
+    def sessions(self) -> SessionManager:
+        """The current session manager (only valid once ``runtime()`` has returned)."""
+        assert self._runtime is not None, "runtime not built yet"
+        return self._runtime.sessions
 
     @property
     def current(self) -> Configuration | None:

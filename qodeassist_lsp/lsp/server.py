@@ -26,6 +26,7 @@ from qodeassist_lsp.lsp.throttle import MessageThrottle
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
+    from qodeassist_lsp.core.session_manager import SessionManager
     from qodeassist_lsp.features.completion.service import CompletionService
 
 log = logging.getLogger("qodeassist.server")
@@ -48,19 +49,38 @@ class QodeAssistServer(LanguageServer):
         self._completion: CompletionService | None = None
         self.backend.listeners.append(self._on_reload)
 
-    async def completion_service(self) -> CompletionService:
-        """Return the completion service, waiting for the configuration on first use."""
+    def completion_feature(self) -> CompletionService:
+        """Return the completion service, creating it (and its document listener) now.
+
+        Called on the first ``didOpen`` so that every edit is seen, even those typed before
+        the configuration finished loading; the runtime is only read per request.
+        """
         if self._completion is None:
-            runtime = await self.backend.runtime()
-            # Imported on first use so `initialize` is answered before these load.
-            from qodeassist_lsp.context.ignore import IgnoreFilter
+            from qodeassist_lsp.config.settings import Settings
             from qodeassist_lsp.features.completion.service import CompletionService
 
-            if self._completion is None:
-                paths = self.backend.paths
-                ignore = IgnoreFilter(paths.project) if paths and paths.project else None
-                self._completion = CompletionService(runtime, self.documents, ignore=ignore)
+            defaults = Settings()
+            backend = self.backend
+
+            def settings() -> Settings:
+                current = backend.current
+                return current.settings if current is not None else defaults
+
+            self._completion = CompletionService(
+                _RuntimeView(backend), self.documents, settings=settings
+            )
         return self._completion
+
+    async def completion_service(self) -> CompletionService:
+        """Return the completion service once the configuration is ready."""
+        service = self.completion_feature()
+        await self.backend.runtime()
+        paths = self.backend.paths
+        if service.ignore is None and paths is not None and paths.project is not None:
+            from qodeassist_lsp.context.ignore import IgnoreFilter
+
+            service.ignore = IgnoreFilter(paths.project)
+        return service
 
     def show_error(self, key: str, message: str) -> None:
         """Show ``message`` to the user, at most once per throttle window per ``key``."""
@@ -121,6 +141,21 @@ class QodeAssistServer(LanguageServer):
                 "quickRefactor": config.pipelines.quick_refactor,
             },
         }
+
+
+class _RuntimeView:
+    """The runtime as the completion service reads it: through the backend, per request."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    @property
+    def configuration(self) -> Configuration:
+        return self._backend.configuration_now
+
+    @property
+    def sessions(self) -> SessionManager:
+        return self._backend.sessions
 
 
 def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:
@@ -195,6 +230,7 @@ def register(server: QodeAssistServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: QodeAssistServer, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
+        ls.completion_feature()  # listens to edits from the first document on
         ls.documents.open(item.uri, item.text, item.version, item.language_id)
         ls.publish_config_diagnostics(item.uri)
 
