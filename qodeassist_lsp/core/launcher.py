@@ -36,7 +36,9 @@ from typing import IO
 from urllib.parse import urlsplit
 
 import httpx
+import platformdirs
 
+from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.config.providers import LaunchConfig
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
 
@@ -236,12 +238,10 @@ class ProviderLauncher:
                 ErrorInfo(ErrorCategory.NETWORK, f"starting the {self.name} server was cancelled")
             )
         error = task.exception()
-        if isinstance(error, WireError):
-            raise WireError(error.info) from error
         if error is not None:
-            raise WireError(
-                ErrorInfo(ErrorCategory.NETWORK, f"could not start the {self.name} server: {error}")
-            ) from error
+            # _start turns every failure into a WireError; each waiter gets its own.
+            info = error.info if isinstance(error, WireError) else self.last_error
+            raise WireError(info or ErrorInfo(ErrorCategory.NETWORK, str(error))) from error
 
     async def _still_ready(self) -> bool:
         owned = self._owned
@@ -293,17 +293,29 @@ class ProviderLauncher:
             await self._kill_owned()
             self._forget()
             raise
-        except WireError as exc:
+        except Exception as exc:
             await self._kill_owned()
-            self.last_error = exc.info
+            error = (
+                exc
+                if isinstance(exc, WireError)
+                else WireError(
+                    ErrorInfo(
+                        ErrorCategory.NETWORK, f"could not start the {self.name} server: {exc}"
+                    )
+                )
+            )
+            self.last_error = error.info
             self._failed_at = time.monotonic()
             self._forget(LauncherState.FAILED)
-            log.warning("%s", exc.info.message)
-            raise
-        self.last_error = None
-        self._checked_at = time.monotonic()
-        self._set_state(LauncherState.READY)
-        log.info("%s server ready (pid %s)", self.name, self.pid)
+            log.warning("%s", error.info.message)
+            if error is exc:
+                raise
+            raise error from exc
+        if not self._adopted:
+            self.last_error = None
+            self._checked_at = time.monotonic()
+            self._set_state(LauncherState.READY)
+            log.info("%s server ready (pid %s)", self.name, self.pid)
 
     def _adopt(self) -> None:
         self._adopted = True
@@ -352,6 +364,8 @@ class ProviderLauncher:
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
+        # Inherited from a launcher that started us; only our own attached servers get ours.
+        env.pop(OWNER_PID_ENV, None)
         env["PROVIDER_NAME"] = self.name
         env.update(self.config.env)
         return env
@@ -443,19 +457,21 @@ class ProviderLauncher:
         argv, cwd = self._command_line(env)
         log.info("starting detached %s server: %s", self.name, " ".join(argv))
         spec = json.dumps({"argv": argv, "cwd": cwd, "env": env}).encode()
+        helper = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-c",
+            _DETACH_SCRIPT,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         try:
             async with asyncio.timeout(SPAWN_TIMEOUT_S + 3):
-                helper = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-I",
-                    "-c",
-                    _DETACH_SCRIPT,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.DEVNULL,
-                )
                 out, _ = await helper.communicate(spec)
         except TimeoutError as exc:
+            helper.kill()
+            await helper.wait()
             raise WireError(
                 ErrorInfo(
                     ErrorCategory.NETWORK,
@@ -736,12 +752,8 @@ _NEW_PROCESS_GROUP: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
 
 def default_run_dir() -> Path:
     """Return the per-user directory for lock and pid files when none is given."""
-    data = os.environ.get("QODEASSIST_DATA_DIR")
-    if data:
-        return Path(data).expanduser() / "run"
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("qodeassist")) / "run"
+    data = os.environ.get("QODEASSIST_DATA_DIR") or platformdirs.user_data_dir(APP_NAME)
+    return Path(data).expanduser() / "run"
 
 
 def resolve_command(command: str, path: str | None = None) -> str | None:

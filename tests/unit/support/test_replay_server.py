@@ -119,9 +119,12 @@ def test_pieces_arrive_separately_with_the_delay(server, client) -> None:
         for piece in response.iter_raw():
             arrivals.append((time.monotonic(), piece))
     assert b"".join(p for _, p in arrivals) == fixture_bytes(name)
-    assert [p for _, p in arrivals] == expected
-    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(arrivals)]
-    assert min(gaps) >= 0.02
+    # Each read returns what has arrived; on a busy machine two pieces can land in one read,
+    # but never in the middle of a piece.
+    boundaries = set(itertools.accumulate(len(p) for p in expected))
+    assert set(itertools.accumulate(len(p) for _, p in arrivals)) <= boundaries
+    assert len(arrivals) >= len(expected) // 2
+    assert arrivals[-1][0] - arrivals[0][0] >= 0.03 * (len(expected) - 1) * 0.9
     assert server.last.pieces_sent == len(expected) and server.last.finished.is_set()
 
 
