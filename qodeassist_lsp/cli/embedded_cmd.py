@@ -5,7 +5,7 @@ tiny model (assembling it on first use) into llama.cpp and serves the OpenAI-com
 loopback until SIGTERM/SIGINT or until the language server that started it exits. ``prepare``
 assembles the model ahead of time and prints its path (CI images, air-gapped installs).
 
-Exit codes: 0 after a clean stop, 78 (sysexits ``EX_CONFIG``) for a problem the user fixes —
+Exit codes: 0 after a clean stop, 1 (SPEC §3's configuration error) for a problem the user fixes —
 missing ``local`` extra, port taken, model that does not load — which the launcher reports as a
 configuration error, 130 when interrupted before the server was up.
 """

@@ -48,8 +48,10 @@ ADOPT_PROBE_TIMEOUT_S = 1.5
 PROBE_TIMEOUT_S = 2.0
 SPAWN_TIMEOUT_S = 2.0
 SCROLLBACK_BYTES = 1024 * 1024
-EX_CONFIG = 78
-"""Exit code (sysexits ``EX_CONFIG``) a launched command uses for a configuration problem."""
+EX_CONFIG = 1
+"""Exit code of a launched command for a problem the user must fix (SPEC §3: 1 = config error).
+
+Reported as a ``config`` error; any other non-zero exit is reported as ``network``."""
 OWNER_PID_ENV = "QODEASSIST_OWNER_PID"
 """Set for attached servers: the owner's pid, so a server can exit when its owner is gone."""
 

@@ -115,10 +115,16 @@ class _RoundUsage:
     """Usage of one round: providers report running totals, so keep the largest values."""
 
     values: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    reported: bool = False
 
     def add(self, usage: wire.Usage) -> None:
+        self.reported = True
         new = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
         self.values = [max(a, b) for a, b in zip(self.values, new, strict=True)]
+
+
+def _four(values: list[int]) -> tuple[int, int, int, int]:
+    return values[0], values[1], values[2], values[3]
 
 
 class Session:
@@ -193,6 +199,7 @@ class Session:
         rid = request.id
         log.info("[%s] send to %s (%s)", rid, self.agent.name, self.agent.model)
         totals = [0, 0, 0, 0]
+        reported = False
         try:
             self.system_prompt.set_layer(
                 AGENT_LAYER,
@@ -204,10 +211,12 @@ class Session:
                 usage = _RoundUsage()
                 stop = await self._round(request, usage)
                 totals = [a + b for a, b in zip(totals, usage.values, strict=True)]
+                reported = reported or usage.reported
                 calls = self._pending_calls(rid)
                 # Tools run only when they were offered: enabled on the agent and registered.
                 if stop != "tool_use" or not calls or not (self.agent.enable_tools and self.tools):
-                    request.emit(UsageEvent(rid, totals[0], totals[1], totals[2], totals[3]))
+                    if reported:  # no made-up zeros when the provider reported nothing
+                        request.emit(UsageEvent(rid, *_four(totals)))
                     request.emit(FinishedEvent(rid, stop))
                     log.info("[%s] finished: %s", rid, stop)
                     return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -100,15 +101,15 @@ class ErrorContext:
 
     @property
     def subject(self) -> str:
-        """The provider name capitalised to start a sentence."""
-        return self.provider[:1].upper() + self.provider[1:]
+        """The provider name to start a sentence (names are kept as written: llama.cpp)."""
+        return "The provider" if self.provider == DEFAULT_PROVIDER else self.provider
 
     @property
     def cli_name(self) -> str:
-        """The provider's name as CLI commands take it."""
+        """The provider's name as CLI commands take it, quoted for a shell when needed."""
         if self.secret_name:
-            return self.secret_name
-        return "<provider>" if self.provider == DEFAULT_PROVIDER else self.provider
+            return shlex.quote(self.secret_name)
+        return "<provider>" if self.provider == DEFAULT_PROVIDER else shlex.quote(self.provider)
 
     @property
     def secrets_command(self) -> str:

@@ -336,8 +336,8 @@ async def test_crash_reports_exit_code_and_output_tail(tiny: Tiny, launchers: li
     assert len(tiny.spawns()) == 1
 
 
-async def test_exit_code_78_is_a_configuration_error(tiny: Tiny, launchers: list) -> None:
-    launcher = tiny.launcher("--exit", "78")
+async def test_exit_code_1_is_a_configuration_error(tiny: Tiny, launchers: list) -> None:
+    launcher = tiny.launcher("--exit", "1")
     launchers.append(launcher)
     with pytest.raises(WireError) as caught:
         await launcher.ensure_ready()

@@ -65,7 +65,7 @@ def test_auth_message_says_how_to_fix(kit) -> None:
     )
     assert "Set ANTHROPIC_API_KEY or run `qodeassist-lsp secrets set Claude`" in info.message
     generic = classify_http_error(403, {}, b"forbidden", ErrorContext(provider="Ollama (Native)"))
-    assert "`qodeassist-lsp secrets set Ollama (Native)`" in generic.message
+    assert "`qodeassist-lsp secrets set 'Ollama (Native)'`" in generic.message  # shell-safe
 
 
 def test_config_message_points_at_models_command(kit) -> None:
