@@ -10,6 +10,7 @@ passes through unchanged. The contract is documented in ``docs/agent-template-co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,34 +129,15 @@ class BodyCompiler:
         return template
 
 
+_TRAILING_COMMA = re.compile(r",\s*[\]}]")
+_STRING_OR_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[\]}])')
+
+
 def strip_trailing_commas(text: str) -> str:
     """Remove commas that directly precede ``]`` or ``}``, ignoring those inside JSON strings."""
-    out: list[str] = []
-    in_string = False
-    escaped = False
-    length = len(text)
-    index = 0
-    while index < length:
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == ",":
-            ahead = index + 1
-            while ahead < length and text[ahead] in " \t\r\n":
-                ahead += 1
-            if ahead < length and text[ahead] in "]}":
-                index += 1
-                continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    if _TRAILING_COMMA.search(text) is None:
+        return text  # the common case for prompt-sized strings: nothing to do
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 _DROP = object()

@@ -13,10 +13,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.workspace import TextDocument
 
-from qodeassist_lsp.context.documents import line_start_offset
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
@@ -31,18 +30,18 @@ holds up other servers' items; the generation keeps running and the next request
 
 async def _complete(
     ls: QodeAssistServer, uri: str, position: types.Position, invoked: bool
-) -> tuple[CompletionResult, TextDocument] | None:
+) -> tuple[CompletionResult, str] | None:
+    """Run one completion; return the result and the cursor line's text, or None if stale."""
     service = await ls.completion_service()
     from qodeassist_lsp.features.completion.service import CompletionRequest, TriggerKind
 
-    trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
     document = ls.documents.get(uri)
     if document is None:
         return None
-    text_doc = ls.workspace.get_text_document(uri)
-    offset = text_doc.offset_at_position(position)
-    character = offset - line_start_offset(document.text, position.line)
-    request = CompletionRequest(document, position.line, character, trigger, offset)
+    start, line_text = line_at(document.text, position.line)
+    character = to_code_points(ls.workspace.position_codec, line_text, position.character)
+    trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
+    request = CompletionRequest(document, position.line, character, trigger, start + character)
     result = await service.complete(request)
     if result.error is not None:
         ls.show_error(
@@ -52,14 +51,14 @@ async def _complete(
     current = ls.documents.get(uri)
     if current is None or current.version != document.version:
         return None  # the document changed while we worked: the answer is stale
-    return result, text_doc
+    return result, line_text
 
 
-def _range(text_doc: TextDocument, text: str, item: CompletionItem) -> types.Range:
-    start = line_start_offset(text, item.line)
+def _range(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> types.Range:
+    codec = ls.workspace.position_codec
     return types.Range(
-        text_doc.client_position_at_offset(start + item.start_character),
-        text_doc.client_position_at_offset(start + item.end_character),
+        types.Position(item.line, to_client_units(codec, line_text, item.start_character)),
+        types.Position(item.line, to_client_units(codec, line_text, item.end_character)),
     )
 
 
@@ -81,13 +80,12 @@ def register(server: QodeAssistServer) -> None:
         answer = await _complete(ls, params.text_document.uri, params.position, invoked)
         if answer is None:
             return types.InlineCompletionList(items=[])
-        result, text_doc = answer
-        text = text_doc.source
+        result, line_text = answer
         return types.InlineCompletionList(
             items=[
                 types.InlineCompletionItem(
                     insert_text=item.insert_text,
-                    range=_range(text_doc, text, item),
+                    range=_range(ls, line_text, item),
                     command=_accept_command(item),
                 )
                 for item in result.items
@@ -111,7 +109,7 @@ def register(server: QodeAssistServer) -> None:
             return types.CompletionList(is_incomplete=True, items=[])
         if answer is None or not answer[0].items:
             return types.CompletionList(is_incomplete=True, items=[])
-        result, text_doc = answer
+        result, line_text = answer
         item = result.items[0]
         first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
         return types.CompletionList(
@@ -126,9 +124,7 @@ def register(server: QodeAssistServer) -> None:
                         value=f"```\n{item.insert_text}\n```",
                     ),
                     sort_text="\U0010ffff",  # after every other server's items
-                    text_edit=types.TextEdit(
-                        _range(text_doc, text_doc.source, item), item.insert_text
-                    ),
+                    text_edit=types.TextEdit(_range(ls, line_text, item), item.insert_text),
                     insert_text_format=types.InsertTextFormat.PlainText,
                     command=_accept_command(item),
                 )
