@@ -250,3 +250,64 @@ async def test_agents_are_routed_per_file(client, lsp_home, replay) -> None:
     await client.text_document_inline_completion_async(params(md, 1, 0))
     await client.text_document_inline_completion_async(params(py, 1, 11))
     assert [r.json["model"] for r in replay.requests] == ["md-model", "gemma3-270m"]
+
+
+def ndjson(*objects: dict) -> bytes:
+    return "".join(json.dumps(o) + "\n" for o in objects).encode()
+
+
+async def test_native_fim_agent(client, lsp_home, replay) -> None:
+    """Ollama FIM (/api/generate): prompt and suffix go to the model, NDJSON comes back."""
+    (lsp_home / "config/providers/ollama.toml").write_text(
+        f'name = "Ollama (Native)"\nclient_api = "Ollama (Native)"\nurl = "{replay.url}"\n'
+    )
+    (lsp_home / "config/pipelines.toml").write_text(
+        '[pipelines]\ncode_completion = ["Ollama Completion — FIM"]\n'
+    )
+    body = ndjson(
+        {"model": "m", "response": "a + ", "done": False},
+        {"model": "m", "response": "b", "done": False},
+        {
+            "model": "m",
+            "response": "",
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": 12,
+            "eval_count": 2,
+        },
+    )
+    replay.script("/api/generate", Reply(body=body, content_type="application/x-ndjson"))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert answer.items[0].insert_text == "a + b"
+    sent = replay.last.json
+    assert sent["prompt"] == "def add(a, b):\n    return "
+    assert sent["suffix"] == "\n\nprint(add(1, 2))\n"
+    assert sent["model"] == "qwen2.5-coder:7b-base-q5_K_M"
+
+
+async def test_chat_style_agent_answer_is_cleaned(client, lsp_home, replay) -> None:
+    """A chat model answers with a fenced block; only the code reaches the editor."""
+    (lsp_home / "config/providers/openai.toml").write_text(
+        f'name = "OpenAI (Chat Completions)"\nclient_api = "OpenAI (Chat Completions)"\n'
+        f'url = "{replay.url}/v1"\n'
+    )
+    (lsp_home / "config/pipelines.toml").write_text(
+        '[pipelines]\ncode_completion = ["OpenAI Completion"]\n'
+    )
+    parts = ["```python\n", "a + b\n", "```"]
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    replay.script(
+        "/v1/chat/completions", Reply(body=body.encode(), content_type="text/event-stream")
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert answer.items[0].insert_text == "a + b"
+    messages = replay.last.json["messages"]
+    assert messages[0]["role"] == "system" and "completion" in messages[0]["content"].lower()
+    assert "<code_context>" in messages[-1]["content"]
+    assert "def add(a, b):\n    return <cursor>" in messages[-1]["content"]
