@@ -16,7 +16,7 @@ from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.runtime import Runtime
@@ -56,8 +56,7 @@ def _with_agent(config: Configuration, agent: str | None) -> Configuration:
     if agent is None:
         return config
     if agent not in config.agents:
-        suggestion = closest(agent, list(config.agents))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(agent, list(config.agents))
         raise CliError(f"no usable agent named {agent!r}{hint}")
     pipelines = dataclasses.replace(config.pipelines, code_completion=(agent,))
     return dataclasses.replace(config, pipelines=pipelines)

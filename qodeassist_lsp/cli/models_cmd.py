@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
-from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.wire.errors import WireError
 
@@ -23,8 +23,7 @@ def list_models(args: argparse.Namespace) -> int:
     """Print every model id of the provider instance."""
     config = load(args)
     if args.provider not in config.providers:
-        suggestion = closest(args.provider, list(config.providers))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(args.provider, list(config.providers))
         raise CliError(f"no provider instance named {args.provider!r}{hint}")
     return asyncio.run(_list(Runtime(config), args.provider))
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, secrets_for
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretStoreError
 
@@ -38,8 +38,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 def _provider(config: Configuration, name: str) -> ProviderInstance:
     provider = config.providers.get(name)
     if provider is None:
-        suggestion = closest(name, list(config.providers))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(name, list(config.providers))
         raise CliError(f"no provider instance named {name!r}{hint}")
     if not provider.api_key_ref:
         raise CliError(f"provider {name!r} has no api_key_ref; it does not use a stored key")

@@ -25,7 +25,7 @@ from qodeassist_lsp.config.definitions import (
     toml_files,
     validation_problems,
 )
-from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.system_prompt import (
     PromptRoots,
@@ -154,8 +154,7 @@ def _check(
                 )
             )
     if agent.provider_instance not in providers:
-        suggestion = closest(agent.provider_instance, list(providers))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(agent.provider_instance, list(providers))
         found.append(
             resolved.problem(
                 "error",

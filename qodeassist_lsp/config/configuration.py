@@ -19,7 +19,7 @@ from qodeassist_lsp.config.definitions import Layer
 from qodeassist_lsp.config.overrides import AgentOverride, load_overrides
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
-from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance, load_providers
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.config.settings_loader import load_settings
@@ -114,8 +114,7 @@ def _cross_checks(
 ) -> list[ConfigProblem]:
     found = []
     for name in sorted(pipelines.agent_names() - set(agents)):
-        suggestion = closest(name, list(agents))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(name, list(agents))
         found.append(
             ConfigProblem(
                 "warning",

@@ -17,7 +17,7 @@ from typing import Any
 import pydantic
 
 from qodeassist_lsp.config.merge import deep_merge
-from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.toml_source import TomlFile, read_toml
 
 SUPPORTED_SCHEMA_VERSION = 1
@@ -135,8 +135,7 @@ def _unknown_keys(source: TomlFile, schema: DefinitionSchema) -> Iterable[Config
 
 
 def _unknown(shown: str, key: str, allowed: Iterable[str]) -> str:
-    suggestion = closest(key, list(allowed))
-    hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+    hint = did_you_mean(key, list(allowed))
     return f"unknown key {shown!r} is ignored{hint}"
 
 
@@ -219,8 +218,7 @@ def _extends_error(
     if len(trail) + 1 > schema.max_depth:
         return _too_deep(schema, name)
     if parent not in definitions:
-        suggestion = closest(parent, list(definitions))
-        hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+        hint = did_you_mean(parent, list(definitions))
         return f"{kind} {name!r} extends unknown {kind} {parent!r}{hint}"
     return None
 

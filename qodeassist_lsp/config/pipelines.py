@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.toml_source import TomlFile, read_toml
 
 MAX_NAME_LENGTH = 256
@@ -76,8 +76,7 @@ def parse_pipelines(source: TomlFile, base: Pipelines, problems: list[ConfigProb
         elif key in SINGLE_SLOTS:
             changes[key] = _single_slot(source, key, value, problems)
         else:
-            suggestion = closest(key, [*LIST_SLOTS, *SINGLE_SLOTS])
-            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+            hint = did_you_mean(key, [*LIST_SLOTS, *SINGLE_SLOTS])
             problems.append(
                 source.problem(
                     "warning", f"unknown pipeline {key!r} is ignored{hint}", "pipelines", key

@@ -59,3 +59,9 @@ def closest(name: str, candidates: Iterable[str]) -> str | None:
 
 def _normalise(name: str) -> str:
     return _SEPARATORS.sub("", name).lower()
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """Return ``"; did you mean 'X'?"`` for the closest candidate, or ``""`` when none is close."""
+    suggestion = closest(name, candidates)
+    return f"; did you mean {suggestion!r}?" if suggestion else ""

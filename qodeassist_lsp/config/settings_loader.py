@@ -19,6 +19,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
+from qodeassist_lsp.config.merge import deep_merge
 from qodeassist_lsp.config.paths import PROJECT_DIR_NAME
 from qodeassist_lsp.config.problems import ConfigProblem, Severity, closest
 from qodeassist_lsp.config.settings import (
@@ -171,7 +172,7 @@ def merge_settings(layers: Iterable[SettingsLayer]) -> tuple[Settings, list[Conf
     for layer in layers:
         layer_problems: list[ConfigProblem] = []
         accepted = _Checker(layer, layer_problems).check(Settings, layer.data, ())
-        _deep_merge(merged, accepted)
+        merged = deep_merge(merged, dict(accepted))
         problems.extend(sorted(layer_problems, key=lambda p: p.line or 0))
     try:
         return Settings.model_validate(merged), problems
@@ -180,18 +181,6 @@ def merge_settings(layers: Iterable[SettingsLayer]) -> tuple[Settings, list[Conf
             ConfigProblem("error", f"settings could not be combined ({exc}); using defaults")
         )
         return Settings(), problems
-
-
-def _deep_merge(target: dict[str, Any], update: Mapping[str, Any]) -> None:
-    for key, value in update.items():
-        current = target.get(key)
-        if isinstance(current, dict) and isinstance(value, Mapping):
-            _deep_merge(current, value)
-        elif isinstance(value, Mapping):
-            target[key] = {}
-            _deep_merge(target[key], value)
-        else:
-            target[key] = value
 
 
 class _Checker:

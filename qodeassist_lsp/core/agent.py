@@ -14,7 +14,7 @@ from typing import Any
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.client_apis import ClientApi
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.config.templating import BodyTemplate
@@ -114,8 +114,7 @@ class AgentFactory:
         """Return the loaded profile called ``name`` or raise ``AgentNotAvailable``."""
         profile = self._config.agents.get(name)
         if profile is None:
-            suggestion = closest(name, list(self._config.agents))
-            hint = f"; did you mean {suggestion!r}?" if suggestion else ""
+            hint = did_you_mean(name, list(self._config.agents))
             raise AgentNotAvailable(
                 f"no usable agent named {name!r}{hint} "
                 "(run `qodeassist-lsp agents validate` to see load errors)"
