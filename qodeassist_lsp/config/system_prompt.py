@@ -60,6 +60,7 @@ class SystemPromptRenderer:
         env.globals.update(helpers)
         env.filters.update(helpers)
         self._env = env
+        self._compiled: dict[str, jinja2.Template] = {}
 
     def substitute(self, text: str) -> str:
         """Replace ``${PROJECT_DIR}`` and ``${CONFIG_DIR}`` where they are known."""
@@ -72,13 +73,18 @@ class SystemPromptRenderer:
         return text
 
     def compile(self, source: str) -> jinja2.Template:
-        """Compile ``source``; a syntax error becomes a ``SystemPromptError``."""
-        try:
-            return self._env.from_string(self.substitute(source))
-        except jinja2.TemplateSyntaxError as exc:
-            raise SystemPromptError(
-                f"system_prompt has a template syntax error on its line {exc.lineno}: {exc.message}"
-            ) from exc
+        """Compile ``source`` once per distinct text; a syntax error is a ``SystemPromptError``."""
+        template = self._compiled.get(source)
+        if template is None:
+            try:
+                template = self._env.from_string(self.substitute(source))
+            except jinja2.TemplateSyntaxError as exc:
+                raise SystemPromptError(
+                    "system_prompt has a template syntax error on its line "
+                    f"{exc.lineno}: {exc.message}"
+                ) from exc
+            self._compiled[source] = template
+        return template
 
     def render(self, source: str, language: str = "") -> str:
         """Render ``source`` for a file of ``language``; the result is stripped."""
