@@ -32,7 +32,6 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 from urllib.parse import urlsplit
 
 import httpx
@@ -40,6 +39,16 @@ import platformdirs
 
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.config.providers import LaunchConfig
+from qodeassist_lsp.core.processes import (
+    KILL,
+    open_lock,
+    pid_matches,
+    signal_group,
+    signal_pid,
+    start_marker,
+    try_lock,
+    unlock,
+)
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
 
 log = logging.getLogger("qodeassist.launcher")
@@ -143,7 +152,7 @@ class _Owned:
     def exited(self) -> bool:
         if self.process is not None:
             return self.process.returncode is not None
-        return not _pid_matches(self.pid, self.marker)
+        return not pid_matches(self.pid, self.marker)
 
 
 _LIVE: weakref.WeakSet[ProviderLauncher] = weakref.WeakSet()
@@ -439,7 +448,7 @@ class ProviderLauncher:
         return _Owned(
             pid=process.pid,
             detached=False,
-            marker=_start_marker(process.pid),
+            marker=start_marker(process.pid),
             process=process,
             waiter=asyncio.create_task(process.wait(), name=f"launch-{self.name}-wait"),
             reader=asyncio.create_task(
@@ -491,7 +500,7 @@ class ProviderLauncher:
                 ErrorInfo(ErrorCategory.NETWORK, f"could not start the {self.name} server")
             )
         pid: int = answer["pid"]
-        return _Owned(pid=pid, detached=True, marker=_start_marker(pid))
+        return _Owned(pid=pid, detached=True, marker=start_marker(pid))
 
     async def _wait_ready(self, owned: _Owned) -> None:
         url = self.config.ready_url
@@ -597,14 +606,14 @@ class ProviderLauncher:
     @contextlib.asynccontextmanager
     async def _start_lock(self) -> AsyncIterator[None]:
         try:
-            handle = _open_lock(self.lock_path)
+            handle = open_lock(self.lock_path)
         except OSError as exc:
             raise self._config_error(
                 f"its lock file {self.lock_path} is not writable: {exc}"
             ) from exc
         try:
             deadline = time.monotonic() + self.config.ready_timeout_s + 10
-            while not _try_lock(handle):
+            while not try_lock(handle):
                 if time.monotonic() > deadline:
                     raise WireError(
                         ErrorInfo(
@@ -617,7 +626,7 @@ class ProviderLauncher:
             try:
                 yield
             finally:
-                _unlock(handle)
+                unlock(handle)
         finally:
             handle.close()
 
@@ -678,7 +687,7 @@ class ProviderLauncher:
         await asyncio.wait({task})
 
     async def _still_ours(self, owned: _Owned) -> bool:
-        if not _pid_matches(owned.pid, owned.marker):
+        if not pid_matches(owned.pid, owned.marker):
             return False
         # A detached server is not our child: only a still-answering probe shows the pid is not
         # reused by an unrelated process (where no start time can be read).
@@ -692,23 +701,23 @@ class ProviderLauncher:
             return
         if owned.process is not None:
             if owned.process.returncode is None:
-                _signal_group(owned.process, signal.SIGTERM)
+                signal_group(owned.process, signal.SIGTERM)
                 assert owned.waiter is not None
                 await asyncio.wait({owned.waiter}, timeout=self._grace)
                 if owned.process.returncode is None:
-                    _signal_group(owned.process, _KILL)
+                    signal_group(owned.process, KILL)
             await self._reap(owned)
         elif sys.platform == "win32":
-            _signal_pid(owned.pid, signal.SIGTERM)
-        elif _pid_matches(owned.pid, owned.marker):
-            _signal_pid(owned.pid, signal.SIGTERM)
+            signal_pid(owned.pid, signal.SIGTERM)
+        elif pid_matches(owned.pid, owned.marker):
+            signal_pid(owned.pid, signal.SIGTERM)
             # Not our child, so there is nothing to wait on: poll for it to go away.
             for _ in range(max(1, int(self._grace / 0.1))):
-                if not _pid_matches(owned.pid, owned.marker):
+                if not pid_matches(owned.pid, owned.marker):
                     break
                 await asyncio.sleep(0.1)
-            if _pid_matches(owned.pid, owned.marker):
-                _signal_pid(owned.pid, _KILL)
+            if pid_matches(owned.pid, owned.marker):
+                signal_pid(owned.pid, KILL)
         self._clear_pid_file(owned.pid)
         log.info("%s server (pid %s) stopped", self.name, owned.pid)
 
@@ -735,7 +744,7 @@ class ProviderLauncher:
         if owned is not None and owned.process is not None:
             with contextlib.suppress(Exception):
                 if owned.process.returncode is None:
-                    _signal_group(owned.process, signum)
+                    signal_group(owned.process, signum)
 
     def _set_state(self, state: LauncherState) -> None:
         if state is self._state:
@@ -748,7 +757,6 @@ class ProviderLauncher:
 
 # -- helpers -------------------------------------------------------------------------------
 
-_KILL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
 _NEW_PROCESS_GROUP: int = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
 
 
@@ -788,86 +796,3 @@ def _port_of(scheme: str, port: int | None) -> int:
     if port is not None:
         return port
     return 443 if scheme == "https" else 80
-
-
-def _signal_group(process: asyncio.subprocess.Process, signum: int) -> None:
-    # The unreaped leader keeps its pid and process group id reserved, so this cannot hit a
-    # reused pid.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if sys.platform == "win32":
-            process.kill() if signum == _KILL else process.terminate()
-        else:
-            os.killpg(process.pid, signum)
-
-
-def _signal_pid(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if sys.platform == "win32":
-            os.kill(pid, signum)
-        else:
-            os.killpg(pid, signum)
-
-
-def _proc_stat(pid: int) -> tuple[str, str] | None:
-    """Return the state and kernel start time of ``pid`` from ``/proc`` (Linux only)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-    except (OSError, IndexError):
-        return None
-    return (fields[0], fields[19]) if len(fields) > 19 else None
-
-
-def _start_marker(pid: int) -> str | None:
-    """Return the start time of ``pid``: it tells it from a later process given its pid."""
-    stat = _proc_stat(pid)
-    return stat[1] if stat is not None else None
-
-
-def _pid_matches(pid: int, marker: str | None) -> bool:
-    """Whether ``pid`` still runs and is the process whose start time was ``marker``."""
-    if sys.platform == "win32":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if marker is None:
-        return True
-    stat = _proc_stat(pid)
-    return stat is not None and stat[1] == marker and stat[0] != "Z"
-
-
-def _open_lock(path: Path) -> IO[bytes]:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return open(path, "a+b")  # held across awaits; _start_lock closes it
-
-
-def _try_lock(handle: IO[bytes]) -> bool:
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _unlock(handle: IO[bytes]) -> None:
-    with contextlib.suppress(OSError):
-        if sys.platform == "win32":
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
