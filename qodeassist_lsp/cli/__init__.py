@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         complete_cmd,
         embedded_cmd,
         models_cmd,
+        refactor_cmd,
         secrets_cmd,
     )
 
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     complete_cmd.register(commands, shared)
     embedded_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
+    refactor_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)
     serve_cmd.register(commands, shared)
     return parser

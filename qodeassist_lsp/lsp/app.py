@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qodeassist_lsp.lsp import completion_handlers, server
+from qodeassist_lsp.lsp import completion_handlers, refactor_handlers, server
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
@@ -12,4 +12,5 @@ def create_server(backend: Backend | None = None) -> QodeAssistServer:
     instance = QodeAssistServer(backend)
     server.register(instance)
     completion_handlers.register(instance)
+    refactor_handlers.register(instance)
     return instance

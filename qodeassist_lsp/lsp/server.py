@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.core.session_manager import SessionManager
     from qodeassist_lsp.features.completion.service import CompletionService
+    from qodeassist_lsp.features.refactor.instructions import Instruction
+    from qodeassist_lsp.features.refactor.service import RefactorService
 
 log = logging.getLogger("qodeassist.server")
 
@@ -47,6 +49,8 @@ class QodeAssistServer(LanguageServer):
         self.start_task: asyncio.Task[None] | None = None
         self.documents = DocumentStore()
         self._completion: CompletionService | None = None
+        self._refactor: RefactorService | None = None
+        self._instructions: list[Instruction] | None = None
         self.backend.listeners.append(self._on_reload)
 
     def completion_feature(self) -> CompletionService:
@@ -82,6 +86,30 @@ class QodeAssistServer(LanguageServer):
             service.ignore = IgnoreFilter(paths.project)
         return service
 
+    async def refactor_service(self) -> RefactorService:
+        """Return the refactor service once the configuration is ready."""
+        await self.backend.runtime()
+        if self._refactor is None:
+            from qodeassist_lsp.features.refactor.service import RefactorService
+
+            self._refactor = RefactorService(
+                _RuntimeView(self.backend), self.documents, instructions=self.instructions
+            )
+        return self._refactor
+
+    def instructions(self) -> list[Instruction]:
+        """Return the instruction library (bundled, user, project), loaded once per reload."""
+        if self._instructions is None:
+            from qodeassist_lsp.features.refactor.instructions import load_instructions
+
+            paths = self.backend.paths
+            if paths is None:
+                return []
+            self._instructions, problems = load_instructions(paths)
+            for problem in problems:
+                log.warning("%s", problem.format())
+        return self._instructions
+
     def show_error(self, key: str, message: str) -> None:
         """Show ``message`` to the user, at most once per throttle window per ``key``."""
         if self.throttle.allow(key):
@@ -92,6 +120,7 @@ class QodeAssistServer(LanguageServer):
     def _on_reload(self, config: Configuration) -> None:
         if self._completion is not None:
             self._completion.reset()
+        self._instructions = None
         for uri in list(self.workspace.text_documents):
             self.publish_config_diagnostics(uri)
         errors = config.errors

@@ -1,0 +1,149 @@
+"""``qodeassist-lsp refactor FILE --range L1:C1-L2:C2 [--instruction TEXT] [--diff]``.
+
+One quick refactor through the same ``RefactorService`` the language server uses, with the
+instruction library of the configuration (``--instruction-id``). Lines and columns are 1-based;
+columns count characters; ``L:C-L:C`` with equal ends inserts at that position. The new full
+file text is printed (the file itself is never written), or a unified diff with ``--diff``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.context.documents import DocumentStore, offset_at
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.features.refactor.instructions import load_instructions
+from qodeassist_lsp.features.refactor.service import (
+    RefactorRequest,
+    RefactorResult,
+    RefactorService,
+)
+
+_RANGE = re.compile(r"^(\d+):(\d+)-(\d+):(\d+)$")
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``refactor`` command."""
+    refactor = commands.add_parser(
+        "refactor", parents=[shared], help="rewrite a range of a file with the refactor agent"
+    )
+    refactor.add_argument("file", type=Path, metavar="FILE")
+    refactor.add_argument(
+        "--range",
+        required=True,
+        metavar="L1:C1-L2:C2",
+        help="1-based range, columns in characters (equal ends insert)",
+    )
+    refactor.add_argument("--instruction", metavar="TEXT", help="what to do with the code")
+    refactor.add_argument(
+        "--instruction-id", metavar="ID", help="an instruction of the library (file stem)"
+    )
+    refactor.add_argument("--diff", action="store_true", help="print a unified diff")
+    refactor.set_defaults(handler=run_refactor)
+
+
+def _read(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise CliError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror}") from exc
+
+
+def parse_range(value: str, text: str) -> tuple[int, int, int, int]:
+    """Parse ``L1:C1-L2:C2`` (1-based) into a checked 0-based range of ``text``."""
+    match = _RANGE.match(value.strip())
+    if match is None:
+        raise CliError(f"--range {value!r}: expected L1:C1-L2:C2, e.g. 3:1-5:10")
+    l1, c1, l2, c2 = (int(group) for group in match.groups())
+    lines = text.split("\n")
+    for line, col in ((l1, c1), (l2, c2)):
+        if not 1 <= line <= len(lines):
+            raise CliError(f"--range: line {line} is outside the file (1–{len(lines)})")
+        width = len(lines[line - 1].removesuffix("\r"))
+        if not 1 <= col <= width + 1:
+            raise CliError(f"--range: column {col} is outside line {line} (1–{width + 1})")
+    if (l2, c2) < (l1, c1):
+        raise CliError(f"--range {value!r}: the end is before the start")
+    return l1 - 1, c1 - 1, l2 - 1, c2 - 1
+
+
+def apply_result(text: str, result: RefactorResult) -> str:
+    """Return ``text`` with the result's range replaced by its new text."""
+    start = offset_at(text, result.start_line, result.start_character)
+    end = offset_at(text, result.end_line, result.end_character)
+    return text[:start] + result.new_text + text[end:]
+
+
+def run_refactor(args: argparse.Namespace) -> int:
+    """Refactor the range of FILE and print the new text or a diff."""
+    path = args.file.resolve()
+    text = _read(path)
+    start_line, start_col, end_line, end_col = parse_range(args.range, text)
+    config = load(args)
+    request_args = (start_line, start_col, end_line, end_col, args.instruction)
+    result = asyncio.run(_refactor(config, path, text, request_args, args.instruction_id))
+    if result.outcome == "failed":
+        error = result.error
+        category = error.category if error is not None else "provider"
+        code = EXIT_PROVIDER if category in ("auth", "network", "provider", "tool") else 1
+        raise CliError(f"{category} error: {result.message}", code)
+    if result.outcome != "ok":
+        raise CliError(f"nothing changed: {result.message}", EXIT_PROVIDER)
+    new_text = apply_result(text, result)
+    if args.diff:
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                text.splitlines(keepends=True),
+                new_text.splitlines(keepends=True),
+                f"a/{args.file}",
+                f"b/{args.file}",
+            )
+        )
+    else:
+        sys.stdout.write(new_text)
+    return EXIT_OK
+
+
+async def _refactor(
+    config: Configuration,
+    path: Path,
+    text: str,
+    span: tuple[int, int, int, int, str | None],
+    instruction_id: str | None,
+) -> RefactorResult:
+    runtime = Runtime(config)
+    documents = DocumentStore()
+    document = documents.open(path.as_uri(), text, 1)
+    project = config.paths.project
+    ignore = IgnoreFilter(project) if project is not None else None
+    library, problems = load_instructions(config.paths)
+    for problem in problems:
+        print(f"qodeassist-lsp: {problem.format()}", file=sys.stderr)
+    service = RefactorService(
+        runtime,
+        documents,
+        lambda: library,
+        is_ignored=(lambda d: ignore.is_ignored(d.path)) if ignore is not None else None,
+    )
+    start_line, start_col, end_line, end_col, instruction = span
+    try:
+        request = RefactorRequest(
+            document, start_line, start_col, end_line, end_col, instruction, instruction_id
+        )
+        return await service.refactor(request)
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,265 @@
+"""Quick refactor over LSP: lazy ``refactor.rewrite`` code actions and ``qodeassist.refactor``.
+
+Listing actions costs nothing: each action carries only what the refactor needs (document,
+range, version, instruction). The model runs when the user picks one — through
+``codeAction/resolve`` (the edit comes back in the action) or through the ``qodeassist.refactor``
+command (the edit is applied with ``workspace/applyEdit``, labelled, as one undo step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
+from qodeassist_lsp.lsp.server import QodeAssistServer
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.features.refactor.service import RefactorResult
+
+log = logging.getLogger("qodeassist.server")
+
+DEFAULT_TITLE = "QodeAssist: Refactor with instruction…"
+
+
+def _code_points(ls: QodeAssistServer, text: str, position: types.Position) -> tuple[int, int]:
+    _start, line_text = line_at(text, position.line)
+    return position.line, to_code_points(ls.workspace.position_codec, line_text, position.character)
+
+
+def _client_position(ls: QodeAssistServer, text: str, line: int, character: int) -> types.Position:
+    _start, line_text = line_at(text, line)
+    return types.Position(line, to_client_units(ls.workspace.position_codec, line_text, character))
+
+
+def _supports_resolve(ls: QodeAssistServer) -> bool:
+    document = ls.client_capabilities.text_document
+    code_action = document.code_action if document else None
+    support = code_action.resolve_support if code_action else None
+    return support is not None and "edit" in support.properties
+
+
+def _supports_llm_tag(ls: QodeAssistServer) -> bool:
+    document = ls.client_capabilities.text_document
+    code_action = document.code_action if document else None
+    return bool(code_action and code_action.tag_support)
+
+
+async def _run(
+    ls: QodeAssistServer, args: dict[str, Any], token: types.ProgressToken | None
+) -> tuple[RefactorResult | None, str]:
+    """Run the refactor ``args`` describes; return the result and the instruction's title."""
+    from qodeassist_lsp.features.refactor.service import RefactorRequest
+
+    service = await ls.refactor_service()
+    uri = str(args.get("uri", ""))
+    document = ls.documents.get(uri)
+    if document is None:
+        return None, "the document is not open"
+    if "version" in args and args["version"] != document.version:
+        return None, "the document changed since the action was offered; run it again"
+    try:
+        selection = types.Range(
+            types.Position(**args["range"]["start"]), types.Position(**args["range"]["end"])
+        )
+    except (KeyError, TypeError, ValueError):
+        return None, 'expected {"uri", "range": {"start": {line, character}, "end": {…}}}'
+    if (selection.end.line, selection.end.character) < (
+        selection.start.line,
+        selection.start.character,
+    ):
+        selection = types.Range(selection.end, selection.start)
+    start = _code_points(ls, document.text, selection.start)
+    end = _code_points(ls, document.text, selection.end)
+    request = RefactorRequest(
+        document,
+        start[0],
+        start[1],
+        end[0],
+        end[1],
+        instruction=args.get("instruction"),
+        instruction_id=args.get("instructionId"),
+    )
+    title = str(args.get("title") or "QodeAssist: Refactor")
+    progress = _Progress(ls, token, title)
+    await progress.begin()
+    task = asyncio.ensure_future(service.refactor(request, progress.report))
+    progress.on_cancel(task.cancel)
+    try:
+        result = await task
+    except asyncio.CancelledError:
+        progress.end("cancelled")
+        if task.cancelled() and not asyncio.current_task().cancelling():  # type: ignore[union-attr]
+            return None, "cancelled"
+        raise
+    progress.end(result.message or str(result.outcome))
+    return result, title
+
+
+def _edit(ls: QodeAssistServer, uri: str, result: RefactorResult) -> types.WorkspaceEdit:
+    document = ls.documents.get(uri)
+    text = document.text if document is not None else ""
+    new_range = types.Range(
+        _client_position(ls, text, result.start_line, result.start_character),
+        _client_position(ls, text, result.end_line, result.end_character),
+    )
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=result.document_version
+                ),
+                edits=[types.TextEdit(range=new_range, new_text=result.new_text)],
+            )
+        ]
+    )
+
+
+def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -> None:
+    message = reason
+    if result is not None:
+        message = result.message or str(result.outcome)
+        if result.error is not None:
+            message = f"{result.error.category} error: {result.error.message}"
+    ls.window_show_message(
+        types.ShowMessageParams(
+            type=types.MessageType.Warning, message=f"qodeassist refactor: {message}"
+        )
+    )
+
+
+class _Progress:
+    """Work-done progress for one refactor: the client's token, or one we create."""
+
+    def __init__(self, ls: QodeAssistServer, token: types.ProgressToken | None, title: str):
+        self._ls = ls
+        self._token = token
+        self._title = title
+        self._created = False
+
+    async def begin(self) -> None:
+        window = self._ls.client_capabilities.window
+        if self._token is None and window is not None and window.work_done_progress:
+            self._token = str(uuid.uuid4())
+            try:
+                await self._ls.work_done_progress.create_async(self._token)
+                self._created = True
+            except Exception:  # a client that refuses progress must not stop the refactor
+                self._token = None
+        if self._token is not None:
+            self._ls.work_done_progress.begin(
+                self._token,
+                types.WorkDoneProgressBegin(title=self._title, cancellable=True, message="asking"),
+            )
+
+    def on_cancel(self, callback: Any) -> None:
+        token = self._token
+        future = self._ls.work_done_progress.tokens.get(token) if token is not None else None
+        if future is not None:
+            future.add_done_callback(lambda f: callback() if f.cancelled() else None)
+
+    def report(self, message: str) -> None:
+        if self._token is not None:
+            self._ls.work_done_progress.report(
+                self._token, types.WorkDoneProgressReport(message=message)
+            )
+
+    def end(self, message: str) -> None:
+        if self._token is not None:
+            self._ls.work_done_progress.end(self._token, types.WorkDoneProgressEnd(message=message))
+
+
+def register(server: QodeAssistServer) -> None:
+    """Register the refactor handlers on ``server``."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=True
+        ),
+    )
+    async def code_action(
+        ls: QodeAssistServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        only = params.context.only
+        if only and not any(str(kind).startswith("refactor") for kind in only):
+            return None
+        document = ls.documents.get(params.text_document.uri)
+        if document is None or params.range.start == params.range.end:
+            return None
+        service = await ls.refactor_service()
+        base = {
+            "uri": params.text_document.uri,
+            "range": {
+                "start": {
+                    "line": params.range.start.line,
+                    "character": params.range.start.character,
+                },
+                "end": {"line": params.range.end.line, "character": params.range.end.character},
+            },
+            "version": document.version,
+        }
+        entries = [
+            (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})
+            for i in service.list_instructions()
+        ]
+        entries.append((DEFAULT_TITLE, dict(base)))
+        lazy = _supports_resolve(ls)
+        tags = [types.CodeActionTag.LlmGenerated] if _supports_llm_tag(ls) else None
+        actions = []
+        for title, data in entries:
+            data = {**data, "title": title}
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.RefactorRewrite,
+                    data=data if lazy else None,
+                    command=None
+                    if lazy
+                    else types.Command(title=title, command=methods.CMD_REFACTOR, arguments=[data]),
+                    tags=tags,
+                )
+            )
+        return actions
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def resolve_code_action(
+        ls: QodeAssistServer, action: types.CodeAction
+    ) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else None
+        if data is None:
+            return action
+        result, reason = await _run(ls, data, None)
+        if result is None or result.outcome != "ok":
+            _explain(ls, result, reason)
+            return action
+        action.edit = _edit(ls, str(data["uri"]), result)
+        return action
+
+    @server.command(methods.CMD_REFACTOR)
+    async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
+        result, title = await _run(ls, args, None)
+        if result is None or result.outcome != "ok":
+            _explain(ls, result, title)
+            return {"applied": False, "message": result.message if result else title}
+        answer = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=_edit(ls, str(args["uri"]), result), label=title)
+        )
+        if not answer.applied:
+            _explain(ls, None, answer.failure_reason or "the editor did not apply the edit")
+        return {"applied": answer.applied, "message": answer.failure_reason or ""}
+
+    @server.feature(methods.REFACTOR_INSTRUCTIONS)
+    async def list_instructions(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        service = await ls.refactor_service()
+        return [
+            {"id": i.id, "name": i.name, "body": i.body, "default": i.default, "agent": i.agent}
+            for i in service.list_instructions()
+        ]

@@ -1,0 +1,221 @@
+"""Quick refactor over stdio: lazy code actions, resolve, the command, and every safety rule."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from tests.support.replay_server import ReplayServer, Reply
+
+DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
+SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
+
+
+def chat_sse(*parts: str) -> Reply:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return Reply(body=body.encode(), content_type="text/event-stream")
+
+
+@pytest.fixture
+def replay():
+    with ReplayServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.e2e.lsp.conftest import server_env
+
+    (lsp_home / "config/providers/embedded.toml").write_text(
+        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
+    )
+    for key, value in server_env(lsp_home).items():
+        monkeypatch.setenv(key, value)
+
+
+async def open_doc(client, home: Path) -> str:
+    path = home / "project" / "total.py"
+    path.write_text(DOC)
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, DOC))
+    )
+    return uri
+
+
+async def actions(client, uri: str) -> list[types.CodeAction]:
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=SELECTION,
+            context=types.CodeActionContext(
+                diagnostics=[], only=[types.CodeActionKind.RefactorRewrite]
+            ),
+        )
+    )
+    return list(result or [])
+
+
+async def test_actions_are_listed_lazily_and_resolve_to_the_exact_edit(client, lsp_home, replay):
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    offered = await actions(client, uri)
+    titles = [a.title for a in offered]
+    assert "QodeAssist: Improve" in titles
+    assert titles[-1] == "QodeAssist: Refactor with instruction…"
+    assert all(a.kind == types.CodeActionKind.RefactorRewrite for a in offered)
+    assert replay.requests == []  # nothing is generated until the user picks an action
+
+    replay.script(
+        "/v1/chat/completions",
+        chat_sse("Here is the refactored code:\n```python\n", "    return sum(xs)\n", "```\n"),
+    )
+    improve = next(a for a in offered if a.title == "QodeAssist: Improve")
+    resolved = await client.code_action_resolve_async(improve)
+    [change] = resolved.edit.document_changes
+    assert change.text_document.uri == uri and change.text_document.version == 1
+    [edit] = change.edits
+    assert edit.range == SELECTION
+    assert edit.new_text == "    return sum(xs)"
+    sent = replay.last.json["messages"]
+    assert "<selection_start>" in sent[0]["content"] and "<selection_end>" in sent[0]["content"]
+    assert "Improve the selected code" in sent[-1]["content"]
+
+
+async def test_command_applies_the_edit_with_a_label(client, lsp_home, replay) -> None:
+    applied: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    replay.script("/v1/chat/completions", chat_sse("    return sum(xs)"))
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="qodeassist.refactor",
+            arguments=[
+                {
+                    "uri": uri,
+                    "range": {
+                        "start": {"line": 1, "character": 0},
+                        "end": {"line": 4, "character": 12},
+                    },
+                    "instruction": "Use the builtin",
+                }
+            ],
+        )
+    )
+    assert result["applied"] is True
+    [params] = applied
+    assert params.label.startswith("QodeAssist")
+    [edit] = params.edit.document_changes[0].edits
+    assert edit.new_text == "    return sum(xs)" and edit.range == SELECTION
+    assert replay.last.json["messages"][-1]["content"] == "Use the builtin"
+
+
+async def test_edits_meanwhile_mean_nothing_is_applied(client, lsp_home, replay) -> None:
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    offered = await actions(client, uri)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)), text="# x\n"
+                )
+            ],
+        )
+    )
+    resolved = await client.code_action_resolve_async(offered[0])
+    assert resolved.edit is None
+    for _ in range(50):
+        if client.messages:
+            break
+        await asyncio.sleep(0.05)
+    assert any("changed" in m.message for m in client.messages)
+    assert replay.requests == []
+
+
+async def test_provider_failure_changes_nothing_and_says_why(client, lsp_home, replay) -> None:
+    replay.script(
+        "/v1/chat/completions",
+        Reply.json({"error": {"message": "model is loading"}}, status=503, repeat=3),
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    resolved = await client.code_action_resolve_async((await actions(client, uri))[0])
+    assert resolved.edit is None
+    for _ in range(50):
+        if client.messages:
+            break
+        await asyncio.sleep(0.05)
+    assert any("error" in m.message for m in client.messages)
+
+
+async def test_empty_answer_never_deletes_code(client, lsp_home, replay) -> None:
+    replay.script("/v1/chat/completions", chat_sse("```python\n```"))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    resolved = await client.code_action_resolve_async((await actions(client, uri))[0])
+    assert resolved.edit is None
+
+
+async def test_cancel_during_generation_closes_the_upstream_stream(client, lsp_home, replay):
+    replay.script(
+        "/v1/chat/completions",
+        Reply(
+            body=b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n',
+            content_type="text/event-stream",
+            hold_open=True,
+        ),
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    action = (await actions(client, uri))[0]
+    task = asyncio.create_task(
+        client.protocol.send_request_async(types.CODE_ACTION_RESOLVE, action, msg_id="resolve-1")
+    )
+    [upstream] = await asyncio.to_thread(replay.wait_for_requests, 1)
+    assert await upstream.wait_holding_async(5)
+    client.cancel_request(types.CancelParams(id="resolve-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await task
+    assert await upstream.wait_disconnected_async(within=1)
+
+
+async def test_instruction_library_request(client, lsp_home) -> None:
+    (lsp_home / "project/.qodeassist/instructions").mkdir(parents=True)
+    (lsp_home / "project/.qodeassist/instructions/team.toml").write_text(
+        'name = "Team style"\nbody = "Apply our team style."\n'
+    )
+    await client.initialize_session(client.init_params)
+    listed = await client.protocol.send_request_async("qodeassist/refactor/instructions", {})
+    names = [i["name"] for i in listed]
+    assert "Improve" in names and "Team style" in names
+
+
+async def test_configured_default_instruction_beats_the_library_default(
+    client, lsp_home, replay
+) -> None:
+    (lsp_home / "config/settings.toml").write_text(
+        '[refactor]\ndefault_instruction = "Make it shorter."\n'
+    )
+    replay.script("/v1/chat/completions", chat_sse("    return sum(xs)"))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    generic = (await actions(client, uri))[-1]
+    assert generic.title == "QodeAssist: Refactor with instruction…"
+    resolved = await client.code_action_resolve_async(generic)
+    assert resolved.edit is not None
+    assert replay.last.json["messages"][-1]["content"] == "Make it shorter."

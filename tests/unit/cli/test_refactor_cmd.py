@@ -1,0 +1,124 @@
+"""``qodeassist-lsp refactor`` against the replay server standing in for the Embedded instance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.replay_server import ReplayServer, Reply
+
+CHAT = "/v1/chat/completions"
+
+
+def chat_sse(*parts: str) -> Reply:
+    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return Reply(body=body.encode(), content_type="text/event-stream")
+
+
+@pytest.fixture
+def replay(config_dir: Path):
+    with ReplayServer() as server:
+        (config_dir / "providers").mkdir()
+        (config_dir / "providers" / "embedded.toml").write_text(
+            f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{server.url}"\n'
+        )
+        yield server
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    path = tmp_path / "sample.py"
+    path.write_text("def add(a, b):\n    return a+b\n\nprint(add(1, 2))\n")
+    return path
+
+
+def messages(replay: ReplayServer) -> tuple[str, str]:
+    sent = replay.last.json["messages"]
+    system = next(m["content"] for m in sent if m["role"] == "system")
+    user = [m["content"] for m in sent if m["role"] == "user"][-1]
+    return system, user
+
+
+def test_refactor_prints_the_new_file(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_sse("```python\n", "    return a + b\n", "```"))
+    code, out, err = run_cli(
+        "refactor", str(sample), "--range", "2:1-2:15", "--instruction", "space it"
+    )
+    assert code == 0, err
+    assert out == "def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n"
+    system, user = messages(replay)
+    assert user == "space it"
+    assert "<selection_start>    return a+b<selection_end><cursor>" in system
+    assert "# What to Generate:" in system
+
+
+def test_refactor_diff_and_library_instruction(run_cli, replay, sample, config_dir) -> None:
+    (config_dir / "instructions").mkdir()
+    (config_dir / "instructions" / "tidy.toml").write_text('name = "Tidy"\nbody = "Tidy it."\n')
+    replay.script(CHAT, chat_sse("    return a + b"))
+    code, out, err = run_cli(
+        "refactor", str(sample), "--range", "2:1-2:15", "--instruction-id", "tidy", "--diff"
+    )
+    assert code == 0, err
+    assert "-    return a+b\n+    return a + b\n" in out
+    assert out.startswith("--- a/")
+    assert messages(replay)[1] == "Tidy it."
+
+
+def test_refactor_default_instruction_is_the_library_default(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_sse("x = 1"))
+    code, _out, err = run_cli("refactor", str(sample), "--range", "3:1-3:1")
+    assert code == 0, err
+    assert messages(replay)[1].startswith("Improve the selected code")
+
+
+def test_refactor_insert_keeps_the_rest_of_the_line(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_sse("one\ntwo "))
+    code, out, err = run_cli("refactor", str(sample), "--range", "4:1-4:1")
+    assert code == 0, err
+    assert out.endswith("one\ntwo print(add(1, 2))\n")
+
+
+def test_refactor_empty_answer_changes_nothing(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_sse("```\n```"))
+    code, out, err = run_cli("refactor", str(sample), "--range", "2:1-2:15")
+    assert code == 3 and out == ""
+    assert "no usable code" in err
+
+
+def test_refactor_provider_failure_exits_3(run_cli, replay, sample) -> None:
+    replay.script(
+        CHAT, Reply.json({"error": {"message": "model not loaded"}}, status=503, repeat=3)
+    )
+    code, _out, err = run_cli("refactor", str(sample), "--range", "2:1-2:15")
+    assert code == 3 and "error" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2-3", "expected L1:C1-L2:C2"),
+        ("9:1-9:2", "line 9 is outside"),
+        ("2:1-2:99", "column 99 is outside"),
+        ("2:5-1:1", "the end is before the start"),
+    ],
+)
+def test_refactor_range_errors(run_cli, sample, value, message) -> None:
+    code, _out, err = run_cli("refactor", str(sample), "--range", value)
+    assert code == 1 and message in err
+
+
+def test_refactor_unknown_instruction_id_is_a_user_error(run_cli, replay, sample) -> None:
+    code, _out, err = run_cli(
+        "refactor", str(sample), "--range", "2:1-2:2", "--instruction-id", "zz"
+    )
+    assert code == 1 and "unknown instruction 'zz'" in err
+
+
+def test_refactor_missing_file(run_cli, tmp_path) -> None:
+    code, _out, err = run_cli("refactor", str(tmp_path / "nope.py"), "--range", "1:1-1:1")
+    assert code == 1 and "no such file" in err
