@@ -87,6 +87,10 @@ async def test_actions_are_listed_lazily_and_resolve_to_the_exact_edit(client, l
     sent = replay.last.json["messages"]
     assert "<selection_start>" in sent[0]["content"] and "<selection_end>" in sent[0]["content"]
     assert "Improve the selected code" in sent[-1]["content"]
+    # Work-done progress: begun (cancellable), then ended.
+    [reports] = client.progress_reports.values()
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
 
 
 async def test_command_applies_the_edit_with_a_label(client, lsp_home, replay) -> None:
