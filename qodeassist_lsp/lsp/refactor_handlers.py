@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("qodeassist.server")
 
 DEFAULT_TITLE = "QodeAssist: Refactor with instruction…"
+INSERT_TITLE = "QodeAssist: Generate code here…"
 
 
 def _code_points(ls: QodeAssistServer, text: str, position: types.Position) -> tuple[int, int]:
@@ -190,9 +191,10 @@ def register(server: QodeAssistServer) -> None:
         if only and not any(str(kind).startswith("refactor") for kind in only):
             return None
         document = ls.documents.get(params.text_document.uri)
-        if document is None or params.range.start == params.range.end:
+        if document is None:
             return None
         service = await ls.refactor_service()
+        empty = params.range.start == params.range.end
         base = {
             "uri": params.text_document.uri,
             "range": {
@@ -204,11 +206,24 @@ def register(server: QodeAssistServer) -> None:
             },
             "version": document.version,
         }
-        entries = [
-            (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})
-            for i in service.list_instructions()
-        ]
-        entries.append((DEFAULT_TITLE, dict(base)))
+        entries: list[tuple[str, dict[str, Any]]] = []
+        last = service.last_instruction
+        if last is not None and not empty:
+            entries.append(
+                (
+                    "QodeAssist: Repeat last instruction",
+                    {**base, "instruction": last.instruction, "instructionId": last.instruction_id},
+                )
+            )
+        if empty:
+            # No selection: the model writes new code at the cursor (nothing is replaced).
+            entries.append((INSERT_TITLE, dict(base)))
+        else:
+            entries += [
+                (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})
+                for i in service.list_instructions()
+            ]
+            entries.append((DEFAULT_TITLE, dict(base)))
         lazy = _supports_resolve(ls)
         tags = [types.CodeActionTag.LlmGenerated] if _supports_llm_tag(ls) else None
         actions = []

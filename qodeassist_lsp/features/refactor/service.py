@@ -224,6 +224,9 @@ class RefactorService:
         cleaned = _without_markers(clean_response(answer))
         if not cleaned.strip():
             return result("empty", "the model returned no usable code; nothing was changed", agent)
+        if selection.empty and _starts_nonempty_line(document.text, selection.start):
+            # New lines inserted before existing code must not run into it.
+            cleaned = cleaned if cleaned.endswith("\n") else cleaned + "\n"
         return result("ok", f"Refactored with {agent}", agent, new_text=cleaned)
 
     def _instruction_text(
@@ -282,3 +285,11 @@ def _without_markers(text: str) -> str:
     for marker in _STRAY_MARKERS:
         text = text.replace(marker, "")
     return text
+
+
+def _starts_nonempty_line(text: str, offset: int) -> bool:
+    """Whether ``offset`` is at the start of a line that has code after it."""
+    at_line_start = offset == 0 or text[offset - 1] == "\n"
+    end = text.find("\n", offset)
+    rest = text[offset : len(text) if end < 0 else end]
+    return at_line_start and bool(rest.strip())

@@ -11,27 +11,14 @@ are made here, on that report and on what the replay server received.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.e2e.editors.conftest import NeovimRun
 from tests.support.replay_server import ReplayServer, Reply
 
-LUA = Path(__file__).resolve().parent / "lua"
-DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
 PREFIX = "def add(a, b):\n    return "
 INLINE = "textDocument/inlineCompletion"
-NVIM_TIMEOUT_S = 60
 
 
 def completions_sse(*parts: str) -> bytes:
@@ -53,151 +40,9 @@ def reply(*parts: str, **kwargs: Any) -> Reply:
     return Reply(body=completions_sse(*parts), content_type="text/event-stream", **kwargs)
 
 
-@dataclass
-class NeovimRun:
-    """What one headless Neovim run left behind."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    report: dict[str, Any]
-    lsp_log: str
-
-    def explain(self) -> str:
-        """Everything needed to understand a failure, for assertion messages."""
-        report = dict(self.report)
-        report.pop("server_capabilities", None)
-        other = [line for line in self.lsp_log.splitlines() if '\t"stderr"\t' not in line]
-        return (
-            f"\nnvim exit code {self.returncode}\nreport: {json.dumps(report, indent=1)}\n"
-            f"nvim stdout: {self.stdout[-2000:]}\nnvim stderr: {self.stderr[-2000:]}\n"
-            f"server stderr (from {report.get('lsp_log')}), last part:\n"
-            f"{server_stderr(self.lsp_log)[-6000:]}\n"
-            "other lsp log lines, last ones:\n" + "\n".join(other[-30:])
-        )
-
-    def snapshot(self, name: str) -> dict[str, Any]:
-        snapshots = self.report.get("snapshots") or {}
-        assert name in snapshots, f"no {name!r} snapshot" + self.explain()
-        return snapshots[name]
-
-    def requests(self, method: str) -> list[dict[str, Any]]:
-        return [r for r in self.report.get("requests") or [] if r["method"] == method]
-
-
-def server_stderr(lsp_log: str) -> str:
-    """The server's stderr, which Neovim logs chunk by chunk as Lua string literals."""
-    chunks = []
-    for line in lsp_log.splitlines():
-        _, sep, literal = line.partition('\t"stderr"\t')
-        if sep and len(literal) >= 2:
-            chunks.append(
-                re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), literal.strip()[1:-1])
-            )
-    return "".join(chunks)
-
-
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
-
-
 def ghosts(state: dict[str, Any]) -> list[tuple[int, int, str]]:
     """The ghost texts of a snapshot as (row, column, text), 0-based like extmarks."""
     return [(g["row"], g["col"], g["text"]) for g in state["ghosts"]]
-
-
-def session_processes(sid: int) -> list[str]:
-    """The processes still alive in session ``sid`` (pid and command)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            alive.append(f"{stat.parent.name} {text[text.index('(') : text.rindex(')') + 1]}")
-    return alive
-
-
-@pytest.fixture
-def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
-    """Run a Lua scenario in a headless Neovim 0.12 against the real server."""
-    config = tmp_path / "config"
-    for folder in ("config/providers", "config/agents", "data", "project", "xdg"):
-        (tmp_path / folder).mkdir(parents=True)
-    (config / "providers" / "embedded.toml").write_text(
-        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
-    )
-    (config / "settings.toml").write_text("[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n")
-    source = tmp_path / "project" / "add.py"
-    source.write_text(DOC)
-
-    def run(script: str, **params: Any) -> NeovimRun:
-        result = tmp_path / f"{script}.json"
-        params_file = tmp_path / f"{script}.params.json"
-        params_file.write_text(
-            json.dumps(
-                {
-                    "cmd": [sys.executable, "-m", "qodeassist_lsp"],
-                    "root": str(tmp_path / "project"),
-                    "file": str(source),
-                    "result": str(result),
-                    "step_timeout_ms": 15000,
-                    "deadline_ms": 40000,
-                    **params,
-                }
-            )
-        )
-        xdg = tmp_path / "xdg"
-        env = {
-            **os.environ,
-            "QODEASSIST_CONFIG_DIR": str(config),
-            "QODEASSIST_DATA_DIR": str(tmp_path / "data"),
-            "QODEASSIST_LOG_LEVEL": "DEBUG",
-            "QODEASSIST_NVIM_PARAMS": str(params_file),
-            "XDG_CONFIG_HOME": str(xdg / "config"),
-            "XDG_DATA_HOME": str(xdg / "data"),
-            "XDG_STATE_HOME": str(xdg / "state"),
-            "XDG_CACHE_HOME": str(xdg / "cache"),
-        }
-        command = [str(nvim), "--headless", "--clean", "-u", str(LUA / f"{script}.lua")]
-        process = subprocess.Popen(
-            command,
-            cwd=tmp_path / "project",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # the server runs in this session too: leaks are findable
-        )
-        timed_out = False
-        try:
-            stdout, stderr = process.communicate(timeout=NVIM_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-        deadline = time.monotonic() + 5
-        while (leaked := session_processes(process.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if leaked:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-        report = json.loads(result.read_text()) if result.is_file() else {}
-        log_path = Path(report.get("lsp_log") or xdg / "state" / "nvim" / "lsp.log")
-        lsp_log = log_path.read_text(errors="replace") if log_path.is_file() else ""
-        outcome = NeovimRun(process.returncode, stdout, stderr, report, lsp_log)
-        assert not timed_out, f"Neovim ran longer than {NVIM_TIMEOUT_S} s" + outcome.explain()
-        assert not leaked, f"processes outlived Neovim: {leaked}" + outcome.explain()
-        assert report, "Neovim wrote no report" + outcome.explain()
-        assert report["ok"], f"scenario failed: {report.get('failure')}" + outcome.explain()
-        assert process.returncode == 0, outcome.explain()
-        assert report["server_stopped"] and "server_stop" not in report, outcome.explain()
-        return outcome
-
-    return run
 
 
 def assert_accepted_on_the_server(run: NeovimRun, item: dict[str, Any]) -> None:

@@ -223,3 +223,41 @@ async def test_configured_default_instruction_beats_the_library_default(
     resolved = await client.code_action_resolve_async(generic)
     assert resolved.edit is not None
     assert replay.last.json["messages"][-1]["content"] == "Make it shorter."
+
+
+async def test_repeat_last_and_insert_at_an_empty_selection(client, lsp_home, replay) -> None:
+    applied: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    replay.script(
+        "/v1/chat/completions",
+        [chat_sse("    return sum(xs)"), chat_sse("    return sum(xs)"), chat_sse("    # total\n")],
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    first = next(a for a in await actions(client, uri) if a.title == "QodeAssist: Simplify")
+    await client.code_action_resolve_async(first)
+    offered = await actions(client, uri)
+    assert offered[0].title == "QodeAssist: Repeat last instruction"
+    await client.code_action_resolve_async(offered[0])
+    simplify = replay.requests[0].json["messages"][-1]["content"]
+    assert replay.requests[1].json["messages"][-1]["content"] == simplify
+
+    cursor = types.Range(types.Position(1, 0), types.Position(1, 0))
+    empty = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=cursor,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert [a.title for a in empty] == ["QodeAssist: Generate code here…"]
+    resolved = await client.code_action_resolve_async(empty[0])
+    [edit] = resolved.edit.document_changes[0].edits
+    assert edit.range == cursor  # an insert: nothing after the cursor is deleted
+    assert edit.new_text == "    # total\n"  # and it does not run into the existing line
+    assert "<cursor>" in replay.requests[2].json["messages"][0]["content"]
