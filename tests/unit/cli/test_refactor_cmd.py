@@ -80,7 +80,16 @@ def test_refactor_insert_keeps_the_rest_of_the_line(run_cli, replay, sample) -> 
     replay.script(CHAT, chat_sse("one\ntwo "))
     code, out, err = run_cli("refactor", str(sample), "--range", "4:1-4:1")
     assert code == 0, err
-    assert out.endswith("one\ntwo print(add(1, 2))\n")
+    # Inserted at the start of a non-empty line, the new block gets its own line: the existing
+    # line is kept whole after it (the original deleted the rest of the line here).
+    assert out.endswith("one\ntwo \nprint(add(1, 2))\n")
+
+
+def test_refactor_insert_mid_line_continues_the_line(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_sse("x"))
+    code, out, err = run_cli("refactor", str(sample), "--range", "4:6-4:6")
+    assert code == 0, err
+    assert out.endswith("printx(add(1, 2))\n")
 
 
 def test_refactor_empty_answer_changes_nothing(run_cli, replay, sample) -> None:
