@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -36,13 +35,8 @@ from pygls.lsp.client import LanguageClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.replay_server import ReplayServer, Reply
-
-
-def sse(*parts: str) -> bytes:
-    chunks = [{"choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]})
-    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import completion_reply, embedded_instance
 
 
 def python_file(lines: int) -> str:
@@ -140,12 +134,7 @@ async def overhead(bench: Bench, lines: int, requests: int, latency: float) -> l
     uri = bench.open(f"file_{lines}.py", python_file(lines))
     bench.replay.script(
         "/v1/completions",
-        Reply(
-            body=sse("x"),
-            content_type="text/event-stream",
-            first_byte_delay=latency,
-            repeat=requests + 5,
-        ),
+        completion_reply("x", first_byte_delay=latency, repeat=requests + 5),
     )
     samples = []
     for i in range(requests + 5):
@@ -168,9 +157,7 @@ async def storm(bench: Bench) -> tuple[int, int, int]:
     bench.replay.reset()  # no replies left over from another phase
     text = "def add(a, b):\n    return a + b\n\nprint(add"
     uri = bench.open("storm.py", text)
-    bench.replay.script(
-        "/v1/completions", Reply(body=sse("(1, 2))"), content_type="text/event-stream", repeat=30)
-    )
+    bench.replay.script("/v1/completions", completion_reply("(1, 2))", repeat=30))
     before = len(bench.replay.requests)
     column = len("print(add")
     tasks = []
@@ -193,7 +180,7 @@ async def typed_ahead(bench: Bench, rounds: int) -> tuple[list[float], int]:
         uri = bench.open(f"typed_{r}.py", "def add(a, b):\n    return \n")
         bench.replay.script(
             "/v1/completions",
-            Reply(body=sse("a + b  # sum"), content_type="text/event-stream"),
+            completion_reply("a + b  # sum"),
         )
         await bench.complete(uri, 1, 11)
         before = len(bench.replay.requests)
@@ -210,9 +197,7 @@ async def typed_ahead(bench: Bench, rounds: int) -> tuple[list[float], int]:
 async def rss_after(bench: Bench, count: int) -> float:
     bench.replay.reset()  # no replies left over from another phase
     uri = bench.open("rss.py", python_file(200))
-    bench.replay.script(
-        "/v1/completions", Reply(body=sse("value"), content_type="text/event-stream", repeat=count)
-    )
+    bench.replay.script("/v1/completions", completion_reply("value", repeat=count))
     for i in range(count):
         await bench.complete(uri, (i * 3) % 190 + 1, 4)
     pid = bench.client._server.pid
@@ -234,9 +219,7 @@ async def main() -> None:
         home = Path(tmp)
         for name in ("config/providers", "data", "project"):
             (home / name).mkdir(parents=True)
-        (home / "config/providers/embedded.toml").write_text(
-            f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
-        )
+        (home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
         (home / "config/settings.toml").write_text("[completion]\ntime_budget_ms = 0\n")
         bench = Bench(home, replay, args.profile)
         spawn_ms, rtt_ms = await bench.start()

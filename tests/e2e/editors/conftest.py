@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.replay_server import ReplayServer
+from tests.support.streams import embedded_instance
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SHARED = REPO_ROOT.parent / "shared"
@@ -218,9 +219,7 @@ def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
     config = tmp_path / "config"
     for folder in ("config/providers", "config/agents", "data", "project", "xdg"):
         (tmp_path / folder).mkdir(parents=True)
-    (config / "providers" / "embedded.toml").write_text(
-        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
-    )
+    (config / "providers" / "embedded.toml").write_text(embedded_instance(replay.url))
     (config / "settings.toml").write_text("[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n")
     source = tmp_path / "project" / "add.py"
     source.write_text(DOC)

@@ -11,33 +11,14 @@ are made here, on that report and on what the replay server received.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tests.e2e.editors.conftest import NeovimRun
-from tests.support.replay_server import ReplayServer, Reply
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import completion_reply
 
 PREFIX = "def add(a, b):\n    return "
 INLINE = "textDocument/inlineCompletion"
-
-
-def completions_sse(*parts: str) -> bytes:
-    """An OpenAI ``/v1/completions`` stream that yields ``parts`` then stops."""
-    chunks: list[dict[str, Any]] = [
-        {"choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in parts
-    ]
-    chunks.append(
-        {
-            "choices": [{"index": 0, "text": "", "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 9, "completion_tokens": len(parts)},
-        }
-    )
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    return body.encode()
-
-
-def reply(*parts: str, **kwargs: Any) -> Reply:
-    return Reply(body=completions_sse(*parts), content_type="text/event-stream", **kwargs)
 
 
 def ghosts(state: dict[str, Any]) -> list[tuple[int, int, str]]:
@@ -78,7 +59,7 @@ def applied(line: str, item: dict[str, Any]) -> str:
 
 
 def test_ghost_text_is_shown_and_accepted(neovim, replay: ReplayServer) -> None:
-    replay.script("/v1/completions", [reply(" + ", "b"), reply(repeat=3)])
+    replay.script("/v1/completions", [completion_reply(" + ", "b"), completion_reply(repeat=3)])
     run = neovim("ghost_accept", typed="a", pause_after_insert=True)
     why = run.explain()
 
@@ -115,7 +96,7 @@ def test_ghost_text_is_shown_and_accepted(neovim, replay: ReplayServer) -> None:
 def test_typing_ahead_narrows_the_ghost_text_without_a_new_request(
     neovim, replay: ReplayServer
 ) -> None:
-    replay.script("/v1/completions", [reply(" + ", "b"), reply(repeat=3)])
+    replay.script("/v1/completions", [completion_reply(" + ", "b"), completion_reply(repeat=3)])
     run = neovim("typed_ahead", typed="a", pause_after_insert=True, type_ahead=" +")
     why = run.explain()
 
@@ -141,7 +122,7 @@ def test_typing_ahead_narrows_the_ghost_text_without_a_new_request(
 def test_typing_right_after_entering_insert_mode_gets_a_suggestion(
     neovim, replay: ReplayServer
 ) -> None:
-    replay.script("/v1/completions", [reply(" + ", "b"), reply(repeat=3)])
+    replay.script("/v1/completions", [completion_reply(" + ", "b"), completion_reply(repeat=3)])
     run = neovim("ghost_accept", typed="a", pause_after_insert=False)
 
     assert ghosts(run.snapshot("shown")) == [(1, 12, " + b")], run.explain()

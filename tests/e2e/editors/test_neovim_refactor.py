@@ -9,22 +9,14 @@ server speaking OpenAI chat SSE for the Embedded provider) and applies the retur
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.support.replay_server import ReplayServer, Reply
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import chat_reply
 
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 IMPROVE = "QodeAssist: Improve"
 WITH_INSTRUCTION = "QodeAssist: Refactor with instruction…"
-
-
-def chat_sse(*parts: str) -> Reply:
-    """An OpenAI ``/v1/chat/completions`` stream that yields ``parts`` then stops."""
-    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    return Reply(body=body.encode(), content_type="text/event-stream")
 
 
 def test_linewise_selection_is_refactored_through_code_action_resolve(
@@ -34,7 +26,7 @@ def test_linewise_selection_is_refactored_through_code_action_resolve(
     source.write_text(DOC)
     replay.script(
         "/v1/chat/completions",
-        chat_sse("Here is the improved code:\n```python\n", "    return sum(xs)\n", "```\n"),
+        chat_reply("Here is the improved code:\n```python\n", "    return sum(xs)\n", "```\n"),
     )
     run = neovim("code_action", file=str(source), select="2GV5G", title=IMPROVE)
     why = run.explain()

@@ -12,24 +12,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
+from tests.support.streams import chat_reply, completion_reply, embedded_instance
 
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
-
-
-def completions_sse(*parts: str) -> bytes:
-    chunks = [{"choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in parts]
-    chunks.append(
-        {
-            "choices": [{"index": 0, "text": "", "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 9, "completion_tokens": len(parts)},
-        }
-    )
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    return body.encode()
-
-
-def reply(*parts: str, **kwargs) -> Reply:
-    return Reply(body=completions_sse(*parts), content_type="text/event-stream", **kwargs)
 
 
 @pytest.fixture
@@ -41,9 +26,7 @@ def replay():
 @pytest.fixture(autouse=True)
 def embedded_points_at_replay(lsp_home: Path, replay: ReplayServer) -> None:
     # A user instance named like the bundled one replaces it (and its [launch] table).
-    (lsp_home / "config/providers/embedded.toml").write_text(
-        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
-    )
+    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
     )
@@ -81,7 +64,7 @@ def params(uri: str, line: int, character: int, invoked: bool = True):
 
 
 async def test_inline_completion_is_advertised_and_answers(client, lsp_home, replay) -> None:
-    replay.script("/v1/completions", reply("a", " + ", "b"))
+    replay.script("/v1/completions", completion_reply("a", " + ", "b"))
     result = await client.initialize_session(client.init_params)
     assert result.capabilities.inline_completion_provider is not None
     uri = await open_doc(client, lsp_home)
@@ -101,7 +84,7 @@ async def test_inline_completion_is_advertised_and_answers(client, lsp_home, rep
 
 @pytest.mark.parametrize("client", ["visual-studio-code", "neovim"], indirect=True)
 async def test_negotiated_position_encoding_is_honoured(client, lsp_home, replay) -> None:
-    replay.script("/v1/completions", reply("1"))
+    replay.script("/v1/completions", completion_reply("1"))
     result = await client.initialize_session(client.init_params)
     encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
     text = 's = "😀😀" + \n'
@@ -118,7 +101,7 @@ async def test_negotiated_position_encoding_is_honoured(client, lsp_home, replay
 
 
 async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, replay) -> None:
-    replay.script("/v1/completions", reply("a", hold_open=True))
+    replay.script("/v1/completions", completion_reply("a", hold_open=True))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     task = asyncio.create_task(
@@ -138,7 +121,7 @@ async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, repla
 
 
 async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_home, replay):
-    replay.script("/v1/completions", [reply("(a, b)", repeat=5)])
+    replay.script("/v1/completions", [completion_reply("(a, b)", repeat=5)])
     await client.initialize_session(client.init_params)
     text = "def add(a, b):\n    return a + b\n\nprint(add"
     uri = await open_doc(client, lsp_home, text)
@@ -178,7 +161,7 @@ async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_h
 
 
 async def test_typed_ahead_is_served_without_a_new_request(client, lsp_home, replay) -> None:
-    replay.script("/v1/completions", reply("a", " + ", "b"))
+    replay.script("/v1/completions", completion_reply("a", " + ", "b"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     first = await client.text_document_inline_completion_async(params(uri, 1, 11))
@@ -218,7 +201,7 @@ async def test_provider_down_is_reported_and_the_server_keeps_serving(client, ls
 async def test_completion_fallback_for_clients_without_inline_completion(
     client, lsp_home, replay
 ) -> None:
-    replay.script("/v1/completions", reply("a + b"))
+    replay.script("/v1/completions", completion_reply("a + b"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     request = types.CompletionParams(
@@ -243,7 +226,7 @@ async def test_agents_are_routed_per_file(client, lsp_home, replay) -> None:
     (lsp_home / "config/pipelines.toml").write_text(
         '[pipelines]\ncode_completion = ["Markdown Completion", "Embedded Completion"]\n'
     )
-    replay.script("/v1/completions", [reply("x"), reply("y")])
+    replay.script("/v1/completions", [completion_reply("x"), completion_reply("y")])
     await client.initialize_session(client.init_params)
     md = await open_doc(client, lsp_home, "# Title\n", "README.md")
     py = await open_doc(client, lsp_home)
@@ -296,13 +279,7 @@ async def test_chat_style_agent_answer_is_cleaned(client, lsp_home, replay) -> N
     (lsp_home / "config/pipelines.toml").write_text(
         '[pipelines]\ncode_completion = ["OpenAI Completion"]\n'
     )
-    parts = ["```python\n", "a + b\n", "```"]
-    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    replay.script(
-        "/v1/chat/completions", Reply(body=body.encode(), content_type="text/event-stream")
-    )
+    replay.script("/v1/chat/completions", chat_reply("```python\n", "a + b\n", "```"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     answer = await client.text_document_inline_completion_async(params(uri, 1, 11))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
+from tests.support.streams import chat_reply, embedded_instance
 
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
-
-
-def chat_sse(*parts: str) -> Reply:
-    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    return Reply(body=body.encode(), content_type="text/event-stream")
 
 
 @pytest.fixture
@@ -33,9 +26,7 @@ def replay():
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.e2e.lsp.conftest import server_env
 
-    (lsp_home / "config/providers/embedded.toml").write_text(
-        f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{replay.url}"\n'
-    )
+    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
 
@@ -75,7 +66,7 @@ async def test_actions_are_listed_lazily_and_resolve_to_the_exact_edit(client, l
 
     replay.script(
         "/v1/chat/completions",
-        chat_sse("Here is the refactored code:\n```python\n", "    return sum(xs)\n", "```\n"),
+        chat_reply("Here is the refactored code:\n```python\n", "    return sum(xs)\n", "```\n"),
     )
     improve = next(a for a in offered if a.title == "QodeAssist: Improve")
     resolved = await client.code_action_resolve_async(improve)
@@ -103,7 +94,7 @@ async def test_command_applies_the_edit_with_a_label(client, lsp_home, replay) -
 
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
-    replay.script("/v1/chat/completions", chat_sse("    return sum(xs)"))
+    replay.script("/v1/chat/completions", chat_reply("    return sum(xs)"))
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="qodeassist.refactor",
@@ -168,7 +159,7 @@ async def test_provider_failure_changes_nothing_and_says_why(client, lsp_home, r
 
 
 async def test_empty_answer_never_deletes_code(client, lsp_home, replay) -> None:
-    replay.script("/v1/chat/completions", chat_sse("```python\n```"))
+    replay.script("/v1/chat/completions", chat_reply("```python\n```"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     resolved = await client.code_action_resolve_async((await actions(client, uri))[0])
@@ -215,7 +206,7 @@ async def test_configured_default_instruction_beats_the_library_default(
     (lsp_home / "config/settings.toml").write_text(
         '[refactor]\ndefault_instruction = "Make it shorter."\n'
     )
-    replay.script("/v1/chat/completions", chat_sse("    return sum(xs)"))
+    replay.script("/v1/chat/completions", chat_reply("    return sum(xs)"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     generic = (await actions(client, uri))[-1]
@@ -235,7 +226,11 @@ async def test_repeat_last_and_insert_at_an_empty_selection(client, lsp_home, re
 
     replay.script(
         "/v1/chat/completions",
-        [chat_sse("    return sum(xs)"), chat_sse("    return sum(xs)"), chat_sse("    # total\n")],
+        [
+            chat_reply("    return sum(xs)"),
+            chat_reply("    return sum(xs)"),
+            chat_reply("    # total\n"),
+        ],
     )
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)

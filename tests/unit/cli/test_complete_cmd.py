@@ -4,21 +4,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer, Reply
-
-
-def sse(*parts: str) -> bytes:
-    chunks = [{"choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]})
-    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+from tests.support.streams import completion_reply, embedded_instance
 
 
 @pytest.fixture
 def replay(config_dir: Path):
     with ReplayServer() as server:
         (config_dir / "providers").mkdir()
-        (config_dir / "providers" / "embedded.toml").write_text(
-            f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{server.url}"\n'
-        )
+        (config_dir / "providers" / "embedded.toml").write_text(embedded_instance(server.url))
         yield server
 
 
@@ -30,7 +23,7 @@ def sample(tmp_path: Path) -> Path:
 
 
 def test_complete_prints_the_suggestion(run_cli, replay, sample) -> None:
-    replay.script("/v1/completions", Reply(body=sse("a", " + b"), content_type="text/event-stream"))
+    replay.script("/v1/completions", completion_reply("a", " + b"))
     code, out, err = run_cli("complete", str(sample), "--line", "2", "--col", "12")
     assert code == 0, err
     assert out == "a + b\n"
@@ -41,7 +34,7 @@ def test_complete_json_and_agent_override(run_cli, replay, sample, config_dir) -
     (config_dir / "agents" / "x.toml").write_text(
         'name = "Mine"\nextends = "Embedded Completion"\nmodel = "other"\n'
     )
-    replay.script("/v1/completions", Reply(body=sse("a"), content_type="text/event-stream"))
+    replay.script("/v1/completions", completion_reply("a"))
     code, out, _ = run_cli(
         "complete", str(sample), "--line", "2", "--col", "12", "--agent", "Mine", "--json"
     )

@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.support.replay_server import ReplayServer, Reply
+from tests.support.streams import chat_reply, embedded_instance
 
 CHAT = "/v1/chat/completions"
-
-
-def chat_sse(*parts: str) -> Reply:
-    chunks = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in parts]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    return Reply(body=body.encode(), content_type="text/event-stream")
 
 
 @pytest.fixture
 def replay(config_dir: Path):
     with ReplayServer() as server:
         (config_dir / "providers").mkdir()
-        (config_dir / "providers" / "embedded.toml").write_text(
-            f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{server.url}"\n'
-        )
+        (config_dir / "providers" / "embedded.toml").write_text(embedded_instance(server.url))
         yield server
 
 
@@ -44,7 +35,7 @@ def messages(replay: ReplayServer) -> tuple[str, str]:
 
 
 def test_refactor_prints_the_new_file(run_cli, replay, sample) -> None:
-    replay.script(CHAT, chat_sse("```python\n", "    return a + b\n", "```"))
+    replay.script(CHAT, chat_reply("```python\n", "    return a + b\n", "```"))
     code, out, err = run_cli(
         "refactor", str(sample), "--range", "2:1-2:15", "--instruction", "space it"
     )
@@ -59,7 +50,7 @@ def test_refactor_prints_the_new_file(run_cli, replay, sample) -> None:
 def test_refactor_diff_and_library_instruction(run_cli, replay, sample, config_dir) -> None:
     (config_dir / "instructions").mkdir()
     (config_dir / "instructions" / "tidy.toml").write_text('name = "Tidy"\nbody = "Tidy it."\n')
-    replay.script(CHAT, chat_sse("    return a + b"))
+    replay.script(CHAT, chat_reply("    return a + b"))
     code, out, err = run_cli(
         "refactor", str(sample), "--range", "2:1-2:15", "--instruction-id", "tidy", "--diff"
     )
@@ -70,14 +61,14 @@ def test_refactor_diff_and_library_instruction(run_cli, replay, sample, config_d
 
 
 def test_refactor_default_instruction_is_the_library_default(run_cli, replay, sample) -> None:
-    replay.script(CHAT, chat_sse("x = 1"))
+    replay.script(CHAT, chat_reply("x = 1"))
     code, _out, err = run_cli("refactor", str(sample), "--range", "3:1-3:1")
     assert code == 0, err
     assert messages(replay)[1].startswith("Improve the selected code")
 
 
 def test_refactor_insert_keeps_the_rest_of_the_line(run_cli, replay, sample) -> None:
-    replay.script(CHAT, chat_sse("one\ntwo "))
+    replay.script(CHAT, chat_reply("one\ntwo "))
     code, out, err = run_cli("refactor", str(sample), "--range", "4:1-4:1")
     assert code == 0, err
     # Inserted at the start of a non-empty line, the new block gets its own line: the existing
@@ -86,14 +77,14 @@ def test_refactor_insert_keeps_the_rest_of_the_line(run_cli, replay, sample) -> 
 
 
 def test_refactor_insert_mid_line_continues_the_line(run_cli, replay, sample) -> None:
-    replay.script(CHAT, chat_sse("x"))
+    replay.script(CHAT, chat_reply("x"))
     code, out, err = run_cli("refactor", str(sample), "--range", "4:6-4:6")
     assert code == 0, err
     assert out.endswith("printx(add(1, 2))\n")
 
 
 def test_refactor_empty_answer_changes_nothing(run_cli, replay, sample) -> None:
-    replay.script(CHAT, chat_sse("```\n```"))
+    replay.script(CHAT, chat_reply("```\n```"))
     code, out, err = run_cli("refactor", str(sample), "--range", "2:1-2:15")
     assert code == 3 and out == ""
     assert "no usable code" in err
