@@ -11,7 +11,7 @@ from typing import Any
 from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, secrets_for
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
-from qodeassist_lsp.config.template_context import synthetic_context
+from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
 
@@ -190,7 +190,11 @@ def render_agent(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     provider = agent.provider
     has_key = secrets_for(config).get(provider.api_key_ref, provider.api_key_env or None)
-    context = ctx if ctx is not None else synthetic_context(agent.model)
+    context = (
+        complete_context(ctx, model=agent.model)
+        if ctx is not None
+        else synthetic_context(agent.model)
+    )
     try:
         request = agent.build_request(context, REDACTED if has_key else None)
     except TemplateError as exc:

@@ -16,7 +16,6 @@ from qodeassist_lsp.config.client_apis import ClientApi
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
-from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.config.templating import BodyTemplate
 from qodeassist_lsp.core.cache_control import apply_cache_control
 from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, WireProtocol, auth_headers
@@ -74,18 +73,19 @@ class Agent:
 
     def build_request(
         self,
-        ctx: Mapping[str, Any] | None,
+        ctx: Mapping[str, Any],
         api_key: str | None,
         tools: Sequence[ToolSpec] = (),
     ) -> PreparedRequest:
         """Render the body for ``ctx`` and assemble URL, headers and payload.
 
+        ``ctx`` is complete, as ``assemble_context`` or ``complete_context`` return it.
+
         ``tools`` are injected in the API's shape when the agent enables tools; Claude agents
         with ``cache_prompt`` get their cache breakpoints.
         """
-        context = complete_context(ctx, model=self.model)
         body: dict[str, Any] = {"model": self.model}
-        body.update(self.template.render(context))
+        body.update(self.template.render(ctx))
         protocol = self.api.protocol
         if self.enable_tools and tools:
             body["tools"] = protocol_api(protocol).tool_definitions(list(tools))

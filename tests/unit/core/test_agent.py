@@ -1,11 +1,14 @@
 import pytest
 
+from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
 
 
 def test_request_uses_model_url_and_body(tree) -> None:
     agent = AgentFactory(tree.load()).create("Chat")
-    request = agent.build_request({"history": [{"role": "user", "content": "hi"}]}, None)
+    request = agent.build_request(
+        complete_context({"history": [{"role": "user", "content": "hi"}]}), None
+    )
     assert request.url == "http://127.0.0.1:9999/v1/chat/completions"
     assert request.headers == {"Content-Type": "application/json"}
     assert request.body == {
@@ -35,7 +38,7 @@ def test_model_override_and_model_placeholder(tree) -> None:
     """,
     )
     tree.write("config/agent_models.json", '{"Gem": {"model": "gemini-b"}}')
-    request = AgentFactory(tree.load()).create("Gem").build_request({}, "***")
+    request = AgentFactory(tree.load()).create("Gem").build_request(complete_context(), "***")
     assert request.url == (
         "https://generativelanguage.googleapis.com/v1beta/models/"
         "gemini-b:streamGenerateContent?alt=sse&key=%2A%2A%2A"
@@ -50,8 +53,11 @@ def test_provider_override(tree) -> None:
     )
     tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Other"}}')
     agent = AgentFactory(tree.load()).create("Chat")
-    assert agent.build_request({}, "k").url == "http://127.0.0.1:7777/v1/chat/completions"
-    assert agent.build_request({}, "k").headers["Authorization"] == "Bearer k"
+    assert (
+        agent.build_request(complete_context(), "k").url
+        == "http://127.0.0.1:7777/v1/chat/completions"
+    )
+    assert agent.build_request(complete_context(), "k").headers["Authorization"] == "Bearer k"
 
 
 def test_unknown_or_abstract_agent(tree) -> None:
