@@ -14,8 +14,9 @@ from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
+from qodeassist_lsp.core.agent_catalog import agent_summaries
 
-PIPELINE_ALIASES = {
+CLI_PIPELINES = {
     "completion": "code_completion",
     "chat": "chat_assistant",
     "compression": "chat_compression",
@@ -33,7 +34,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     )
     listing.add_argument(
         "--pipeline",
-        choices=[*PIPELINE_ALIASES.values(), *PIPELINE_ALIASES],
+        choices=[*CLI_PIPELINES.values(), *CLI_PIPELINES],
         help="only the agents of one pipeline",
     )
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -62,32 +63,6 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
         help="the template ctx object (default: the synthetic context)",
     )
     render.set_defaults(handler=render_agent)
-
-
-def agent_summaries(config: Configuration, pipeline: str | None) -> list[dict[str, Any]]:
-    """Describe each agent (optionally only those of ``pipeline``) as a JSON-ready dict."""
-    factory = AgentFactory(config)
-    slot = PIPELINE_ALIASES.get(pipeline or "", pipeline)
-    out = []
-    for name, profile in config.agents.items():
-        pipelines = config.pipelines.pipelines_of(name)
-        if slot and slot not in pipelines:
-            continue
-        out.append(
-            {
-                "name": name,
-                "description": profile.description,
-                "provider": profile.provider_instance,
-                "model": factory.effective_model(name),
-                "pipelines": pipelines,
-                "tags": profile.tags,
-                "tools": profile.enable_tools,
-                "thinking": profile.enable_thinking,
-                "hidden": profile.hidden,
-                "source": str(profile.source) if profile.source else None,
-            }
-        )
-    return out
 
 
 def list_agents(args: argparse.Namespace) -> int:

@@ -80,6 +80,38 @@ class CompletionBlock:
     type: Literal["completion"] = "completion"
 
 
+@dataclass(frozen=True)
+class StoredImageBlock:
+    """An attached image copied beside the chat; loaded as an image when sent."""
+
+    file_name: str
+    stored_path: str
+    media_type: str = "image/png"
+    type: Literal["stored_image"] = "stored_image"
+
+
+@dataclass(frozen=True)
+class StoredAttachmentBlock:
+    """An attached text file copied beside the chat; loaded as text when sent."""
+
+    file_name: str
+    stored_path: str
+    type: Literal["stored_attachment"] = "stored_attachment"
+
+
+@dataclass(frozen=True)
+class FileEditBlock:
+    """A proposed edit of a workspace file (kept in the history, never sent to a model)."""
+
+    edit_id: str
+    file_path: str
+    old_content: str
+    new_content: str
+    status: str = "archived"
+    status_message: str = ""
+    type: Literal["file_edit"] = "file_edit"
+
+
 Block = (
     TextBlock
     | ThinkingBlock
@@ -88,7 +120,11 @@ Block = (
     | ToolUseBlock
     | ToolResultBlock
     | CompletionBlock
+    | StoredImageBlock
+    | StoredAttachmentBlock
+    | FileEditBlock
 )
+StoredBlock = StoredImageBlock | StoredAttachmentBlock
 
 
 @dataclass(frozen=True)

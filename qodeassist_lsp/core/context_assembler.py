@@ -3,26 +3,68 @@
 The rules of the original (behaviour §5.3): a completion block supplies ``prefix``/``suffix``
 and is not history; thinking without a signature is never replayed (OpenAI-style reasoning);
 messages left with only thinking are dropped; tool calls without a result and results without a
-call (orphans) are dropped; a tool result carries the name of its call.
+call (orphans) are dropped; a tool result carries the name of its call. Stored attachments are
+loaded through the session's content loader (a placeholder when they cannot be read), file
+edits stay out of requests, and pinned blocks (linked files) lead the last user message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.core.content import (
     Block,
     CompletionBlock,
+    FileEditBlock,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
+    StoredAttachmentBlock,
+    StoredBlock,
+    StoredImageBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
+
+ContentLoader = Callable[[StoredBlock], Block]
+"""Turns a stored attachment into the block sent (``ImageBlock`` or ``TextBlock``); may raise."""
+
+
+def unavailable(block: StoredBlock) -> TextBlock:
+    """Return the placeholder sent for a stored attachment that cannot be loaded."""
+    kind = "Image" if isinstance(block, StoredImageBlock) else "Attachment"
+    return TextBlock(f"[{kind} unavailable: {block.file_name}]")
+
+
+def _load(block: Block, loader: ContentLoader | None) -> Block:
+    if not isinstance(block, (StoredImageBlock, StoredAttachmentBlock)):
+        return block
+    if loader is None:
+        return unavailable(block)
+    try:
+        return loader(block)
+    except OSError:
+        return unavailable(block)
+
+
+def _with_pinned(messages: Sequence[Message], pinned: Sequence[Block]) -> list[Message]:
+    """Put ``pinned`` at the start of the last user message that is not only tool results."""
+    result = list(messages)
+    if not pinned:
+        return result
+    for index in range(len(result) - 1, -1, -1):
+        message = result[index]
+        if message.role != "user" or any(isinstance(b, CompletionBlock) for b in message.blocks):
+            continue
+        if not message.blocks or not isinstance(message.blocks[0], ToolResultBlock):
+            result[index] = Message("user", (*pinned, *message.blocks), message.id)
+            return result
+    result.append(Message("user", tuple(pinned)))
+    return result
 
 
 def assemble_context(
@@ -32,8 +74,11 @@ def assemble_context(
     model: str = "",
     language: str = "",
     files_metadata: Iterable[dict[str, str]] = (),
+    loader: ContentLoader | None = None,
+    pinned: Sequence[Block] = (),
 ) -> dict[str, Any]:
     """Return the complete template ``ctx`` for ``messages``."""
+    messages = _with_pinned(messages, pinned)
     prefix: str | None = None
     suffix: str | None = None
     used = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
@@ -46,7 +91,9 @@ def assemble_context(
             prefix, suffix = completion.prefix, completion.suffix
             continue
         blocks = [
-            _block(b, names) for b in message.blocks if _replayable(b, used=used, answered=answered)
+            _block(_load(b, loader), names)
+            for b in message.blocks
+            if _replayable(b, used=used, answered=answered)
         ]
         if not blocks or all(b["type"] in ("thinking", "redacted_thinking") for b in blocks):
             continue
@@ -73,7 +120,7 @@ def _replayable(block: Block, *, used: set[str], answered: set[str]) -> bool:
         return block.id in answered
     if isinstance(block, ToolResultBlock):
         return block.tool_use_id in used
-    return not isinstance(block, CompletionBlock)
+    return not isinstance(block, (CompletionBlock, FileEditBlock))
 
 
 def _block(block: Block, names: dict[str, str]) -> dict[str, Any]:

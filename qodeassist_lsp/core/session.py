@@ -29,7 +29,7 @@ from qodeassist_lsp.core.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from qodeassist_lsp.core.context_assembler import assemble_context
+from qodeassist_lsp.core.context_assembler import ContentLoader, assemble_context
 from qodeassist_lsp.core.events import (
     CancelledEvent,
     FailedEvent,
@@ -90,6 +90,10 @@ class Request:
             except Exception:  # a broken consumer must not break the request
                 log.exception("[%s] event listener failed", self.id)
 
+    def add_listener(self, listener: EventListener) -> None:
+        """Call ``listener`` with every later event of this request."""
+        self._listeners.append(listener)
+
     async def events(self) -> AsyncIterator[SessionEvent]:
         """Yield every event of the request, ending after the terminal one."""
         while True:
@@ -143,11 +147,15 @@ class Session:
         self.agent = agent
         self.provider = provider
         self.policy = policy or RequestPolicy()
-        self.history = history or ConversationHistory()
+        self.history = history if history is not None else ConversationHistory()
         self.system_prompt = SystemPromptBuilder()
         self.tools = ToolRegistry()
         self.language = language
         self.files_metadata: list[dict[str, str]] = []
+        self.content_loader: ContentLoader | None = None
+        """Loads stored attachments (``stored_image``/``stored_attachment``) when they are sent."""
+        self.pinned: dict[str, Callable[[], Sequence[Block]]] = {}
+        """Named providers of blocks that lead the last user message of every round."""
         self._renderer = SystemPromptRenderer(prompt_roots)
         self._current: Request | None = None
         self.listeners: list[EventListener] = []
@@ -164,6 +172,8 @@ class Session:
         self.system_prompt.clear()
         self.tools.clear()
         self.files_metadata = []
+        self.content_loader = None
+        self.pinned = {}
         self.language = ""
         self.listeners = []
 
@@ -265,6 +275,8 @@ class Session:
             model=self.agent.model,
             language=self.language,
             files_metadata=self.files_metadata,
+            loader=self.content_loader,
+            pinned=[block for provide in self.pinned.values() for block in provide()],
         )
         prepared = self.agent.build_request(ctx, self.provider.api_key(), self.tools.specs())
         stop = "end_turn"

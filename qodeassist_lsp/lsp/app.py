@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qodeassist_lsp.lsp import completion_handlers, refactor_handlers, server
+from qodeassist_lsp.lsp import chat_handlers, completion_handlers, refactor_handlers, server
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
@@ -13,4 +13,5 @@ def create_server(backend: Backend | None = None) -> QodeAssistServer:
     server.register(instance)
     completion_handlers.register(instance)
     refactor_handlers.register(instance)
+    chat_handlers.register(instance)
     return instance

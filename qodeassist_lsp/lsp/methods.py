@@ -5,6 +5,14 @@ from __future__ import annotations
 STATUS = "qodeassist/status"
 AGENTS_LIST = "qodeassist/agents/list"
 REFACTOR_INSTRUCTIONS = "qodeassist/refactor/instructions"
+CHAT_SEND = "qodeassist/chat/send"
+CHAT_EVENT = "qodeassist/chat/event"
+CHAT_CANCEL = "qodeassist/chat/cancel"
+CHAT_LIST = "qodeassist/chat/list"
+CHAT_GET = "qodeassist/chat/get"
+CHAT_DELETE = "qodeassist/chat/delete"
+CHAT_COMPRESS = "qodeassist/chat/compress"
+CHAT_TOKENS = "qodeassist/chat/tokens"
 
 CMD_ACCEPTED = "qodeassist.accepted"
 CMD_RELOAD = "qodeassist.reloadConfiguration"
@@ -12,5 +20,8 @@ CMD_REFACTOR = "qodeassist.refactor"
 
 CONFIG_SECTION = "qodeassist"
 
-CUSTOM_REQUESTS = frozenset({STATUS, AGENTS_LIST, REFACTOR_INSTRUCTIONS})
-CUSTOM_NOTIFICATIONS: frozenset[str] = frozenset()
+CHAT_REQUESTS = frozenset(
+    {CHAT_SEND, CHAT_CANCEL, CHAT_LIST, CHAT_GET, CHAT_DELETE, CHAT_COMPRESS, CHAT_TOKENS}
+)
+CUSTOM_REQUESTS = frozenset({STATUS, AGENTS_LIST, REFACTOR_INSTRUCTIONS}) | CHAT_REQUESTS
+CUSTOM_NOTIFICATIONS: frozenset[str] = frozenset({CHAT_EVENT})

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
+from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ async def _run(
         instruction_id=args.get("instructionId"),
     )
     title = str(args.get("title") or "QodeAssist: Refactor")
-    progress = _Progress(ls, token, title)
+    progress = WorkDoneProgress(ls, token, title)
     await progress.begin()
     task = asyncio.ensure_future(service.refactor(request, progress.report))
     progress.on_cancel(task.cancel)
@@ -132,47 +132,6 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
             type=types.MessageType.Warning, message=f"qodeassist refactor: {message}"
         )
     )
-
-
-class _Progress:
-    """Work-done progress for one refactor: the client's token, or one we create."""
-
-    def __init__(self, ls: QodeAssistServer, token: types.ProgressToken | None, title: str):
-        self._ls = ls
-        self._token = token
-        self._title = title
-        self._created = False
-
-    async def begin(self) -> None:
-        window = self._ls.client_capabilities.window
-        if self._token is None and window is not None and window.work_done_progress:
-            self._token = str(uuid.uuid4())
-            try:
-                await self._ls.work_done_progress.create_async(self._token)
-                self._created = True
-            except Exception:  # a client that refuses progress must not stop the refactor
-                self._token = None
-        if self._token is not None:
-            self._ls.work_done_progress.begin(
-                self._token,
-                types.WorkDoneProgressBegin(title=self._title, cancellable=True, message="asking"),
-            )
-
-    def on_cancel(self, callback: Any) -> None:
-        token = self._token
-        future = self._ls.work_done_progress.tokens.get(token) if token is not None else None
-        if future is not None:
-            future.add_done_callback(lambda f: callback() if f.cancelled() else None)
-
-    def report(self, message: str) -> None:
-        if self._token is not None:
-            self._ls.work_done_progress.report(
-                self._token, types.WorkDoneProgressReport(message=message)
-            )
-
-    def end(self, message: str) -> None:
-        if self._token is not None:
-            self._ls.work_done_progress.end(self._token, types.WorkDoneProgressEnd(message=message))
 
 
 def register(server: QodeAssistServer) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,10 @@ from qodeassist_lsp.lsp.throttle import MessageThrottle
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
+    from qodeassist_lsp.context.ignore import IgnoreFilter
+    from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.core.session_manager import SessionManager
+    from qodeassist_lsp.features.chat.service import ChatService
     from qodeassist_lsp.features.completion.service import CompletionService
     from qodeassist_lsp.features.refactor.instructions import Instruction
     from qodeassist_lsp.features.refactor.service import RefactorService
@@ -50,6 +54,9 @@ class QodeAssistServer(LanguageServer):
         self.documents = DocumentStore()
         self._completion: CompletionService | None = None
         self._refactor: RefactorService | None = None
+        self._chat: ChatService | None = None
+        self._ignore: IgnoreFilter | None = None
+        self.chat_events = EventGate(self._send_chat_event)
         self._instructions: list[Instruction] | None = None
         self.backend.listeners.append(self._on_reload)
 
@@ -79,12 +86,37 @@ class QodeAssistServer(LanguageServer):
         """Return the completion service once the configuration is ready."""
         service = self.completion_feature()
         await self.backend.runtime()
+        if service.ignore is None:
+            service.ignore = self.ignore_filter()
+        return service
+
+    def ignore_filter(self) -> IgnoreFilter | None:
+        """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
         paths = self.backend.paths
-        if service.ignore is None and paths is not None and paths.project is not None:
+        if self._ignore is None and paths is not None and paths.project is not None:
             from qodeassist_lsp.context.ignore import IgnoreFilter
 
-            service.ignore = IgnoreFilter(paths.project)
-        return service
+            self._ignore = IgnoreFilter(paths.project)
+        return self._ignore
+
+    async def chat_service(self) -> ChatService:
+        """Return the chat service once the configuration is ready."""
+        await self.backend.runtime()
+        if self._chat is None:
+            from qodeassist_lsp.features.chat.service import ChatService
+
+            paths = self.backend.paths
+            self._chat = ChatService(
+                _RuntimeView(self.backend),
+                self.documents,
+                self.chat_events.emit,
+                workspace=paths.project if paths is not None else None,
+                ignore=self.ignore_filter,
+            )
+        return self._chat
+
+    def _send_chat_event(self, chat_id: str, event: SessionEvent) -> None:
+        self.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
 
     async def refactor_service(self) -> RefactorService:
         """Return the refactor service once the configuration is ready."""
@@ -170,6 +202,47 @@ class QodeAssistServer(LanguageServer):
                 "quickRefactor": config.pipelines.quick_refactor,
             },
         }
+
+
+class EventGate:
+    """Holds chat events back while a ``chat/send`` answer is on its way.
+
+    A request may fail before the handler has returned (a template error, say); its events
+    must still reach the client after the ``{chatId, requestId}`` answer, so the client knows
+    the chat they belong to.
+    """
+
+    def __init__(self, send: Callable[[str, SessionEvent], None]) -> None:
+        self._send = send
+        self._holds = 0
+        self._held: list[tuple[str, SessionEvent]] = []
+
+    def emit(self, chat_id: str, event: SessionEvent) -> None:
+        """Send ``event`` now, or after the pending answers when held."""
+        if self._holds:
+            self._held.append((chat_id, event))
+        else:
+            self._send(chat_id, event)
+
+    def hold(self) -> None:
+        """Hold events until the matching ``release``."""
+        self._holds += 1
+
+    def release_after_answer(self) -> None:
+        """Release the hold once the handler's answer has been written.
+
+        pygls writes the answer in a done-callback scheduled when the handler returns; the
+        second ``call_soon`` runs after it.
+        """
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._release)
+
+    def _release(self) -> None:
+        self._holds = max(self._holds - 1, 0)
+        if not self._holds:
+            held, self._held = self._held, []
+            for chat_id, event in held:
+                self._send(chat_id, event)
 
 
 class _RuntimeView:
@@ -285,6 +358,8 @@ def register(server: QodeAssistServer) -> None:
     async def shutdown(ls: QodeAssistServer, params: None) -> None:
         if ls._completion is not None:
             ls._completion.close()
+        if ls._chat is not None:
+            await ls._chat.aclose()
         await ls.backend.aclose()
 
     @server.feature(methods.STATUS)

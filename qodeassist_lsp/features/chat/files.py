@@ -1,0 +1,181 @@
+"""Workspace files as chat sees them: attachments, linked files and stored content.
+
+Every file a chat reads goes through ``FileAccess``: a file excluded by ``.qodeassistignore`` is
+refused with a message naming it, and an open editor buffer wins over the file on disk (the user
+sees what they typed, not what was last saved). Attachments are copied beside the chat when sent
+and loaded back (with a cache keyed by path, modification time and size) for every request.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from qodeassist_lsp.context.documents import DocumentStore, uri_to_path
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.core.content import (
+    Block,
+    ImageBlock,
+    StoredAttachmentBlock,
+    StoredBlock,
+    StoredImageBlock,
+    TextBlock,
+)
+from qodeassist_lsp.features.chat.store import ChatStore
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".svg": "image/svg+xml",
+}
+MAX_TEXT_BYTES = 2 * 1024 * 1024
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+LINKED_HEADER = "Linked files (current content, refreshed every request):\n"
+
+
+class ChatInputError(ValueError):
+    """Something the user sent cannot be used; the message says what to change."""
+
+
+def media_type(path: Path) -> str | None:
+    """Return the image media type of ``path``, or ``None`` when it is not an image."""
+    return IMAGE_TYPES.get(path.suffix.lower())
+
+
+def attachment_text(name: str, content: str) -> str:
+    """Return how an attached text file is sent to the model."""
+    return f"File: {name}\n```\n{content}\n```"
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """Reads workspace files for chat, honouring ``.qodeassistignore`` and open buffers."""
+
+    documents: DocumentStore
+    ignore: IgnoreFilter | None = None
+    workspace: Path | None = None
+
+    def resolve(self, uri_or_path: str) -> Path:
+        """Return the path a ``file:`` URI or path names (relative to the workspace)."""
+        raw = uri_to_path(uri_or_path) if "://" in uri_or_path else uri_or_path
+        if not raw:
+            raise ChatInputError(f"{uri_or_path}: only file: URIs and paths can be used")
+        path = Path(raw).expanduser()
+        if not path.is_absolute() and self.workspace is not None:
+            path = self.workspace / path
+        return path
+
+    def check(self, path: Path) -> None:
+        """Refuse ``path`` when it is ignored or not a readable file."""
+        if self.ignore is not None and self.ignore.is_ignored(path):
+            raise ChatInputError(
+                f"{path} is excluded by {self.ignore.ignore_file}; remove it from the message "
+                "or change the ignore file"
+            )
+        if self._document(path) is None and not path.is_file():
+            raise ChatInputError(f"{path}: no such file")
+
+    def _document(self, path: Path) -> str | None:
+        target = os.path.normcase(os.path.abspath(path))
+        for document in self.documents:
+            if document.path and os.path.normcase(os.path.abspath(document.path)) == target:
+                return document.text
+        return None
+
+    def read_text(self, path: Path) -> str:
+        """Return the text of ``path``: the open buffer, else the file (checked first)."""
+        self.check(path)
+        text = self._document(path)
+        if text is not None:
+            return text
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ChatInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if len(data) > MAX_TEXT_BYTES:
+            raise ChatInputError(
+                f"{path} is {len(data) // 1024} KiB; text files over "
+                f"{MAX_TEXT_BYTES // 1024 // 1024} MiB cannot be sent — attach a part of it"
+            )
+        if b"\x00" in data[:8192]:
+            raise ChatInputError(f"{path} is not a text file; attach text files or images")
+        return data.decode("utf-8", errors="replace")
+
+    def linked_blocks(self, paths: Sequence[str]) -> list[Block]:
+        """Return the pinned block carrying the current content of every linked file."""
+        if not paths:
+            return []
+        parts = [LINKED_HEADER]
+        for raw in paths:
+            path = Path(raw)
+            try:
+                content = self.read_text(path)
+            except ChatInputError as exc:
+                content = f"[unavailable: {exc}]"
+            parts.append(f"\nFile: {path.name}\nContent:\n{content}\n")
+        return [TextBlock("".join(parts))]
+
+
+def store_attachments(
+    access: FileAccess, store: ChatStore, chat_id: str, uris: Sequence[str]
+) -> list[Block]:
+    """Check every attachment, then copy them beside the chat; return their blocks."""
+    sources: list[tuple[Path, str | None]] = []
+    for uri in uris:
+        path = access.resolve(uri)
+        access.check(path)
+        kind = media_type(path)
+        if kind is not None:
+            size = path.stat().st_size
+            if size > MAX_IMAGE_BYTES:
+                raise ChatInputError(f"{path}: images over 20 MiB cannot be sent")
+        else:
+            access.read_text(path)  # refuse binaries and huge files before anything is stored
+        sources.append((path, kind))
+    blocks: list[Block] = []
+    for path, kind in sources:
+        stored = store.store_attachment(chat_id, path)
+        if kind is not None:
+            blocks.append(StoredImageBlock(path.name, stored, kind))
+        else:
+            blocks.append(StoredAttachmentBlock(path.name, stored))
+    return blocks
+
+
+class StoredContentLoader:
+    """Loads a chat's stored attachments for sending, cached by (path, mtime, size)."""
+
+    def __init__(self, store: ChatStore, chat_id: str) -> None:
+        self._store = store
+        self._chat_id = chat_id
+        self._cache: dict[Path, tuple[tuple[int, int], Block]] = {}
+
+    def __call__(self, block: StoredBlock) -> Block:
+        """Return the block sent for ``block`` (raises ``OSError`` when it is gone)."""
+        path = self._store.stored_file(self._chat_id, block.stored_path)
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        data = path.read_bytes()
+        loaded: Block
+        if isinstance(block, StoredImageBlock):
+            kind = block.media_type or mimetypes.guess_type(path.name)[0] or "image/png"
+            loaded = ImageBlock(base64.b64encode(data).decode("ascii"), kind)
+        else:
+            loaded = TextBlock(attachment_text(block.file_name, data.decode("utf-8", "replace")))
+        self._cache[path] = (key, loaded)
+        return loaded
+
+    def raw(self, block: StoredBlock) -> bytes:
+        """Return the stored bytes of ``block`` (for token estimates)."""
+        return self._store.stored_file(self._chat_id, block.stored_path).read_bytes()

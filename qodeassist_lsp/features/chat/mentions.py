@@ -1,0 +1,106 @@
+"""``@file`` and ``@file:N-M`` mentions in a chat message, expanded before it is sent.
+
+A mention is ``@`` at the start of the message or after white space, followed by a path
+relative to the workspace or a file name (``@parser.py``, ``@src/app/main.py:10-20``). A name
+resolves to an open document first, then to the workspace file with that path or name (the
+shortest path wins). Resolved mentions become a markdown link to the file and, with a line
+range, a fenced snippet of those lines; anything that does not resolve stays as typed (e-mail
+addresses, decorators, handles).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from qodeassist_lsp.features.chat.files import FileAccess
+
+MENTION = re.compile(r"(?<!\S)@((?:[\w.\-]+/)*[\w.\-]*\w)(?::(\d+)(?:-(\d+))?)?")
+_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".cache", "build"}
+)
+MAX_SCANNED_FILES = 50_000
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One resolved mention: the file and an optional 1-based inclusive line range."""
+
+    token: str
+    path: Path
+    first_line: int | None = None
+    last_line: int | None = None
+
+
+def _find_in_workspace(root: Path, name: str) -> Path | None:
+    """Return the shortest workspace path whose tail is ``name`` (bounded scan)."""
+    wanted = name.replace("\\", "/")
+    best: Path | None = None
+    scanned = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for file_name in files:
+            scanned += 1
+            full = Path(directory) / file_name
+            relative = full.relative_to(root).as_posix()
+            if (relative == wanted or relative.endswith("/" + wanted)) and (
+                best is None or len(relative) < len(best.relative_to(root).as_posix())
+            ):
+                best = full
+        if scanned > MAX_SCANNED_FILES:
+            break
+    return best
+
+
+def resolve(access: FileAccess, name: str) -> Path | None:
+    """Return the file a mention names, or ``None``."""
+    for document in access.documents:
+        if document.path and Path(document.path).as_posix().endswith("/" + name):
+            return Path(document.path)
+    root = access.workspace
+    if root is None:
+        return None
+    direct = root / name
+    if direct.is_file():
+        return direct
+    return _find_in_workspace(root, name)
+
+
+def find_mentions(access: FileAccess, message: str) -> list[Mention]:
+    """Return the mentions of ``message`` that name a file, in order."""
+    mentions = []
+    for match in MENTION.finditer(message):
+        path = resolve(access, match.group(1))
+        if path is None:
+            continue
+        first = int(match.group(2)) if match.group(2) else None
+        last = int(match.group(3)) if match.group(3) else first
+        mentions.append(Mention(match.group(0), path, first, last))
+    return mentions
+
+
+def expand(access: FileAccess, message: str) -> str:
+    """Return ``message`` with every resolvable mention expanded (ignored files refused)."""
+    mentions = {m.token: m for m in find_mentions(access, message)}
+    if not mentions:
+        return message
+
+    def replace(match: re.Match[str]) -> str:
+        mention = mentions.get(match.group(0))
+        if mention is None:
+            return match.group(0)
+        access.check(mention.path)
+        name = match.group(1)
+        link = f"[@{name}]({mention.path.as_uri()})"
+        if mention.first_line is None or mention.last_line is None:
+            return link
+        lines = access.read_text(mention.path).splitlines()
+        first, last = sorted((mention.first_line, mention.last_line))
+        snippet = "\n".join(lines[max(first - 1, 0) : last])
+        fence = "````" if "```" in snippet else "```"
+        language = mention.path.suffix.lstrip(".")
+        return f"{link} (lines {first}-{last}):\n{fence}{language}\n{snippet}\n{fence}\n"
+
+    return MENTION.sub(replace, message)

@@ -1,0 +1,445 @@
+"""``ChatService``: persistent chats over sessions — send, cancel, list, get, delete, compress.
+
+Each chat owns a ``ConversationHistory`` (the single source of truth) and is saved as a history
+file after the user's message is added and after every answer. A send binds a fresh session of
+the chat's agent to that history, so switching agents or reloading the configuration keeps the
+conversation; the session streams events to the sink the service was given (the LSP layer turns
+them into ``qodeassist/chat/event`` notifications). Nothing here knows about LSP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.core.content import (
+    Block,
+    Message,
+    StoredAttachmentBlock,
+    StoredImageBlock,
+    TextBlock,
+)
+from qodeassist_lsp.core.events import SessionEvent, UsageEvent
+from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.session import Request
+from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.features.chat import mentions, tokens
+from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise, summary_message
+from qodeassist_lsp.features.chat.files import (
+    ChatInputError,
+    FileAccess,
+    StoredContentLoader,
+    media_type,
+    store_attachments,
+)
+from qodeassist_lsp.features.chat.history_format import ChatFile, encode, encode_message
+from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
+
+log = logging.getLogger("qodeassist.chat")
+
+CONTEXT_LAYER = "chat.context"
+FILES_PIN = "chat.files"
+CANCEL_GRACE_S = 2.0
+
+EventSink = Callable[[str, SessionEvent], None]
+"""Receives every event of every chat request, with the chat's id."""
+
+
+class ChatRuntime(Protocol):
+    """The part of the runtime chat reads, per call (the configuration may be reloaded)."""
+
+    @property
+    def configuration(self) -> Configuration:
+        """The current configuration."""
+        ...
+
+    @property
+    def sessions(self) -> SessionManager:
+        """The current session manager."""
+        ...
+
+
+@dataclass
+class SendInput:
+    """What ``qodeassist/chat/send`` carries."""
+
+    message: str
+    chat_id: str | None = None
+    agent: str | None = None
+    attachments: Sequence[str] = ()
+    linked_files: Sequence[str] | None = None
+
+
+@dataclass
+class Chat:
+    """One open chat: its file data, history and the request in flight."""
+
+    chat_id: str
+    file: ChatFile
+    history: ConversationHistory
+    loader: StoredContentLoader
+    request: Request | None = None
+    calibration: tuple[int, int] | None = None
+    """(prompt + cached tokens of the last answer, messages it covered)."""
+    request_start: int = 0
+    """History length before the user message of the latest request."""
+    saving: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request is in flight."""
+        return self.request is not None and not self.request.done
+
+
+class ChatService:
+    """Persistent chats and their requests."""
+
+    def __init__(
+        self,
+        runtime: ChatRuntime,
+        documents: DocumentStore,
+        sink: EventSink,
+        *,
+        workspace: Path | None = None,
+        ignore: Callable[[], IgnoreFilter | None] = lambda: None,
+    ) -> None:
+        self._runtime = runtime
+        self._documents = documents
+        self._sink = sink
+        self._workspace = workspace
+        self._ignore = ignore
+        self._chats: dict[str, Chat] = {}
+        self._saves: set[asyncio.Task[None]] = set()
+
+    # -- helpers ---------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The current settings."""
+        return self._runtime.configuration.settings
+
+    def store(self) -> ChatStore:
+        """Return the store of the configured history directory."""
+        configured = self.settings.chat.history_dir
+        config = self._runtime.configuration
+        root = Path(configured).expanduser() if configured else None
+        return ChatStore(root or config.paths.data_root / "chat_history")
+
+    def files(self) -> FileAccess:
+        """Return the file access of the workspace, with the current ignore rules."""
+        return FileAccess(self._documents, self._ignore(), self._workspace)
+
+    def _open(self, chat_id: str) -> Chat:
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            return chat
+        store = self.store()
+        try:
+            data = store.load(chat_id)
+        except ChatNotFound:
+            raise ChatInputError(
+                f"no chat {chat_id!r}; list the chats with qodeassist/chat/list"
+            ) from None
+        chat = Chat(
+            chat_id, data, ConversationHistory(data.messages), StoredContentLoader(store, chat_id)
+        )
+        self._chats[chat_id] = chat
+        return chat
+
+    def _new(self, title: str, agent: str) -> Chat:
+        store = self.store()
+        chat_id = store.new_id(title)
+        data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "Chat")
+        data.agent = agent
+        chat = Chat(chat_id, data, ConversationHistory(), StoredContentLoader(store, chat_id))
+        self._chats[chat_id] = chat
+        return chat
+
+    def _agent(self, requested: str | None, current: str) -> str:
+        """Return the chat's agent: requested, else the chat's, else the roster's first."""
+        config = self._runtime.configuration
+        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        name = requested or current or (roster[0] if roster else "")
+        if not name:
+            raise ChatInputError(
+                "no chat agent is configured: list one in pipelines.chat_assistant (pipelines.toml)"
+            )
+        if name not in roster:
+            listed = ", ".join(roster) or "none"
+            raise ChatInputError(
+                f"agent {name!r} is not a chat agent; pick one of: {listed} "
+                "(pipelines.chat_assistant lists the agents chat may use)"
+            )
+        return name
+
+    def _context_layer(self) -> str:
+        root = self._workspace
+        if root is None:
+            return "# No workspace folder is open in the editor"
+        return (
+            f"# Active project: {root.name}\n# Project source root: {root}\n"
+            "Create and edit source files only under the project source root."
+        )
+
+    # -- send ------------------------------------------------------------------------------
+    async def send(self, params: SendInput) -> tuple[str, Request]:
+        """Start a request in a chat (new or existing); return the chat id and the request."""
+        message = params.message.strip()
+        if not message and not params.attachments:
+            raise ChatInputError("nothing to send: the message is empty")
+        if params.chat_id:
+            chat = self._open(params.chat_id)
+            agent = self._agent(params.agent, chat.file.agent)
+        else:
+            agent = self._agent(params.agent, "")
+            chat = None
+        access = self.files()
+        linked = None
+        if params.linked_files is not None:
+            linked = [str(access.resolve(uri)) for uri in params.linked_files]
+            for path in linked:
+                access.check(Path(path))
+        text = mentions.expand(access, params.message) if message else ""
+        if chat is None:
+            chat = self._new(params.message or "attachment", agent)
+        elif self._should_compress(chat, text):
+            chat = await self.compress_chat(chat)
+        await self._stop(chat)
+        blocks: list[Block] = [TextBlock(text)] if text else []
+        blocks += store_attachments(access, self.store(), chat.chat_id, params.attachments)
+        if linked is not None:
+            chat.file.linked_files = linked
+        try:
+            session = self._runtime.sessions.create(agent, Pipeline.CHAT, history=chat.history)
+        except AgentNotAvailable as exc:
+            raise ChatInputError(str(exc)) from None
+        session.content_loader = chat.loader
+        session.pinned[FILES_PIN] = lambda: access.linked_blocks(chat.file.linked_files)
+        session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
+        session.listeners.append(lambda event: self._on_event(chat, event))
+        chat.file.agent = agent
+        start = len(chat.history)
+        request = session.send(blocks)
+        chat.request = request
+        chat.request_start = start
+        self._schedule_save(chat)
+        return chat.chat_id, request
+
+    async def _stop(self, chat: Chat) -> None:
+        """Cancel the chat's request in flight and wait (briefly) until it has ended."""
+        request = chat.request
+        if request is None or request.done:
+            return
+        request.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(request.wait(), CANCEL_GRACE_S)
+
+    def _on_event(self, chat: Chat, event: SessionEvent) -> None:
+        if isinstance(event, UsageEvent):
+            chat.file.usage[event.request_id] = {
+                "prompt": event.input_tokens,
+                "completion": event.output_tokens,
+                "cached": event.cached_tokens,
+                "reasoning": event.reasoning_tokens,
+            }
+            covered = chat.request_start + 1
+            chat.calibration = (event.input_tokens + event.cached_tokens, covered)
+        if event.kind in ("finished", "failed", "cancelled"):
+            # The terminal event goes out once the chat is on disk: a client that lists or
+            # reopens chats right after it sees the answer.
+            self._schedule_save(chat, then=lambda: self._sink(chat.chat_id, event))
+        else:
+            self._sink(chat.chat_id, event)
+
+    # -- persistence -----------------------------------------------------------------------
+    def _schedule_save(self, chat: Chat, then: Callable[[], None] | None = None) -> None:
+        if not self.settings.chat.autosave:
+            if then is not None:
+                then()
+            return
+        chat.file.messages = list(chat.history.messages)
+        text = encode(chat.file) if chat.file.messages else None
+        task = asyncio.create_task(self._write(chat, text, then), name=f"qa-save-{chat.chat_id}")
+        self._saves.add(task)
+        task.add_done_callback(self._saves.discard)
+
+    async def _write(self, chat: Chat, text: str | None, then: Callable[[], None] | None) -> None:
+        store = self.store()
+        try:
+            async with chat.saving:  # writes of one chat land in the order they were made
+                if text is None:
+                    with contextlib.suppress(ChatNotFound):
+                        await asyncio.to_thread(store.delete, chat.chat_id)
+                else:
+                    await asyncio.to_thread(store.write_text, chat.chat_id, text)
+        except OSError as exc:
+            log.error("could not save chat %s in %s: %s", chat.chat_id, store.root, exc)
+        finally:
+            if then is not None:
+                then()
+
+    async def flush(self) -> None:
+        """Wait until every scheduled save is written."""
+        while self._saves:
+            await asyncio.gather(*list(self._saves), return_exceptions=True)
+
+    # -- other methods ---------------------------------------------------------------------
+    def cancel(self, chat_id: str) -> None:
+        """Cancel the request in flight of ``chat_id`` (nothing when idle or unknown)."""
+        chat = self._chats.get(chat_id)
+        if chat is not None and chat.request is not None:
+            chat.request.cancel()
+
+    def list(self) -> list[dict[str, Any]]:
+        """Return every saved chat, most recently updated first."""
+        return [
+            {
+                "chatId": s.chat_id,
+                "title": s.title,
+                "agent": s.agent,
+                "updatedAt": s.updated_at,
+                "compressedFrom": s.compressed_from,
+            }
+            for s in self.store().list()
+        ]
+
+    def get(self, chat_id: str) -> dict[str, Any]:
+        """Return a chat with its messages in the history file's block format."""
+        chat = self._open(chat_id)
+        return {
+            "chatId": chat.chat_id,
+            "title": chat.file.title or title_of(chat.file),
+            "agent": chat.file.agent,
+            "busy": chat.busy,
+            "compressedFrom": chat.file.compressed_from,
+            "linkedFiles": list(chat.file.linked_files),
+            "messages": [encode_message(m) for m in chat.history.messages],
+        }
+
+    async def delete(self, chat_id: str) -> None:
+        """Cancel and remove a chat with its attachments."""
+        chat = self._chats.pop(chat_id, None)
+        if chat is not None:
+            await self._stop(chat)
+            async with chat.saving:
+                pass  # let a save in progress finish before the file goes
+        try:
+            self.store().delete(chat_id)
+        except ChatNotFound:
+            if chat is None:
+                raise ChatInputError(f"no chat {chat_id!r}") from None
+
+    async def compress(self, chat_id: str) -> str:
+        """Summarise ``chat_id`` into a new chat; return the new chat's id."""
+        chat = self._open(chat_id)
+        return (await self.compress_chat(chat)).chat_id
+
+    async def compress_chat(self, chat: Chat) -> Chat:
+        """Summarise ``chat`` into a new, saved chat that records where it came from."""
+        config = self._runtime.configuration
+        agent = config.pipelines.chat_compression
+        if not agent or agent not in config.agents:
+            raise CompressionFailed(
+                ErrorInfo(
+                    ErrorCategory.CONFIG,
+                    "no chat_compression agent is configured; set it in pipelines.toml",
+                )
+            )
+        summary = await summarise(self._runtime.sessions, agent, chat.history.messages)
+        store = self.store()
+        new_id = store.derived_id(chat.chat_id)
+        data = ChatFile(
+            messages=[summary_message(summary)],
+            title=f"Summary: {chat.file.title or title_of(chat.file)}"[:80],
+            agent=chat.file.agent,
+            linked_files=list(chat.file.linked_files),
+            compressed_from=chat.chat_id,
+            compressed_at=utc_now(),
+        )
+        await asyncio.to_thread(store.save, new_id, data)
+        new = Chat(
+            new_id, data, ConversationHistory(data.messages), StoredContentLoader(store, new_id)
+        )
+        self._chats[new_id] = new
+        log.info("compressed chat %s into %s", chat.chat_id, new_id)
+        return new
+
+    def _should_compress(self, chat: Chat, draft: str) -> bool:
+        settings = self.settings.chat
+        config = self._runtime.configuration
+        if not settings.auto_compress or not config.pipelines.chat_compression:
+            return False
+        return self._estimate(chat, draft, ())[0] >= settings.auto_compress_threshold
+
+    def tokens(
+        self, chat_id: str | None, draft: str = "", attachments: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Return the estimated input tokens of the next request of ``chat_id``."""
+        chat = self._open(chat_id) if chat_id else None
+        estimate, from_usage = self._estimate(chat, draft, attachments)
+        return {"estimate": estimate, "fromUsage": from_usage}
+
+    def _estimate(
+        self, chat: Chat | None, draft: str, attachments: Sequence[str]
+    ) -> tuple[int, bool]:
+        access = self.files()
+        pending = tokens.text_tokens(draft)
+        for uri in attachments:
+            pending += self._attachment_tokens(access, access.resolve(uri))
+        if chat is None:
+            return pending, False
+        messages = chat.history.messages
+        if chat.calibration is not None:
+            base, covered = chat.calibration
+            added = sum(self._message_tokens(chat, m) for m in messages[covered:])
+            return base + added + pending, True
+        linked = access.linked_blocks(chat.file.linked_files)
+        total = pending + sum(
+            tokens.text_tokens(block.text) for block in linked if isinstance(block, TextBlock)
+        )
+        total += sum(self._message_tokens(chat, m) for m in messages)
+        return total, False
+
+    def _attachment_tokens(self, access: FileAccess, path: Path) -> int:
+        if media_type(path) is not None:
+            try:
+                return tokens.image_tokens(path.read_bytes())
+            except OSError:
+                return tokens.UNREADABLE_IMAGE_TOKENS
+        try:
+            return tokens.file_tokens(path.name, access.read_text(path))
+        except ChatInputError:
+            return 0
+
+    def _message_tokens(self, chat: Chat, message: Message) -> int:
+        total = tokens.MESSAGE_OVERHEAD + tokens.text_tokens(message.text)
+        for block in message.blocks:
+            if isinstance(block, StoredImageBlock):
+                try:
+                    total += tokens.image_tokens(chat.loader.raw(block))
+                except OSError:
+                    total += tokens.UNREADABLE_IMAGE_TOKENS
+            elif isinstance(block, StoredAttachmentBlock):
+                try:
+                    content = chat.loader.raw(block).decode("utf-8", "replace")
+                except OSError:
+                    content = ""
+                total += tokens.file_tokens(block.file_name, content)
+        return total
+
+    async def aclose(self) -> None:
+        """Cancel every request and write pending saves."""
+        for chat in list(self._chats.values()):
+            await self._stop(chat)
+        await self.flush()

@@ -1,0 +1,223 @@
+"""Chat over LSP: the ``qodeassist/chat/*`` requests, ``qodeassist/chat/event`` and agents.
+
+``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
+(held back until that answer is written, see ``EventGate``) and, with a work-done token, as
+``$/progress``. Params are validated with pydantic; a problem the user can fix comes back as
+``InvalidParams`` with a message that says what to change.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pydantic
+from pydantic.alias_generators import to_camel
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.progress import WorkDoneProgress
+from qodeassist_lsp.lsp.server import QodeAssistServer
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.core.session import Request
+
+log = logging.getLogger("qodeassist.server")
+
+PROGRESS_EVERY_CHARS = 200
+
+
+class RequestFailed(JsonRpcException):
+    """LSP ``RequestFailed``: valid params, but the work failed (the message says why)."""
+
+    CODE = -32803
+    MESSAGE = "RequestFailed"
+
+
+def _failed(info: Any) -> RequestFailed:
+    """Return the error answered for a failure with a typed ``ErrorInfo``."""
+    category = str(info.category)
+    return RequestFailed(f"{category} error: {info.message}", data={"category": category})
+
+
+class _Params(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore"
+    )
+
+
+class SendParams(_Params):
+    """``qodeassist/chat/send`` params."""
+
+    message: str = ""
+    chat_id: str | None = None
+    agent: str | None = None
+    attachments: list[str] = []
+    linked_files: list[str] | None = None
+    work_done_token: str | int | None = None
+
+
+class ChatIdParams(_Params):
+    """Params naming one chat."""
+
+    chat_id: str
+
+
+class TokensParams(_Params):
+    """``qodeassist/chat/tokens`` params."""
+
+    chat_id: str | None = None
+    draft: str = ""
+    attachments: list[str] = []
+
+
+class CompressParams(ChatIdParams):
+    """``qodeassist/chat/compress`` params."""
+
+    work_done_token: str | int | None = None
+
+
+class AgentsParams(_Params):
+    """``qodeassist/agents/list`` params."""
+
+    pipeline: str | None = None
+
+
+_P = TypeVar("_P", bound=_Params)
+
+
+def _parse(model: type[_P], params: dict[str, Any] | None) -> _P:
+    try:
+        return model.model_validate(params or {})
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JsonRpcInvalidParams(f"{model.__name__}: {problems}") from None
+
+
+def _follow(
+    ls: QodeAssistServer, chat_id: str, request: Request, progress: WorkDoneProgress
+) -> None:
+    """Report a chat request's streaming through ``progress`` until its terminal event."""
+    streamed = 0
+    reported = 0
+
+    def listen(event: Any) -> None:
+        nonlocal streamed, reported
+        if event.kind == "text":
+            streamed += len(event.text)
+            if streamed - reported >= PROGRESS_EVERY_CHARS:
+                reported = streamed
+                progress.report(f"{streamed} characters")
+        elif event.kind in ("finished", "failed", "cancelled"):
+            progress.end(event.kind)
+
+    request.add_listener(listen)
+    progress.on_cancel(lambda: ls._chat.cancel(chat_id) if ls._chat else None)
+
+
+def register(server: QodeAssistServer) -> None:
+    """Register the chat and agent-list handlers on ``server``."""
+    from qodeassist_lsp.features.chat.compressor import CompressionFailed
+    from qodeassist_lsp.features.chat.files import ChatInputError
+    from qodeassist_lsp.features.chat.history_format import HistoryFormatError
+
+    user_errors = (ChatInputError, HistoryFormatError)
+
+    @server.feature(methods.CHAT_SEND)
+    async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        from qodeassist_lsp.features.chat.service import SendInput
+
+        args = _parse(SendParams, params)
+        service = await ls.chat_service()
+        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
+        if args.work_done_token is not None:
+            await progress.begin()
+        ls.chat_events.hold()
+        try:
+            chat_id, request = await service.send(
+                SendInput(
+                    args.message,
+                    chat_id=args.chat_id,
+                    agent=args.agent,
+                    attachments=args.attachments,
+                    linked_files=args.linked_files,
+                )
+            )
+        except user_errors as exc:
+            progress.end(f"not sent: {exc}")
+            raise JsonRpcInvalidParams(str(exc)) from None
+        except CompressionFailed as exc:
+            progress.end("not sent")
+            raise _failed(exc.info) from None
+        finally:
+            ls.chat_events.release_after_answer()
+        _follow(ls, chat_id, request, progress)
+        return {"chatId": chat_id, "requestId": request.id}
+
+    @server.feature(methods.CHAT_CANCEL)
+    async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+        args = _parse(ChatIdParams, params)
+        (await ls.chat_service()).cancel(args.chat_id)
+
+    @server.feature(methods.CHAT_LIST)
+    async def chat_list(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        return (await ls.chat_service()).list()
+
+    @server.feature(methods.CHAT_GET)
+    async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        args = _parse(ChatIdParams, params)
+        try:
+            return (await ls.chat_service()).get(args.chat_id)
+        except user_errors as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    @server.feature(methods.CHAT_DELETE)
+    async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+        args = _parse(ChatIdParams, params)
+        try:
+            await (await ls.chat_service()).delete(args.chat_id)
+        except user_errors as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    @server.feature(methods.CHAT_COMPRESS)
+    async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        args = _parse(CompressParams, params)
+        service = await ls.chat_service()
+        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
+        if args.work_done_token is not None:
+            await progress.begin()
+        try:
+            new_id = await service.compress(args.chat_id)
+        except user_errors as exc:
+            progress.end("failed")
+            raise JsonRpcInvalidParams(str(exc)) from None
+        except CompressionFailed as exc:
+            progress.end("failed")
+            raise _failed(exc.info) from None
+        progress.end("done")
+        return {"chatId": new_id}
+
+    @server.feature(methods.CHAT_TOKENS)
+    async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        args = _parse(TokensParams, params)
+        try:
+            return (await ls.chat_service()).tokens(args.chat_id, args.draft, args.attachments)
+        except user_errors as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    @server.feature(methods.AGENTS_LIST)
+    async def agents_list(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        from qodeassist_lsp.core.agent_catalog import UnknownPipeline, agent_summaries
+
+        args = _parse(AgentsParams, params)
+        await ls.backend.runtime()
+        try:
+            return agent_summaries(ls.backend.configuration_now, args.pipeline)
+        except UnknownPipeline as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None

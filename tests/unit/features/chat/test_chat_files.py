@@ -1,0 +1,105 @@
+"""Chat file access: ignore rules, open buffers, attachments, linked files, mentions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.core.content import (
+    ImageBlock,
+    StoredAttachmentBlock,
+    StoredImageBlock,
+    TextBlock,
+)
+from qodeassist_lsp.features.chat import mentions
+from qodeassist_lsp.features.chat.files import (
+    ChatInputError,
+    FileAccess,
+    StoredContentLoader,
+    store_attachments,
+)
+from qodeassist_lsp.features.chat.store import ChatStore
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src/pkg").mkdir(parents=True)
+    (root / "src/pkg/parser.py").write_text("".join(f"l{n}\n" for n in range(1, 11)))
+    (root / "other").mkdir()
+    (root / "other/parser.py").write_text("deeper\n")
+    (root / ".qodeassistignore").write_text("*.env\n")
+    (root / "secret.env").write_text("KEY=1")
+    return root
+
+
+def access(project: Path, documents: DocumentStore | None = None) -> FileAccess:
+    return FileAccess(documents or DocumentStore(), IgnoreFilter(project), project)
+
+
+def test_ignored_and_missing_files_are_refused(project: Path) -> None:
+    files = access(project)
+    with pytest.raises(ChatInputError, match=r"secret\.env is excluded by"):
+        files.check(project / "secret.env")
+    with pytest.raises(ChatInputError, match="no such file"):
+        files.check(project / "nope.py")
+    (project / "bin.dat").write_bytes(b"\x00\x01")
+    with pytest.raises(ChatInputError, match="not a text file"):
+        files.read_text(project / "bin.dat")
+
+
+def test_open_buffers_win_over_the_disk(project: Path) -> None:
+    documents = DocumentStore()
+    path = project / "src/pkg/parser.py"
+    documents.open(path.as_uri(), "UNSAVED")
+    files = access(project, documents)
+    assert files.read_text(path) == "UNSAVED"
+    [block] = files.linked_blocks([str(path)])
+    assert isinstance(block, TextBlock)
+    assert block.text.endswith("\nFile: parser.py\nContent:\nUNSAVED\n")
+
+
+def test_attachments_are_copied_and_loaded_with_a_cache(project: Path, tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "history")
+    (project / "shot.png").write_bytes(b"\x89PNG fake")
+    (project / "notes.md").write_text("note")
+    blocks = store_attachments(
+        access(project), store, "c1", [(project / "notes.md").as_uri(), "shot.png"]
+    )
+    assert isinstance(blocks[0], StoredAttachmentBlock) and blocks[0].file_name == "notes.md"
+    assert isinstance(blocks[1], StoredImageBlock) and blocks[1].media_type == "image/png"
+    loader = StoredContentLoader(store, "c1")
+    text = loader(blocks[0])
+    assert text == TextBlock("File: notes.md\n```\nnote\n```")
+    assert loader(blocks[0]) is text  # cached while the stored file is unchanged
+    image = loader(blocks[1])
+    assert isinstance(image, ImageBlock) and image.data == "iVBORyBmYWtl"
+
+
+def test_a_refused_attachment_stores_nothing(project: Path, tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "history")
+    (project / "ok.md").write_text("fine")
+    with pytest.raises(ChatInputError):
+        store_attachments(access(project), store, "c1", ["ok.md", "secret.env"])
+    assert not (tmp_path / "history").exists()
+
+
+def test_mentions_resolve_by_path_or_shortest_name(project: Path) -> None:
+    files = access(project)
+    found = mentions.find_mentions(files, "see @parser.py:2-3 and @other/parser.py, mail me@x.org")
+    assert [(m.path.relative_to(project).as_posix(), m.first_line) for m in found] == [
+        ("other/parser.py", 2),
+        ("other/parser.py", None),
+    ]
+    expanded = mentions.expand(files, "look at @src/pkg/parser.py:2-3.")
+    uri = (project / "src/pkg/parser.py").as_uri()
+    assert expanded == f"look at [@src/pkg/parser.py]({uri}) (lines 2-3):\n```py\nl2\nl3\n```\n."
+    assert mentions.expand(files, "@decorator stays") == "@decorator stays"
+
+
+def test_mentions_of_ignored_files_are_refused(project: Path) -> None:
+    with pytest.raises(ChatInputError, match="excluded"):
+        mentions.expand(access(project), "read @secret.env")

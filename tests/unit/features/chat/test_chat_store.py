@@ -1,0 +1,76 @@
+"""ChatStore: ids from titles, atomic writes, listing, deletion, confined attachments."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.core.content import Message, TextBlock
+from qodeassist_lsp.features.chat.history_format import ChatFile
+from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, slug
+
+
+def chat(text: str = "hello") -> ChatFile:
+    return ChatFile(messages=[Message("user", (TextBlock(text),))], agent="A")
+
+
+def test_slug_follows_the_original_file_naming() -> None:
+    assert slug('Fix: the "parser" / lexer?\nsecond line') == "Fix_the_parser_lexer"
+    assert slug("   ") == "chat"
+    assert len(slug("x" * 100)) == 30
+
+
+def test_ids_are_unique_and_unsafe_ids_are_refused(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    first = store.new_id("Question")
+    store.save(first, chat())
+    second = store.new_id("Question")
+    assert second != first and second.startswith(first)
+    for bad in ("../escape", "a/b", "..", ""):
+        with pytest.raises(ChatNotFound):
+            store.path(bad)
+
+
+def test_save_is_atomic_and_leaves_no_temp_files(tmp_path: Path, monkeypatch) -> None:
+    store = ChatStore(tmp_path / "history")
+    store.save("c1", chat("old"))
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        store.save("c1", chat("new"))
+    monkeypatch.undo()
+    assert store.load("c1").messages[0].text == "old"  # the old version is intact
+    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == ["c1.json"]
+
+
+def test_list_is_newest_first_and_skips_broken_files(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    store.save("older", chat("first chat"))
+    store.save("newer", chat("second chat"))
+    os.utime(tmp_path / "older.json", (1_000_000, 1_000_000))
+    (tmp_path / "broken.json").write_text("{nope")
+    listed = store.list()
+    assert [s.chat_id for s in listed] == ["newer", "older"]
+    assert listed[0].title == "second chat" and listed[0].agent == "A"
+    assert listed[1].updated_at == "1970-01-12T13:46:40Z"
+
+
+def test_delete_removes_the_attachments(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    source = tmp_path / "notes.md"
+    source.write_text("x")
+    store.save("c", chat())
+    stored = store.store_attachment("c", source)
+    assert stored.startswith("notes_") and stored.endswith(".md")
+    assert store.stored_file("c", stored).read_text() == "x"
+    with pytest.raises(FileNotFoundError):
+        store.stored_file("c", "../c.json")
+    store.delete("c")
+    assert not (tmp_path / "h").joinpath("c_content").exists()
+    with pytest.raises(ChatNotFound):
+        store.delete("c")
