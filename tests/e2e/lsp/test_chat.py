@@ -488,3 +488,26 @@ def _png(width: int, height: int) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
 
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+
+async def test_auto_compression_sends_into_the_summarised_chat(client, lsp_home, replay):
+    client.init_params.initialization_options = {
+        "qodeassist": {"chat": {"auto_compress": True, "auto_compress_threshold": 1000}}
+    }
+    events = await start(client)
+    replay.script("/v1/chat/completions", chat_reply("word " * 1000))
+    first = await request(client, "chat/send", {"message": "Tell me everything"})
+    await events.terminal(first["requestId"])
+    replay.script("/v1/chat/completions", chat_reply("A long talk about words."))
+    replay.script("/v1/chat/completions", chat_reply("Short answer."))
+    second = await request(client, "chat/send", {"chatId": first["chatId"], "message": "And?"})
+    assert second["chatId"] != first["chatId"]
+    await events.terminal(second["requestId"])
+    chat = await request(client, "chat/get", {"chatId": second["chatId"]})
+    assert chat["compressedFrom"] == first["chatId"]
+    texts_sent = [m["blocks"][0]["text"] for m in chat["messages"]]
+    assert texts_sent == [
+        "# Chat Summary\n\nA long talk about words.",
+        "And?",
+        "Short answer.",
+    ]
