@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
@@ -117,13 +119,28 @@ def _follow(
     progress.on_cancel(lambda: ls._chat.cancel(chat_id) if ls._chat else None)
 
 
-def register(server: QodeAssistServer) -> None:
-    """Register the chat and agent-list handlers on ``server``."""
+@contextlib.contextmanager
+def _answer_errors(progress: WorkDoneProgress | None = None) -> Iterator[None]:
+    """Turn the chat's typed failures into JSON-RPC errors (ending ``progress`` first)."""
+    from qodeassist_lsp.core.agent_catalog import UnknownPipeline
     from qodeassist_lsp.features.chat.compressor import CompressionFailed
     from qodeassist_lsp.features.chat.files import ChatInputError
     from qodeassist_lsp.features.chat.history_format import HistoryFormatError
 
-    user_errors = (ChatInputError, HistoryFormatError)
+    try:
+        yield
+    except (ChatInputError, HistoryFormatError, UnknownPipeline) as exc:
+        if progress is not None:
+            progress.end(f"failed: {exc}")
+        raise JsonRpcInvalidParams(str(exc)) from None
+    except CompressionFailed as exc:
+        if progress is not None:
+            progress.end(f"failed: {exc}")
+        raise _failed(exc.info) from None
+
+
+def register(server: QodeAssistServer) -> None:
+    """Register the chat and agent-list handlers on ``server``."""
 
     @server.feature(methods.CHAT_SEND)
     async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -136,21 +153,16 @@ def register(server: QodeAssistServer) -> None:
             await progress.begin()
         ls.chat_events.hold()
         try:
-            chat_id, request = await service.send(
-                SendInput(
-                    args.message,
-                    chat_id=args.chat_id,
-                    agent=args.agent,
-                    attachments=args.attachments,
-                    linked_files=args.linked_files,
+            with _answer_errors(progress):
+                chat_id, request = await service.send(
+                    SendInput(
+                        args.message,
+                        chat_id=args.chat_id,
+                        agent=args.agent,
+                        attachments=args.attachments,
+                        linked_files=args.linked_files,
+                    )
                 )
-            )
-        except user_errors as exc:
-            progress.end(f"not sent: {exc}")
-            raise JsonRpcInvalidParams(str(exc)) from None
-        except CompressionFailed as exc:
-            progress.end("not sent")
-            raise _failed(exc.info) from None
         finally:
             ls.chat_events.release_after_answer()
         _follow(ls, chat_id, request, progress)
@@ -170,18 +182,14 @@ def register(server: QodeAssistServer) -> None:
     @server.feature(methods.CHAT_GET)
     async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         args = _parse(ChatIdParams, params)
-        try:
+        with _answer_errors():
             return (await ls.chat_service()).get(args.chat_id)
-        except user_errors as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
 
     @server.feature(methods.CHAT_DELETE)
     async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
         args = _parse(ChatIdParams, params)
-        try:
+        with _answer_errors():
             await (await ls.chat_service()).delete(args.chat_id)
-        except user_errors as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
 
     @server.feature(methods.CHAT_COMPRESS)
     async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -190,34 +198,24 @@ def register(server: QodeAssistServer) -> None:
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
         if args.work_done_token is not None:
             await progress.begin()
-        try:
+        with _answer_errors(progress):
             new_id = await service.compress(args.chat_id)
-        except user_errors as exc:
-            progress.end("failed")
-            raise JsonRpcInvalidParams(str(exc)) from None
-        except CompressionFailed as exc:
-            progress.end("failed")
-            raise _failed(exc.info) from None
         progress.end("done")
         return {"chatId": new_id}
 
     @server.feature(methods.CHAT_TOKENS)
     async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         args = _parse(TokensParams, params)
-        try:
+        with _answer_errors():
             return (await ls.chat_service()).tokens(args.chat_id, args.draft, args.attachments)
-        except user_errors as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
 
     @server.feature(methods.AGENTS_LIST)
     async def agents_list(
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        from qodeassist_lsp.core.agent_catalog import UnknownPipeline, agent_summaries
+        from qodeassist_lsp.core.agent_catalog import agent_summaries
 
         args = _parse(AgentsParams, params)
         await ls.backend.runtime()
-        try:
+        with _answer_errors():
             return agent_summaries(ls.backend.configuration_now, args.pipeline)
-        except UnknownPipeline as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None

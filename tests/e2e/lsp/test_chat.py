@@ -61,26 +61,31 @@ class Events:
         return [e for e in self.items if e["requestId"] == request_id]
 
     async def terminal(self, request_id: str, within: float = 10) -> dict[str, Any]:
-        async def wait() -> dict[str, Any]:
-            while True:
-                done = [e for e in self.of(request_id) if e["kind"] in TERMINAL]
-                if done:
-                    return done[0]
-                self._changed.clear()
-                await self._changed.wait()
-
-        return await asyncio.wait_for(wait(), within)
+        return await self._wait(request_id, lambda e: e["kind"] in TERMINAL, within)
 
     async def first(self, request_id: str, kind: str, within: float = 10) -> dict[str, Any]:
+        return await self._wait(request_id, lambda e: e["kind"] == kind, within)
+
+    async def _wait(self, request_id: str, matches: Any, within: float) -> dict[str, Any]:
         async def wait() -> dict[str, Any]:
             while True:
-                found = [e for e in self.of(request_id) if e["kind"] == kind]
+                found = [e for e in self.of(request_id) if matches(e)]
                 if found:
                     return found[0]
                 self._changed.clear()
                 await self._changed.wait()
 
         return await asyncio.wait_for(wait(), within)
+
+
+def held_reply(text: str) -> Reply:
+    """A chat stream that sends ``text`` and then stays open until the client goes away."""
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}}]}
+    return Reply(
+        body=f"data: {json.dumps(chunk)}\n\n".encode(),
+        content_type="text/event-stream",
+        hold_open=True,
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -158,14 +163,7 @@ async def test_thinking_and_text_arrive_interleaved_as_streamed(client, lsp_home
 
 async def test_cancel_mid_stream_gives_cancelled_and_closes_the_upstream(client, lsp_home, replay):
     events = await start(client)
-    replay.script(
-        "/v1/chat/completions",
-        Reply(
-            body=b'data: {"choices":[{"index":0,"delta":{"content":"partial"}}]}\n\n',
-            content_type="text/event-stream",
-            hold_open=True,
-        ),
-    )
+    replay.script("/v1/chat/completions", held_reply("partial"))
     sent = await request(client, "chat/send", {"message": "Write a long essay"})
     await events.first(sent["requestId"], "text")
     [upstream] = await asyncio.to_thread(replay.wait_for_requests, 1)
@@ -384,14 +382,7 @@ async def test_two_chats_streaming_at_once_do_not_mix(client, lsp_home, replay):
 
 async def test_completion_is_answered_while_a_chat_streams(client, lsp_home, replay):
     events = await start(client)
-    replay.script(
-        "/v1/chat/completions",
-        Reply(
-            body=b'data: {"choices":[{"index":0,"delta":{"content":"slow"}}]}\n\n',
-            content_type="text/event-stream",
-            hold_open=True,
-        ),
-    )
+    replay.script("/v1/chat/completions", held_reply("slow"))
     sent = await request(client, "chat/send", {"message": "Take your time"})
     await events.first(sent["requestId"], "text")
     path = lsp_home / "project" / "add.py"
