@@ -42,6 +42,7 @@ class Backend:
         self._secrets = secrets
         self._paths: ConfigPaths | None = None
         self._editor_settings: dict[str, Any] = {}
+        self._initial_settings: dict[str, Any] = {}
         self._config: Configuration | None = None
         self._runtime: Runtime | None = None
         self._ready = asyncio.Event()
@@ -80,6 +81,7 @@ class Backend:
         """Resolve the roots for ``project`` and load the configuration in the background."""
         self._paths = self._paths_factory(project)
         self._editor_settings = dict(editor_settings or {})
+        self._initial_settings = dict(self._editor_settings)
         await self.reload()
 
     async def configuration(self) -> Configuration:
@@ -95,8 +97,15 @@ class Backend:
         return self._runtime
 
     async def set_editor_settings(self, settings: Mapping[str, Any] | None) -> None:
-        """Apply the editor's ``qodeassist`` settings section (a reload if it changed)."""
-        new = dict(settings or {})
+        """Apply the editor's ``qodeassist`` settings section (a reload if it changed).
+
+        The section is layered over the ``initializationOptions``: clients that answer
+        ``workspace/configuration`` with ``{}`` for sections they do not know (lsp-mode, Zed)
+        must not wipe the settings they started the server with.
+        """
+        from qodeassist_lsp.config.merge import deep_merge
+
+        new = deep_merge(self._initial_settings, dict(settings or {}))
         if new != self._editor_settings:
             self._editor_settings = new
             await self.reload()

@@ -166,7 +166,7 @@ def register(server: QodeAssistServer) -> None:
         finally:
             ls.chat_events.release_after_answer()
         _follow(ls, chat_id, request, progress)
-        return {"chatId": chat_id, "requestId": request.id}
+        return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
 
     @server.feature(methods.CHAT_CANCEL)
     async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -17,6 +18,21 @@ from lsprotocol import types
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
+
+_WORD_BEFORE = re.compile(r"[\w$]+$")
+
+
+def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str:
+    """Return the suggestion as Markdown when the client declared it, else plain text."""
+    document = ls.client_capabilities.text_document
+    completion = document.completion if document else None
+    item = completion.completion_item if completion else None
+    formats = item.documentation_format if item else None
+    if formats and types.MarkupKind.Markdown in formats:
+        fence = "````" if "```" in text else "```"
+        return types.MarkupContent(types.MarkupKind.Markdown, f"{fence}\n{text}\n{fence}")
+    return text
+
 
 if TYPE_CHECKING:
     from qodeassist_lsp.features.completion.service import CompletionItem, CompletionResult
@@ -112,6 +128,10 @@ def register(server: QodeAssistServer) -> None:
         result, line_text = answer
         item = result.items[0]
         first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
+        # Clients filter the menu by the word left of the cursor: the item must match it.
+        cursor = to_code_points(ls.workspace.position_codec, line_text, params.position.character)
+        word = _WORD_BEFORE.search(line_text[:cursor])
+        typed = word.group(0) if word else ""
         return types.CompletionList(
             is_incomplete=True,
             items=[
@@ -119,10 +139,8 @@ def register(server: QodeAssistServer) -> None:
                     label=first_line[:60] or item.insert_text[:60],
                     kind=types.CompletionItemKind.Text,
                     detail="qodeassist",
-                    documentation=types.MarkupContent(
-                        kind=types.MarkupKind.Markdown,
-                        value=f"```\n{item.insert_text}\n```",
-                    ),
+                    filter_text=typed + item.insert_text if typed else None,
+                    documentation=_documentation(ls, item.insert_text),
                     sort_text="\U0010ffff",  # after every other server's items
                     text_edit=types.TextEdit(_range(ls, line_text, item), item.insert_text),
                     insert_text_format=types.InsertTextFormat.PlainText,

@@ -295,6 +295,11 @@ class ChatService:
             await asyncio.gather(*list(self._saves), return_exceptions=True)
 
     # -- other methods ---------------------------------------------------------------------
+    def agent_of(self, chat_id: str) -> str:
+        """Return the agent ``chat_id`` is bound to (``""`` for an unknown chat)."""
+        chat = self._chats.get(chat_id)
+        return chat.file.agent if chat is not None else ""
+
     def cancel(self, chat_id: str) -> None:
         """Cancel the request in flight of ``chat_id`` (nothing when idle or unknown)."""
         chat = self._chats.get(chat_id)
@@ -322,6 +327,7 @@ class ChatService:
             "title": chat.file.title or title_of(chat.file),
             "agent": chat.file.agent,
             "busy": chat.busy,
+            "requestId": chat.request.id if chat.request is not None else None,
             "compressedFrom": chat.file.compressed_from,
             "linkedFiles": list(chat.file.linked_files),
             "messages": [encode_message(m) for m in chat.history.messages],

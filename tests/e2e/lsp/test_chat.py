@@ -117,7 +117,7 @@ async def test_send_streams_events_and_ends_with_exactly_one_terminal(client, ls
     events = await start(client)
     replay.script("/v1/chat/completions", chat_reply("Hello", ", ", "world", delay=0.02))
     sent = await request(client, "chat/send", {"message": "Say hello"})
-    assert set(sent) == {"chatId", "requestId"}
+    assert set(sent) == {"chatId", "requestId", "agent"} and sent["agent"] == "Embedded Chat"
     terminal = await events.terminal(sent["requestId"])
     assert terminal["kind"] == "finished" and terminal["stopReason"] == "end_turn"
     streamed = events.of(sent["requestId"])

@@ -44,9 +44,12 @@ end
 
 local started_ms = now_ms()
 
+-- The namespace of the ghost-text extmarks: Neovim's own, or the plugin's extmark renderer.
+H.ghost_ns = 'nvim.lsp.inline_completion'
+
 --- The ghost-text extmarks of the buffer: row/col (0-based) and the text they display.
 function H.ghosts()
-  local ns = api.nvim_get_namespaces()['nvim.lsp.inline_completion']
+  local ns = api.nvim_get_namespaces()[H.ghost_ns]
   if not ns or not H.buf then
     return {}
   end
@@ -78,11 +81,15 @@ end
 
 --- The editor state: buffer lines, cursor (1-based row, 0-based byte column), mode, ghosts.
 function H.state()
-  local state = { mode = api.nvim_get_mode().mode, ghosts = H.ghosts(), t_ms = now_ms() - started_ms }
+  local state =
+    { mode = api.nvim_get_mode().mode, ghosts = H.ghosts(), t_ms = now_ms() - started_ms }
   if H.buf and api.nvim_buf_is_valid(H.buf) then
     state.lines = api.nvim_buf_get_lines(H.buf, 0, -1, false)
     state.cursor = api.nvim_win_get_cursor(0)
     state.changedtick = api.nvim_buf_get_changedtick(H.buf)
+  end
+  if package.loaded['qodeassist'] then
+    state.statusline = require('qodeassist').statusline()
   end
   return state
 end
@@ -168,7 +175,10 @@ function H.wait(what, pred, timeout_ms)
       return value
     end
     if H.client and H.client:is_stopped() then
-      error(('the server exited while waiting for %s (see its stderr in the LSP log)'):format(what), 0)
+      error(
+        ('the server exited while waiting for %s (see its stderr in the LSP log)'):format(what),
+        0
+      )
     end
     if now_ms() > deadline then
       error(
@@ -198,7 +208,7 @@ local function record_requests(client)
     handler = handler or self.handlers[method] or vim.lsp.handlers[method]
     local rec = { method = method, params = req_params, sent_ms = now_ms() - started_ms }
     table.insert(report.requests, rec)
-    return request(self, method, req_params, function(err, result, ctx)
+    local ok, id = request(self, method, req_params, function(err, result, ctx)
       rec.err = err
       rec.result = result
       rec.answered_ms = now_ms() - started_ms
@@ -207,6 +217,34 @@ local function record_requests(client)
       end
       rec.done = true
     end, bufnr)
+    rec.id = id
+    return ok, id
+  end
+end
+
+--- Record every $/cancelRequest the client sends (``cancelled_ms`` on the request's record)
+--- and when each request ended for the client (``settled_ms``: answered, or its cancellation
+--- acknowledged; Neovim calls no handler for a RequestCancelled answer).
+local function record_cancels(client)
+  api.nvim_create_autocmd('LspRequest', {
+    callback = function(args)
+      if args.data.client_id == client.id and args.data.request.type == 'complete' then
+        for _, rec in ipairs(report.requests) do
+          if rec.id == args.data.request_id then
+            rec.settled_ms = now_ms() - started_ms
+          end
+        end
+      end
+    end,
+  })
+  local cancel_request = client.cancel_request
+  client.cancel_request = function(self, id)
+    for _, rec in ipairs(report.requests) do
+      if rec.id == id then
+        rec.cancelled_ms = now_ms() - started_ms
+      end
+    end
+    return cancel_request(self, id)
   end
 end
 
@@ -270,6 +308,91 @@ function H.start()
       return '<Tab>'
     end
   end, { expr = true, buffer = H.buf, desc = 'Accept the current inline completion' })
+end
+
+--- Load the plugin (``params.plugin_dir``) and set it up with ``params.setup`` over the server
+--- command; open the file and wait until the plugin's client attached to it. The ghost-text
+--- namespace follows the renderer the plugin chose.
+function H.start_plugin()
+  report.step = 'setting up the plugin'
+  vim.opt.runtimepath:prepend(P.plugin_dir)
+  local qodeassist = require('qodeassist')
+  qodeassist.setup(
+    vim.tbl_deep_extend('force', { cmd = P.cmd, exit_timeout = 5000 }, P.setup or {})
+  )
+  report.chat_events = {}
+  local on_event = vim.lsp.handlers['qodeassist/chat/event']
+  vim.lsp.handlers['qodeassist/chat/event'] = function(err, params, ctx)
+    table.insert(report.chat_events, params)
+    return on_event(err, params, ctx)
+  end
+  local attached
+  api.nvim_create_autocmd('LspAttach', {
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == 'qodeassist' then
+        attached = client
+      end
+    end,
+  })
+  report.step = 'opening the file'
+  vim.cmd.edit(vim.fn.fnameescape(P.file))
+  H.buf = api.nvim_get_current_buf()
+  if vim.bo[H.buf].filetype ~= 'python' then
+    vim.bo[H.buf].filetype = 'python'
+  end
+  H.wait('the plugin to start the server and attach', function()
+    return attached
+  end)
+  H.client = attached
+  H.client_id = attached.id
+  record_requests(H.client)
+  record_cancels(H.client)
+  report.server_capabilities = H.client.server_capabilities
+  report.offset_encoding = H.client.offset_encoding
+  report.init_options = H.client.config.init_options
+  report.inline_mode = require('qodeassist.inline').attached(H.buf)
+  H.ghost_ns = report.inline_mode == 'extmark' and 'qodeassist.ghost'
+    or 'nvim.lsp.inline_completion'
+end
+
+--- Replace vim.ui.select/vim.ui.input with scripted answers: ``answers.select`` is a list of
+--- item texts (as format_item shows them; a prefix is enough) picked in turn,
+--- ``answers.input`` a list of strings typed in turn. Every call lands in report.ui.
+function H.fake_ui(answers)
+  report.ui = {}
+  local selects, inputs = answers.select or {}, answers.input or {}
+  vim.ui.select = function(items, opts, on_choice)
+    local format = opts.format_item or tostring
+    local shown = vim.tbl_map(format, items)
+    local wanted = table.remove(selects, 1)
+    local index
+    for i, text in ipairs(shown) do
+      if wanted and vim.startswith(text, wanted) then
+        index = i
+        break
+      end
+    end
+    table.insert(
+      report.ui,
+      { kind = 'select', prompt = opts.prompt, items = shown, picked = index }
+    )
+    vim.schedule(function()
+      on_choice(index and items[index] or nil, index)
+    end)
+  end
+  vim.ui.input = function(opts, on_confirm)
+    local text = table.remove(inputs, 1)
+    table.insert(report.ui, { kind = 'input', prompt = opts.prompt, typed = text })
+    vim.schedule(function()
+      on_confirm(text)
+    end)
+  end
+end
+
+--- The lines of buffer ``buf``.
+function H.lines(buf)
+  return api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
 --- Wait until a ghost text is displayed; return the first extmark.

@@ -1,0 +1,202 @@
+;;; qodeassist-lsp-mode.el --- QodeAssist (qodeassist-lsp) through lsp-mode  -*- lexical-binding: t; -*-
+
+;; Package-Requires: ((emacs "28.1") (lsp-mode "9.0"))
+;; Keywords: tools, convenience, languages
+
+;;; Commentary:
+
+;; Registers the qodeassist-lsp language server with lsp-mode as an add-on client, so it runs
+;; beside your usual server (pyright, rust-analyzer, clangd, ...):
+;;
+;;   (add-to-list 'load-path "/path/to/qodeassist-lsp/editors/emacs")
+;;   (with-eval-after-load 'lsp-mode (require 'qodeassist-lsp-mode))
+;;   (add-hook 'python-mode-hook #'lsp-deferred)
+;;
+;; What you get:
+;; - inline completion (ghost text) with lsp-mode 10+: `lsp-inline-completion-mode' turns on by
+;;   itself for this server; suggestions appear after `lsp-inline-completion-idle-delay' seconds
+;;   of idleness, or on demand with `lsp-inline-completion-display' (C-c q TAB).  While one is
+;;   shown: C-<return> accepts, C-n / C-p cycle, C-g cancels;
+;; - completion: the suggestion is also one candidate of `completion-at-point' (Company/Corfu);
+;; - quick refactor: `qodeassist-lsp-refactor' (C-c q r) on a region offers the instruction
+;;   library; `qodeassist-lsp-refactor-with-instruction' (C-c q i) asks for your own words;
+;; - chat: `qodeassist-lsp-chat' (C-c q c) streams the answer into *qodeassist-chat*;
+;; - status: `qodeassist-lsp-status' (C-c q s) and a mode-line lighter fed by the
+;;   `qodeassist/status' notification.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'lsp-mode)
+(require 'lsp-inline-completion nil t)   ; lsp-mode 10+
+
+(defgroup qodeassist-lsp nil
+  "QodeAssist LLM completion, refactor and chat through qodeassist-lsp and lsp-mode."
+  :group 'lsp-mode
+  :prefix "qodeassist-lsp-")
+
+(defcustom qodeassist-lsp-command '("qodeassist-lsp")
+  "Command line that starts the server (program and arguments)."
+  :type '(repeat string))
+
+(defcustom qodeassist-lsp-modes '(prog-mode)
+  "QodeAssist attaches to buffers whose major mode derives from one of these."
+  :type '(repeat symbol))
+
+(defun qodeassist-lsp--flatten (plist prefix)
+  "Dotted lsp-mode settings (PATH VALUE [BOOLEAN]) for PLIST under PREFIX."
+  (cl-loop for (key value) on plist by #'cddr
+           for path = (concat prefix "." (substring (symbol-name key) 1))
+           append (cond ((and (consp value) (keywordp (car value)))
+                         (qodeassist-lsp--flatten value path))
+                        ((memq value '(t :json-false))
+                         (list (list path (eq value t) t)))
+                        (t (list (list path value))))))
+
+(defun qodeassist-lsp--set-settings (symbol value)
+  "Set SYMBOL to VALUE and serve it from `workspace/configuration' too."
+  (set-default symbol value)
+  (lsp-register-custom-settings (qodeassist-lsp--flatten value "qodeassist")))
+
+(defcustom qodeassist-lsp-settings
+  '(:completion (:linesBefore 80 :linesAfter 40 :multiLine "smart")
+    :refactor (:linesBefore 80 :linesAfter 40))
+  "The sections of settings.toml as a plist (camelCase or snake_case keys).
+Sent as `initializationOptions' and as the answer to the server's
+`workspace/configuration' request for the section \"qodeassist\".
+lsp-mode answers that request from registered settings only (an empty
+object otherwise, which would replace the initialization options), so
+they are registered here."
+  :type 'sexp
+  :set #'qodeassist-lsp--set-settings)
+
+;;;; Status
+
+(defvar qodeassist-lsp-status nil
+  "The last `qodeassist/status' the server sent.
+A hash table, or a plist with `lsp-use-plists'.")
+
+(defun qodeassist-lsp--lighter ()
+  "Mode-line text for the last status."
+  (when qodeassist-lsp-status
+    (format " QA[%s]" (lsp-get qodeassist-lsp-status :state))))
+
+(add-to-list 'mode-line-misc-info '(:eval (qodeassist-lsp--lighter)) t)
+
+(defun qodeassist-lsp--on-status (_workspace status)
+  "Remember the STATUS the server sends after every configuration reload."
+  (setq qodeassist-lsp-status status)
+  (force-mode-line-update t))
+
+(defun qodeassist-lsp-status ()
+  "Ask the server for its status and show a one-line summary."
+  (interactive)
+  (let* ((status (lsp-request "qodeassist/status" (make-hash-table)))
+         (problems (lsp-get status :problems)))
+    (setq qodeassist-lsp-status status)
+    (message "QodeAssist %s: %s agents, %s error(s), %s warning(s)"
+             (lsp-get status :state) (lsp-get status :agents)
+             (lsp-get problems :errors) (lsp-get problems :warnings))
+    status))
+
+;;;; Quick refactor
+
+(defun qodeassist-lsp-refactor ()
+  "Pick a QodeAssist refactor (instruction library) for the region and apply it."
+  (interactive)
+  (lsp-execute-code-action-by-kind "refactor.rewrite"))
+
+(defun qodeassist-lsp-refactor-with-instruction (beg end instruction)
+  "Rewrite the region BEG..END following INSTRUCTION (your own words).
+The server applies the result with `workspace/applyEdit' as one undo step."
+  (interactive
+   (append (if (use-region-p)
+               (list (region-beginning) (region-end))
+             (list (point) (point)))
+           (list (read-string "QodeAssist instruction: "))))
+  (lsp-request-async
+   "workspace/executeCommand"
+   (list :command "qodeassist.refactor"
+         :arguments (vector
+                     (append (list :uri (lsp--buffer-uri)
+                                   :range (lsp--region-to-range beg end)
+                                   :version lsp--cur-version)
+                             (unless (string-empty-p instruction)
+                               (list :instruction instruction)))))
+   (lambda (result)
+     (unless (eq (lsp-get result :applied) t)
+       (message "QodeAssist: nothing applied %s" (or (lsp-get result :message) ""))))
+   :error-handler (lambda (error)
+                    (message "QodeAssist refactor failed: %s" (lsp-get error :message)))
+   :mode 'detached))
+
+;;;; Chat (minimal)
+
+(defvar qodeassist-lsp-chat-buffer "*qodeassist-chat*" "Name of the chat buffer.")
+(defvar qodeassist-lsp--chat-id nil "The chat the next message continues (nil: a new chat).")
+
+(defun qodeassist-lsp--chat-insert (&rest strings)
+  "Append STRINGS to the chat buffer."
+  (with-current-buffer (get-buffer-create qodeassist-lsp-chat-buffer)
+    (save-excursion
+      (goto-char (point-max))
+      (apply #'insert strings))))
+
+(defun qodeassist-lsp-chat (message)
+  "Send MESSAGE to the chat agent.
+The answer streams into `qodeassist-lsp-chat-buffer'.  With a prefix
+argument, start a new chat."
+  (interactive (list (read-string "QodeAssist chat: ")))
+  (when current-prefix-arg (setq qodeassist-lsp--chat-id nil))
+  (let ((answer (lsp-request "qodeassist/chat/send"
+                             (append (list :message message)
+                                     (when qodeassist-lsp--chat-id
+                                       (list :chatId qodeassist-lsp--chat-id))))))
+    (setq qodeassist-lsp--chat-id (lsp-get answer :chatId))
+    (qodeassist-lsp--chat-insert "\n>>> " message "\n\n")
+    (display-buffer qodeassist-lsp-chat-buffer)
+    answer))
+
+(defun qodeassist-lsp--on-chat-event (_workspace event)
+  "Show one streamed chat EVENT."
+  (pcase (lsp-get event :kind)
+    ("text" (qodeassist-lsp--chat-insert (lsp-get event :text)))
+    ("finished" (qodeassist-lsp--chat-insert
+                 (format "\n[finished: %s]\n" (lsp-get event :stopReason))))
+    ("failed" (qodeassist-lsp--chat-insert
+               (format "\n[failed: %s]\n" (lsp-get (lsp-get event :error) :message))))
+    ("cancelled" (qodeassist-lsp--chat-insert "\n[cancelled]\n"))))
+
+;;;; Client
+
+(lsp-register-client
+ (make-lsp-client
+  :new-connection (lsp-stdio-connection (lambda () qodeassist-lsp-command))
+  :activation-fn (lambda (_file mode)
+                   (apply #'provided-mode-derived-p mode qodeassist-lsp-modes))
+  :add-on? t                            ; beside the language's own server
+  :priority -2
+  :server-id 'qodeassist
+  :initialization-options (lambda () (list :qodeassist qodeassist-lsp-settings))
+  :notification-handlers
+  (let ((handlers (make-hash-table :test #'equal)))
+    (puthash "qodeassist/status" #'qodeassist-lsp--on-status handlers)
+    (puthash "qodeassist/chat/event" #'qodeassist-lsp--on-chat-event handlers)
+    handlers)))
+
+;;;; Keys
+
+(defvar qodeassist-lsp-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'lsp-inline-completion-display)
+    (define-key map (kbd "r") #'qodeassist-lsp-refactor)
+    (define-key map (kbd "i") #'qodeassist-lsp-refactor-with-instruction)
+    (define-key map (kbd "c") #'qodeassist-lsp-chat)
+    (define-key map (kbd "s") #'qodeassist-lsp-status)
+    map)
+  "QodeAssist commands; bound to C-c q in lsp-mode buffers.")
+
+(define-key lsp-mode-map (kbd "C-c q") qodeassist-lsp-command-map)
+
+(provide 'qodeassist-lsp-mode)
+;;; qodeassist-lsp-mode.el ends here

@@ -1,0 +1,667 @@
+-- qodeassist.chat: the chat buffer. A markdown scratch buffer in a split shows one chat of the
+-- server: each send adds "## You" / "## Assistant" sections, and the answer streams in from
+-- `qodeassist/chat/event` notifications (text appended in place, thinking in a folded ````thinking
+-- block, tool calls and results as fenced blocks, file edits as lines). The winbar shows the
+-- agent and "⏳ streaming…" while a request runs, then the token usage or the failure.
+-- Requests used: qodeassist/chat/send, /cancel, /list, /get and qodeassist/agents/list.
+local api = vim.api
+local client_mod = require('qodeassist.client')
+local status = require('qodeassist.status')
+
+local M = {}
+
+local THINKING_OPEN, THINKING_CLOSE = '````thinking', '````'
+
+---@class qodeassist.ChatSession
+local chat = {
+  buf = nil, ---@type integer?
+  chat_id = nil, ---@type string?
+  agent = nil, ---@type string? the chat's agent
+  next_agent = nil, ---@type string? picked with :QodeAssistChatAgent, sent with the next message
+  request_id = nil, ---@type string? the request whose events are shown
+  awaiting = false, -- a send is on its way; its requestId is not known yet
+  follow_any = false, -- a reopened busy chat: show whichever request streams
+  cancel_pending = false,
+  queued = {}, ---@type table[] events that arrived before the send's answer
+  busy = false,
+  block = nil, ---@type 'text'|'thinking'|nil the block deltas currently go to
+  usage = nil, ---@type table?
+  failure = nil, ---@type table? {category, message} of the last failed request
+}
+M.session = chat
+
+---@type qodeassist.Config
+local cfg
+
+function M.setup(config)
+  cfg = config
+end
+
+-- ---------------------------------------------------------------------------- buffer writing
+
+local function valid()
+  return chat.buf ~= nil and api.nvim_buf_is_valid(chat.buf)
+end
+
+local function write(fn)
+  if not valid() then
+    return
+  end
+  local buf = assert(chat.buf)
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn, buf)
+  vim.bo[buf].modifiable = false
+  if not ok then
+    error(err)
+  end
+end
+
+--- Append ``text`` at the very end of the buffer (a delta: no line break is added).
+local function append(text)
+  write(function(buf)
+    local last = api.nvim_buf_line_count(buf) - 1
+    local line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
+    api.nvim_buf_set_text(buf, last, #line, last, #line, vim.split(text, '\n', { plain = true }))
+  end)
+  -- Follow the stream in windows whose cursor is on the last line.
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    local count = api.nvim_buf_line_count(chat.buf)
+    if api.nvim_win_get_cursor(win)[1] >= count - #vim.split(text, '\n', { plain = true }) then
+      api.nvim_win_set_cursor(win, { count, 0 })
+    end
+  end
+end
+
+--- Start ``lines`` on a fresh line after one blank line (or at the top of an empty buffer).
+local function add_lines(lines)
+  write(function(buf)
+    local count = api.nvim_buf_line_count(buf)
+    local last = api.nvim_buf_get_lines(buf, count - 1, count, false)[1]
+    if count == 1 and last == '' then
+      api.nvim_buf_set_lines(buf, 0, 1, false, lines)
+      return
+    end
+    local prefix = last == '' and {} or { '' }
+    if count > 1 and last == '' then
+      local before = api.nvim_buf_get_lines(buf, count - 2, count - 1, false)[1]
+      if before ~= '' then
+        prefix = {}
+      else
+        count = count - 1 -- two blank lines already: write over the last one
+      end
+    end
+    api.nvim_buf_set_lines(buf, count, -1, false, vim.list_extend(prefix, lines))
+  end)
+end
+
+local function close_block()
+  if chat.block == 'thinking' then
+    write(function(buf)
+      local count = api.nvim_buf_line_count(buf)
+      local last = api.nvim_buf_get_lines(buf, count - 1, count, false)[1]
+      local lines = last == '' and { THINKING_CLOSE, '' } or { last, THINKING_CLOSE, '' }
+      api.nvim_buf_set_lines(buf, count - 1, count, false, lines)
+    end)
+  end
+  chat.block = nil
+end
+
+--- Make ``kind`` the block that deltas go to.
+local function open_block(kind)
+  if chat.block == kind then
+    return
+  end
+  close_block()
+  if kind == 'thinking' then
+    add_lines({ THINKING_OPEN, '' })
+  else
+    add_lines({ '' })
+  end
+  chat.block = kind
+end
+
+--- Start a "## You" / "## Assistant" section; text deltas go after its blank line.
+local function section(title)
+  close_block()
+  add_lines({ title, '', '' })
+  chat.block = 'text'
+end
+
+local function fenced(header, lang, body)
+  local lines = { header, '```' .. lang }
+  vim.list_extend(lines, vim.split(body, '\n', { plain = true }))
+  table.insert(lines, '```')
+  return lines
+end
+
+local function text_of(value)
+  if type(value) == 'string' then
+    return value
+  end
+  if type(value) == 'table' then
+    -- Tool contents may be a list of {type = 'text', text = …} parts.
+    local parts = {}
+    for _, part in ipairs(value) do
+      if type(part) == 'table' and part.text then
+        table.insert(parts, part.text)
+      end
+    end
+    if #parts > 0 then
+      return table.concat(parts, '\n')
+    end
+    return vim.json.encode(value)
+  end
+  return value == nil and '' or tostring(value)
+end
+
+-- ---------------------------------------------------------------------------- status
+
+--- The chat's state in a line (the winbar of its windows, and b:qodeassist_chat_status).
+local function status_text()
+  local parts = { 'QodeAssist chat' }
+  local agent = chat.next_agent or chat.agent
+  if agent then
+    table.insert(parts, agent .. (chat.next_agent and ' (next message)' or ''))
+  end
+  if chat.busy then
+    table.insert(parts, '⏳ streaming…')
+  elseif chat.failure then
+    table.insert(
+      parts,
+      ('✗ %s: %s'):format(chat.failure.category or 'error', chat.failure.message or '')
+    )
+  elseif chat.usage then
+    table.insert(
+      parts,
+      ('%d in / %d out tokens'):format(chat.usage.inputTokens or 0, chat.usage.outputTokens or 0)
+    )
+  end
+  return table.concat(parts, ' · ')
+end
+
+local function update_status()
+  if not valid() then
+    return
+  end
+  local text = status_text()
+  vim.b[chat.buf].qodeassist_chat_status = text
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    vim.wo[win].winbar = (text:gsub('%%', '%%%%'))
+  end
+end
+
+local function set_busy(busy, failure)
+  chat.busy = busy
+  if busy then
+    chat.failure, chat.usage = nil, nil
+  end
+  chat.failure = failure
+  status.on_chat(busy, failure and ('%s: %s'):format(failure.category, failure.message) or nil)
+  update_status()
+end
+
+-- ---------------------------------------------------------------------------- events
+
+local handlers = {}
+
+function handlers.text(ev)
+  open_block('text')
+  append(ev.text or '')
+end
+
+function handlers.thinking(ev)
+  open_block('thinking')
+  append(ev.redacted and '(redacted)' or (ev.text or ''))
+end
+
+function handlers.toolCall(ev)
+  close_block()
+  local args = ev.arguments
+  local body = type(args) == 'table' and vim.json.encode(args) or text_of(args)
+  add_lines(fenced(('**🔧 %s** `%s`'):format(ev.name or 'tool', ev.id or ''), 'json', body))
+end
+
+function handlers.toolResult(ev)
+  close_block()
+  local header = ('**%s %s result**'):format(ev.isError and '❌' or '✅', ev.name or 'tool')
+  add_lines(fenced(header, '', text_of(ev.content)))
+end
+
+function handlers.fileEdit(ev)
+  close_block()
+  local line = ('📝 `%s`: %s'):format(ev.filePath or '?', ev.status or '')
+  if ev.statusMessage and ev.statusMessage ~= '' then
+    line = line .. ' — ' .. ev.statusMessage
+  end
+  add_lines({ line })
+end
+
+function handlers.usage(ev)
+  chat.usage = ev
+  update_status()
+end
+
+function handlers.finished(ev)
+  close_block()
+  local reason = ev.stopReason
+  if reason and reason ~= 'end_turn' and reason ~= 'stop' and reason ~= 'stop_sequence' then
+    add_lines({ ('_(stopped: %s)_'):format(reason) })
+  end
+  chat.request_id = nil
+  set_busy(false)
+end
+
+function handlers.failed(ev)
+  close_block()
+  local err = type(ev.error) == 'table' and ev.error
+    or { category = 'provider', message = tostring(ev.error) }
+  local message = (err.message or ''):gsub('\n', ' ')
+  add_lines({ ('> ❌ **%s**: %s'):format(err.category or 'error', message) })
+  chat.request_id = nil
+  set_busy(false, err)
+end
+
+function handlers.cancelled()
+  close_block()
+  add_lines({ '_(cancelled)_' })
+  chat.request_id = nil
+  set_busy(false)
+end
+
+local function dispatch(ev)
+  local handler = handlers[ev.kind]
+  if handler then
+    handler(ev)
+  end
+end
+
+--- The `qodeassist/chat/event` notification handler.
+function M.on_event(ev)
+  if type(ev) ~= 'table' then
+    return
+  end
+  if chat.awaiting and (chat.chat_id == nil or ev.chatId == chat.chat_id) then
+    table.insert(chat.queued, ev)
+    return
+  end
+  if ev.chatId ~= chat.chat_id then
+    return
+  end
+  if chat.follow_any and chat.request_id == nil and chat.busy then
+    chat.request_id = ev.requestId
+    chat.follow_any = false
+  end
+  if chat.request_id == nil or ev.requestId ~= chat.request_id then
+    return -- a request we no longer show (cancelled by a newer send)
+  end
+  dispatch(ev)
+end
+
+-- ---------------------------------------------------------------------------- window
+
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  if line == THINKING_OPEN then
+    return '>1'
+  elseif line == THINKING_CLOSE then
+    return '<1'
+  end
+  return '='
+end
+
+function M.foldtext()
+  local count = vim.v.foldend - vim.v.foldstart - 1
+  return ('💭 thinking (%d line%s)'):format(count, count == 1 and '' or 's')
+end
+
+local function setup_window(win)
+  local wo = vim.wo[win]
+  wo.wrap, wo.linebreak = true, true
+  wo.number, wo.relativenumber = false, false
+  wo.foldmethod = 'expr'
+  wo.foldexpr = "v:lua.require'qodeassist.chat'.foldexpr(v:lnum)"
+  wo.foldtext = "v:lua.require'qodeassist.chat'.foldtext()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+  update_status()
+end
+
+local function create_buffer()
+  local buf = api.nvim_create_buf(false, true)
+  chat.buf = buf
+  api.nvim_buf_set_name(buf, 'qodeassist://chat')
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  local function nmap(lhs, fn, desc)
+    vim.keymap.set('n', lhs, fn, { buffer = buf, desc = desc, silent = true })
+  end
+  nmap('<CR>', function()
+    vim.ui.input({ prompt = 'Ask QodeAssist: ' }, function(text)
+      if text and vim.trim(text) ~= '' then
+        M.send(text)
+      end
+    end)
+  end, 'QodeAssist: send a message')
+  nmap('<C-c>', M.cancel, 'QodeAssist: cancel the answer')
+  nmap('q', function()
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(0, false)
+    end
+  end, 'QodeAssist: close the chat window')
+  api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    callback = function()
+      setup_window(api.nvim_get_current_win())
+    end,
+  })
+  return buf
+end
+
+--- Show the chat buffer (create it, split as chat.split says) and return its window.
+---@param focus? boolean
+function M.open(focus)
+  if not valid() then
+    create_buffer()
+  end
+  local wins = vim.fn.win_findbuf(chat.buf)
+  local win = wins[1]
+  if not win then
+    local current = api.nvim_get_current_win()
+    local split, size = cfg.chat.split, cfg.chat.size
+    if split == 'tab' then
+      vim.cmd('tab split')
+    elseif split == 'horizontal' then
+      vim.cmd((size and tostring(size) or '') .. 'botright split')
+    elseif split ~= 'current' then
+      vim.cmd((size and tostring(size) or '') .. 'vertical botright split')
+    end
+    win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(win, chat.buf)
+    setup_window(win)
+    if focus == false then
+      api.nvim_set_current_win(current)
+    end
+  elseif focus ~= false then
+    api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+--- Empty the buffer and forget the chat (the next send starts a new one).
+local function reset(chat_id, agent)
+  chat.chat_id, chat.agent = chat_id, agent
+  chat.request_id, chat.awaiting, chat.follow_any, chat.cancel_pending = nil, false, false, false
+  chat.queued, chat.block, chat.usage, chat.failure, chat.busy = {}, nil, nil, nil, false
+  if valid() then
+    write(function(buf)
+      api.nvim_buf_set_lines(buf, 0, -1, false, {})
+    end)
+    api.nvim_buf_set_name(
+      chat.buf,
+      chat_id and ('qodeassist://chat/' .. chat_id) or 'qodeassist://chat'
+    )
+  end
+  status.on_chat(false)
+  update_status()
+end
+
+-- ---------------------------------------------------------------------------- requests
+
+local function need_client()
+  local c = client_mod.any()
+  if not c then
+    vim.notify(
+      'QodeAssist: the server is not running (open a file it attaches to)',
+      vim.log.levels.ERROR
+    )
+  end
+  return c
+end
+
+--- Send ``message`` in the current chat (a new one if there is none).
+---@param message string
+function M.send(message)
+  local c = need_client()
+  if not c then
+    return
+  end
+  M.open(false)
+  if chat.busy then
+    -- The server cancels the previous request; its events are no longer shown.
+    close_block()
+    add_lines({ '_(cancelled)_' })
+  end
+  section('## You')
+  append(message)
+  section('## Assistant')
+  chat.awaiting, chat.queued, chat.request_id, chat.follow_any = true, {}, nil, false
+  set_busy(true)
+  local params = { message = message, chatId = chat.chat_id, agent = chat.next_agent }
+  client_mod.request(c, 'qodeassist/chat/send', params, function(err, result)
+    chat.awaiting = false
+    local queued = chat.queued
+    chat.queued = {}
+    if err or type(result) ~= 'table' then
+      handlers.failed({
+        error = { category = 'validation', message = err and err.message or 'no answer' },
+      })
+      return
+    end
+    if chat.chat_id ~= result.chatId then
+      chat.chat_id = result.chatId
+      if valid() then
+        pcall(api.nvim_buf_set_name, chat.buf, 'qodeassist://chat/' .. result.chatId)
+      end
+    end
+    chat.request_id = result.requestId
+    if chat.next_agent then
+      chat.agent, chat.next_agent = chat.next_agent, nil
+    end
+    update_status()
+    for _, ev in ipairs(queued) do
+      M.on_event(ev)
+    end
+    if chat.cancel_pending then
+      chat.cancel_pending = false
+      M.cancel()
+    end
+  end)
+end
+
+--- Cancel the answer in flight.
+function M.cancel()
+  local c = need_client()
+  if not c or not chat.busy then
+    return
+  end
+  if chat.awaiting or not chat.chat_id then
+    chat.cancel_pending = true
+    return
+  end
+  client_mod.request(c, 'qodeassist/chat/cancel', { chatId = chat.chat_id }, function(err)
+    if err then
+      vim.notify('QodeAssist: cancel failed: ' .. err.message, vim.log.levels.WARN)
+    end
+  end)
+end
+
+--- Start a new chat in the chat buffer.
+function M.new()
+  M.open()
+  reset(nil, nil)
+end
+
+--- Pick the agent of the next message (qodeassist/agents/list, pipeline chatAssistant);
+--- ``name`` skips the picker.
+---@param name? string
+function M.pick_agent(name)
+  if name and name ~= '' then
+    chat.next_agent = name
+    update_status()
+    return
+  end
+  local c = need_client()
+  if not c then
+    return
+  end
+  client_mod.request(
+    c,
+    'qodeassist/agents/list',
+    { pipeline = 'chatAssistant' },
+    function(err, agents)
+      if err or type(agents) ~= 'table' or #agents == 0 then
+        vim.notify(
+          'QodeAssist: no chat agents' .. (err and (': ' .. err.message) or ''),
+          vim.log.levels.WARN
+        )
+        return
+      end
+      vim.ui.select(agents, {
+        prompt = 'QodeAssist chat agent',
+        kind = 'qodeassist.agent',
+        format_item = function(agent)
+          local where = table.concat(
+            vim.tbl_filter(function(v)
+              return type(v) == 'string' and v ~= ''
+            end, { agent.provider, agent.model }),
+            '/'
+          )
+          return agent.name .. (where ~= '' and (' — ' .. where) or '')
+        end,
+      }, function(agent)
+        if agent then
+          chat.next_agent = agent.name
+          update_status()
+        end
+      end)
+    end
+  )
+end
+
+-- ---------------------------------------------------------------------------- saved chats
+
+--- Render the saved messages of a qodeassist/chat/get answer.
+local function render_messages(messages)
+  for _, message in ipairs(messages or {}) do
+    local blocks = message.blocks or {}
+    local only_results = #blocks > 0
+      and vim.iter(blocks):all(function(b)
+        return b.type == 'tool_result'
+      end)
+    if message.role == 'user' and not only_results then
+      section('## You')
+    elseif message.role == 'assistant' then
+      section('## Assistant')
+    end
+    for _, block in ipairs(blocks) do
+      local kind = block.type
+      if kind == 'text' then
+        handlers.text({ text = block.text })
+      elseif kind == 'thinking' then
+        handlers.thinking({ text = block.thinking })
+      elseif kind == 'redacted_thinking' then
+        handlers.thinking({ redacted = true })
+      elseif kind == 'tool_use' then
+        handlers.toolCall({ id = block.id, name = block.name, arguments = block.input })
+      elseif kind == 'tool_result' then
+        handlers.toolResult({ name = block.toolUseId, content = block.result })
+      elseif kind == 'file_edit' then
+        handlers.fileEdit(block)
+      elseif block.fileName then
+        close_block()
+        add_lines({ ('📎 %s'):format(block.fileName) })
+      end
+    end
+  end
+  close_block()
+end
+
+--- Show chat ``chat_id`` (qodeassist/chat/get) in the chat buffer.
+---@param chat_id string
+---@param done? fun()
+function M.load(chat_id, done)
+  local c = need_client()
+  if not c then
+    return
+  end
+  client_mod.request(c, 'qodeassist/chat/get', { chatId = chat_id }, function(err, saved)
+    if err or type(saved) ~= 'table' then
+      vim.notify(
+        'QodeAssist: cannot open the chat: ' .. (err and err.message or '?'),
+        vim.log.levels.ERROR
+      )
+      return
+    end
+    M.open()
+    reset(saved.chatId or chat_id, saved.agent)
+    if saved.title and saved.title ~= '' then
+      local title = saved.title:gsub('\n', ' ')
+      add_lines({ '# ' .. title })
+    end
+    render_messages(saved.messages)
+    if saved.busy then
+      -- A request of this chat is still running: show its events from now on.
+      chat.follow_any = true
+      section('## Assistant')
+      set_busy(true)
+    end
+    update_status()
+    if done then
+      done()
+    end
+  end)
+end
+
+--- Pick a saved chat (qodeassist/chat/list) and open it.
+function M.list()
+  local c = need_client()
+  if not c then
+    return
+  end
+  client_mod.request(c, 'qodeassist/chat/list', vim.empty_dict(), function(err, chats)
+    if err then
+      vim.notify('QodeAssist: cannot list chats: ' .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    if type(chats) ~= 'table' or #chats == 0 then
+      vim.notify('QodeAssist: no saved chats', vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select(chats, {
+      prompt = 'QodeAssist chats',
+      kind = 'qodeassist.chat',
+      format_item = function(item)
+        local title = (item.title and item.title ~= '') and item.title or item.chatId
+        return ('%s — %s, %s'):format(
+          title:gsub('\n', ' '),
+          item.agent or '?',
+          item.updatedAt or ''
+        )
+      end,
+    }, function(item)
+      if item then
+        M.load(item.chatId)
+      end
+    end)
+  end)
+end
+
+--- :QodeAssistChat [message]
+function M.command(opts)
+  M.open()
+  if opts.args and vim.trim(opts.args) ~= '' then
+    M.send(opts.args)
+  end
+end
+
+--- The server stopped: whatever streamed is over.
+function M.on_server_exit()
+  if chat.busy then
+    handlers.failed({ error = { category = 'network', message = 'the server stopped' } })
+  end
+end
+
+return M

@@ -1,0 +1,61 @@
+-- qodeassist.commands: the :QodeAssist* user commands (defined by plugin/qodeassist.lua and by
+-- setup(); a command used before setup() runs setup() with the defaults first).
+local M = {}
+
+local function run(module, fn)
+  return function(opts)
+    require('qodeassist').ensure_setup()
+    require(module)[fn](opts)
+  end
+end
+
+local function with_args(module, fn)
+  return function(opts)
+    require('qodeassist').ensure_setup()
+    require(module)[fn](opts.args)
+  end
+end
+
+local COMMANDS = {
+  QodeAssistRefactor = {
+    run('qodeassist.refactor', 'command'),
+    {
+      range = true,
+      nargs = '*',
+      desc = 'QodeAssist: refactor the selection (pick or type an instruction)',
+    },
+  },
+  QodeAssistChat = {
+    run('qodeassist.chat', 'command'),
+    { nargs = '*', desc = 'QodeAssist: open the chat, sending [message] if given' },
+  },
+  QodeAssistChatSend = {
+    with_args('qodeassist.chat', 'send'),
+    { nargs = '+', desc = 'QodeAssist: send a message in the chat' },
+  },
+  QodeAssistChatCancel = {
+    run('qodeassist.chat', 'cancel'),
+    { nargs = 0, desc = 'QodeAssist: cancel the chat answer in flight' },
+  },
+  QodeAssistChatAgent = {
+    with_args('qodeassist.chat', 'pick_agent'),
+    { nargs = '?', desc = 'QodeAssist: pick the agent of the next chat message' },
+  },
+  QodeAssistChatList = {
+    run('qodeassist.chat', 'list'),
+    { nargs = 0, desc = 'QodeAssist: open a saved chat' },
+  },
+  QodeAssistChatNew = {
+    run('qodeassist.chat', 'new'),
+    { nargs = 0, desc = 'QodeAssist: start a new chat' },
+  },
+}
+
+--- Define the commands (again: idempotent).
+function M.register()
+  for name, spec in pairs(COMMANDS) do
+    vim.api.nvim_create_user_command(name, spec[1], spec[2])
+  end
+end
+
+return M

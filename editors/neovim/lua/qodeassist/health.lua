@@ -1,0 +1,147 @@
+-- qodeassist.health: `:checkhealth qodeassist`. Reports the Neovim version, the server
+-- executable, whether setup() ran and the server runs and is attached to the current buffer,
+-- the server's own status (qodeassist/status: configuration, agents, providers, problems) and
+-- which inline-completion renderer is used.
+local M = {}
+
+local health = vim.health
+
+local function check_neovim()
+  local v = vim.version()
+  local version = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.10') == 0 then
+    health.error('Neovim ' .. version .. ' is too old', { 'QodeAssist needs Neovim 0.10 or newer' })
+  elseif vim.fn.has('nvim-0.12') == 1 then
+    health.ok('Neovim ' .. version .. ': native inline completion available')
+  else
+    health.ok('Neovim ' .. version .. ': inline completion through the plugin (extmarks)')
+  end
+end
+
+local function check_executable(cfg)
+  local cmd = cfg.cmd
+  if type(cmd) ~= 'table' or not cmd[1] then
+    health.info('server command is a function; cannot check its executable')
+    return
+  end
+  local path = vim.fn.exepath(cmd[1])
+  if path ~= '' then
+    health.ok(('server executable: %s (cmd = %s)'):format(path, table.concat(cmd, ' ')))
+  else
+    health.error(('server executable %q not found'):format(cmd[1]), {
+      'pip install qodeassist-lsp (or pipx / uv tool install)',
+      "or point setup{ cmd = { '/path/to/.venv/bin/qodeassist-lsp' } } at it",
+    })
+  end
+end
+
+local function check_status(client)
+  local status, err =
+    require('qodeassist.client').request_sync(client, 'qodeassist/status', vim.empty_dict(), 5000)
+  if not status then
+    health.error('qodeassist/status failed: ' .. tostring(err))
+    return
+  end
+  require('qodeassist.status').on_status(status)
+  if status.state ~= 'ready' then
+    health.warn(
+      ('server state: %s (version %s)'):format(tostring(status.state), tostring(status.version))
+    )
+    return
+  end
+  health.ok(
+    ('server %s ready: %d agents, configuration in %s'):format(
+      tostring(status.version),
+      status.agents or 0,
+      tostring(status.configRoot)
+    )
+  )
+  local problems = status.problems or {}
+  if (problems.errors or 0) > 0 then
+    health.error(
+      ('%d configuration error(s)'):format(problems.errors),
+      { 'run `qodeassist-lsp doctor` for details' }
+    )
+  elseif (problems.warnings or 0) > 0 then
+    health.warn(('%d configuration warning(s)'):format(problems.warnings))
+  end
+  for _, provider in ipairs(status.providers or {}) do
+    local line = ('provider %s: %s (%d requests, %d errors)'):format(
+      provider.name,
+      provider.state,
+      provider.requests or 0,
+      provider.errors or 0
+    )
+    local last = provider.lastError
+    if type(last) == 'table' then
+      line = line .. (' — last error: %s: %s'):format(last.category, last.message)
+    end
+    if provider.state == 'down' or provider.state == 'degraded' then
+      health.warn(line)
+    else
+      health.ok(line)
+    end
+  end
+  for pipeline, agents in vim.spairs(status.pipelines or {}) do
+    local names = type(agents) == 'table' and table.concat(agents, ', ') or tostring(agents)
+    health.info(('%s: %s'):format(pipeline, names))
+  end
+end
+
+function M.check()
+  health.start('qodeassist')
+  check_neovim()
+  local qa = require('qodeassist')
+  if not qa.is_setup() then
+    health.warn('setup() was not called', { "require('qodeassist').setup({})" })
+    return
+  end
+  local cfg = require('qodeassist.config').values
+  check_executable(cfg)
+
+  local client_mod = require('qodeassist.client')
+  local client = client_mod.any()
+  if not client then
+    health.warn(
+      'the server is not running',
+      { 'open a file it attaches to; see :LspLog if it fails to start' }
+    )
+  else
+    health.ok(
+      ('server running (client id %d, root %s)'):format(client.id, tostring(client.root_dir))
+    )
+    local names = {}
+    for bufnr in pairs(client.attached_buffers or {}) do
+      local name = vim.api.nvim_buf_get_name(bufnr)
+      table.insert(names, name ~= '' and vim.fn.fnamemodify(name, ':~:.') or ('buffer ' .. bufnr))
+    end
+    table.sort(names)
+    if #names > 0 then
+      health.ok(('attached to %d buffer(s): %s'):format(#names, table.concat(names, ', ')))
+    else
+      health.warn('not attached to any buffer')
+    end
+    check_status(client)
+  end
+
+  local inline = require('qodeassist.inline')
+  local mode = inline.mode(cfg)
+  if mode == 'off' then
+    health.info('inline completion: disabled')
+  else
+    local active = 0
+    for bufnr in pairs(client and client.attached_buffers or {}) do
+      if inline.attached(bufnr) then
+        active = active + 1
+      end
+    end
+    health.ok(
+      ('inline completion: %s, active in %d buffer(s)'):format(
+        mode == 'native' and 'native (vim.lsp.inline_completion)' or 'extmark renderer (plugin)',
+        active
+      )
+    )
+  end
+end
+
+return M

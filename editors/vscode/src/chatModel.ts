@@ -1,0 +1,487 @@
+/**
+ * Chats as the panel shows them: `qodeassist/chat/event` notifications and `qodeassist/chat/get`
+ * histories folded into one model per chat.
+ *
+ * Pure (no `vscode` import): unit-tested with `node --test`.
+ *
+ * One assistant message per request: tool rounds (assistant → tool results → assistant …) are
+ * one message whose tool blocks carry their results, both when streamed and when loaded from a
+ * history (where the results sit in a user message between two assistant messages of the same
+ * id).
+ */
+
+import {
+  ChatError,
+  ChatEvent,
+  ChatGetResult,
+  FileEditStatus,
+  HistoryBlock,
+  TERMINAL_KINDS,
+  Usage,
+} from './protocol';
+
+export type BlockModel =
+  | { kind: 'text'; text: string }
+  | { kind: 'thinking'; text: string; redacted: boolean; done: boolean }
+  | {
+      kind: 'tool';
+      id: string;
+      name: string;
+      arguments: unknown;
+      result?: { content: string; isError: boolean };
+    }
+  /** A tool result whose call is not in the chat (kept so nothing is lost). */
+  | { kind: 'toolResult'; toolUseId: string; name: string; content: string; isError: boolean }
+  | {
+      kind: 'fileEdit';
+      editId: string;
+      filePath: string;
+      status: FileEditStatus;
+      statusMessage: string;
+    }
+  | { kind: 'attachment'; fileName: string; image: boolean };
+
+/** `streaming` until the terminal event; `saved` for messages loaded from a history. */
+export type MessageStatus = 'streaming' | 'finished' | 'failed' | 'cancelled' | 'saved';
+
+export interface MessageModel {
+  role: 'user' | 'assistant';
+  /** The request that produced (assistant) or started (user) this message. */
+  requestId?: string;
+  blocks: BlockModel[];
+  status: MessageStatus;
+  stopReason?: string;
+  error?: ChatError;
+  usage?: Usage;
+}
+
+export interface ChatModel {
+  chatId: string;
+  title: string;
+  agent: string | null;
+  compressedFrom: string | null;
+  linkedFiles: string[];
+  messages: MessageModel[];
+  /** The request in flight (a chat has at most one); undefined when idle. */
+  activeRequestId?: string;
+  lastUsage?: Usage;
+  /** Bumped on every change, so views can tell what to redraw. */
+  version: number;
+}
+
+export function emptyChat(chatId: string): ChatModel {
+  return {
+    chatId,
+    title: '',
+    agent: null,
+    compressedFrom: null,
+    linkedFiles: [],
+    messages: [],
+    version: 0,
+  };
+}
+
+export function isBusy(chat: ChatModel | undefined): boolean {
+  return chat !== undefined && chat.activeRequestId !== undefined;
+}
+
+/** Every chat the panel knows, fed by events (of any chat, interleaved) and histories. */
+export class ChatStore {
+  private readonly chats = new Map<string, ChatModel>();
+  /** Requests that ended: late events for them are dropped. */
+  private readonly ended = new Set<string>();
+
+  get(chatId: string): ChatModel | undefined {
+    return this.chats.get(chatId);
+  }
+
+  ids(): string[] {
+    return [...this.chats.keys()];
+  }
+
+  delete(chatId: string): void {
+    this.chats.delete(chatId);
+  }
+
+  private ensure(chatId: string): ChatModel {
+    let chat = this.chats.get(chatId);
+    if (chat === undefined) {
+      chat = emptyChat(chatId);
+      this.chats.set(chatId, chat);
+    }
+    return chat;
+  }
+
+  /** Apply one `qodeassist/chat/event`; returns the chat it changed (undefined if dropped). */
+  apply(event: ChatEvent): ChatModel | undefined {
+    if (!event || typeof event.chatId !== 'string' || typeof event.requestId !== 'string') {
+      return undefined;
+    }
+    if (this.ended.has(event.requestId)) {
+      return undefined;
+    }
+    const chat = this.ensure(event.chatId);
+    const known = this.findAssistant(chat, event.requestId);
+    if (known === undefined && !TERMINAL_KINDS.has(event.kind)) {
+      // The first event of a new request: sending again cancels the previous request, whose
+      // last events may still be on their way, so the newest request is the active one.
+      chat.activeRequestId = event.requestId;
+    }
+    const message = known ?? this.newAssistant(chat, event.requestId);
+    switch (event.kind) {
+      case 'text':
+        closeThinking(message);
+        appendText(message, event.text ?? '');
+        break;
+      case 'thinking': {
+        const last = message.blocks[message.blocks.length - 1];
+        const redacted = event.redacted === true;
+        if (last?.kind === 'thinking' && !last.done && last.redacted === redacted) {
+          last.text += event.text ?? '';
+        } else {
+          message.blocks.push({ kind: 'thinking', text: event.text ?? '', redacted, done: false });
+        }
+        if (event.signature) {
+          closeThinking(message);
+        }
+        break;
+      }
+      case 'toolCall':
+        closeThinking(message);
+        message.blocks.push({
+          kind: 'tool',
+          id: event.id,
+          name: event.name,
+          arguments: event.arguments ?? {},
+        });
+        break;
+      case 'toolResult':
+        closeThinking(message);
+        attachToolResult(chat, message, {
+          toolUseId: event.toolUseId,
+          name: event.name ?? '',
+          content: event.content ?? '',
+          isError: event.isError === true,
+        });
+        break;
+      case 'fileEdit':
+        upsertFileEdit(chat, message, {
+          kind: 'fileEdit',
+          editId: event.editId,
+          filePath: event.filePath,
+          status: event.status,
+          statusMessage: event.statusMessage ?? '',
+        });
+        break;
+      case 'usage': {
+        const usage: Usage = {
+          inputTokens: event.inputTokens ?? 0,
+          outputTokens: event.outputTokens ?? 0,
+          cachedTokens: event.cachedTokens ?? 0,
+          reasoningTokens: event.reasoningTokens ?? 0,
+        };
+        message.usage = usage;
+        chat.lastUsage = usage;
+        break;
+      }
+      case 'finished':
+      case 'failed':
+      case 'cancelled':
+        closeThinking(message);
+        message.status = event.kind;
+        if (event.kind === 'finished') {
+          message.stopReason = event.stopReason;
+        } else if (event.kind === 'failed') {
+          message.error = event.error ?? { category: 'provider', message: 'unknown error' };
+        }
+        if (chat.activeRequestId === event.requestId) {
+          chat.activeRequestId = undefined;
+        }
+        this.ended.add(event.requestId);
+        break;
+      default:
+        return undefined; // an unknown kind from a newer server: ignore it
+    }
+    chat.version++;
+    return chat;
+  }
+
+  /** The user's message of a request, placed before its answer (events may come first). */
+  addUserMessage(
+    chatId: string,
+    requestId: string,
+    text: string,
+    attachments: string[] = [],
+  ): ChatModel {
+    const chat = this.ensure(chatId);
+    const message: MessageModel = {
+      role: 'user',
+      requestId,
+      status: 'finished',
+      blocks: [
+        ...(text ? [{ kind: 'text' as const, text }] : []),
+        ...attachments.map((name) => ({
+          kind: 'attachment' as const,
+          fileName: name,
+          image: isImageName(name),
+        })),
+      ],
+    };
+    const answer = chat.messages.findIndex(
+      (m) => m.role === 'assistant' && m.requestId === requestId,
+    );
+    if (answer >= 0) {
+      chat.messages.splice(answer, 0, message);
+    } else {
+      chat.messages.push(message);
+    }
+    if (!this.ended.has(requestId)) {
+      chat.activeRequestId = requestId;
+    }
+    if (!chat.title && text) {
+      chat.title = firstLine(text);
+    }
+    chat.version++;
+    return chat;
+  }
+
+  /**
+   * Load a `qodeassist/chat/get` result. A chat with a request streaming here is kept as it is
+   * (its events are more recent than any history), except for its metadata.
+   */
+  load(result: ChatGetResult): ChatModel {
+    const current = this.chats.get(result.chatId);
+    const chat = current ?? emptyChat(result.chatId);
+    chat.title = result.title ?? chat.title;
+    chat.agent = result.agent ?? null;
+    chat.compressedFrom = result.compressedFrom ?? null;
+    chat.linkedFiles = Array.isArray(result.linkedFiles) ? [...result.linkedFiles] : [];
+    if (!isBusy(current)) {
+      chat.messages = fromHistory(result.messages ?? []);
+      chat.activeRequestId = undefined;
+      if (result.busy) {
+        // Streaming started elsewhere (before a restart of this window): the rest arrives as
+        // events of the last assistant message's request.
+        const last = chat.messages[chat.messages.length - 1];
+        if (last?.role === 'assistant' && last.requestId) {
+          last.status = 'streaming';
+          chat.activeRequestId = last.requestId;
+        }
+      }
+    }
+    this.chats.set(chat.chatId, chat);
+    chat.version++;
+    return chat;
+  }
+
+  /** Update a file edit's status after `qodeassist/chat/editFile`. */
+  setFileEditStatus(chatId: string, editId: string, status: string, message = ''): boolean {
+    const chat = this.chats.get(chatId);
+    if (!chat) {
+      return false;
+    }
+    for (const m of chat.messages) {
+      for (const b of m.blocks) {
+        if (b.kind === 'fileEdit' && b.editId === editId) {
+          b.status = status;
+          b.statusMessage = message;
+          chat.version++;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The server went away: every request in flight ends as failed (no terminal event will come).
+   * Returns the ids of the chats that changed.
+   */
+  abortAll(message: string): string[] {
+    const changed: string[] = [];
+    for (const chat of this.chats.values()) {
+      const requestId = chat.activeRequestId;
+      if (requestId === undefined) {
+        continue;
+      }
+      this.apply({
+        chatId: chat.chatId,
+        requestId,
+        kind: 'failed',
+        error: { category: 'network', message },
+      });
+      changed.push(chat.chatId);
+    }
+    return changed;
+  }
+
+  private findAssistant(chat: ChatModel, requestId: string): MessageModel | undefined {
+    for (let i = chat.messages.length - 1; i >= 0; i--) {
+      const m = chat.messages[i];
+      if (m.role === 'assistant' && m.requestId === requestId) {
+        return m;
+      }
+    }
+    return undefined;
+  }
+
+  private newAssistant(chat: ChatModel, requestId: string): MessageModel {
+    const message: MessageModel = { role: 'assistant', requestId, blocks: [], status: 'streaming' };
+    chat.messages.push(message);
+    return message;
+  }
+}
+
+function appendText(message: MessageModel, text: string): void {
+  const last = message.blocks[message.blocks.length - 1];
+  if (last?.kind === 'text') {
+    last.text += text;
+  } else if (text) {
+    message.blocks.push({ kind: 'text', text });
+  }
+}
+
+function closeThinking(message: MessageModel): void {
+  for (const block of message.blocks) {
+    if (block.kind === 'thinking') {
+      block.done = true;
+    }
+  }
+}
+
+function attachToolResult(
+  chat: ChatModel,
+  message: MessageModel,
+  result: { toolUseId: string; name: string; content: string; isError: boolean },
+): void {
+  for (let i = chat.messages.length - 1; i >= 0; i--) {
+    for (const block of chat.messages[i].blocks) {
+      if (block.kind === 'tool' && block.id === result.toolUseId) {
+        block.result = { content: result.content, isError: result.isError };
+        return;
+      }
+    }
+  }
+  message.blocks.push({ kind: 'toolResult', ...result });
+}
+
+function upsertFileEdit(
+  chat: ChatModel,
+  message: MessageModel,
+  edit: Extract<BlockModel, { kind: 'fileEdit' }>,
+): void {
+  for (const m of chat.messages) {
+    for (const block of m.blocks) {
+      if (block.kind === 'fileEdit' && block.editId === edit.editId) {
+        block.filePath = edit.filePath || block.filePath;
+        block.status = edit.status;
+        block.statusMessage = edit.statusMessage;
+        return;
+      }
+    }
+  }
+  message.blocks.push(edit);
+}
+
+/** Turn history messages into the panel's messages (tool rounds merged per request). */
+export function fromHistory(history: ChatGetResult['messages']): MessageModel[] {
+  const messages: MessageModel[] = [];
+  for (const item of history) {
+    const blocks = Array.isArray(item.blocks) ? item.blocks : [];
+    if (item.role === 'assistant') {
+      const converted = blocks.flatMap(assistantBlock);
+      const previous = messages[messages.length - 1];
+      if (previous?.role === 'assistant' && item.id && previous.requestId === item.id) {
+        previous.blocks.push(...converted);
+      } else {
+        messages.push({ role: 'assistant', requestId: item.id, blocks: converted, status: 'saved' });
+      }
+      continue;
+    }
+    const user: BlockModel[] = [];
+    for (const block of blocks) {
+      if (block.type === 'tool_result') {
+        const b = block as Extract<HistoryBlock, { type: 'tool_result' }>;
+        const result = {
+          toolUseId: String(b.toolUseId ?? ''),
+          name: String(b.name ?? ''),
+          content: String(b.result ?? ''),
+          isError: b.isError === true,
+        };
+        const owner = [...messages].reverse().find((m) => m.role === 'assistant');
+        const call = owner?.blocks.find(
+          (x): x is Extract<BlockModel, { kind: 'tool' }> =>
+            x.kind === 'tool' && x.id === result.toolUseId,
+        );
+        if (call) {
+          call.result = { content: result.content, isError: result.isError };
+        } else if (owner) {
+          owner.blocks.push({ kind: 'toolResult', ...result });
+        } else {
+          user.push({ kind: 'toolResult', ...result });
+        }
+        continue;
+      }
+      user.push(...userBlock(block));
+    }
+    if (user.length > 0) {
+      messages.push({ role: 'user', blocks: user, status: 'saved' });
+    }
+  }
+  return messages;
+}
+
+function assistantBlock(block: HistoryBlock): BlockModel[] {
+  const b = block as Record<string, unknown>;
+  switch (block.type) {
+    case 'text':
+      return [{ kind: 'text', text: String(b.text ?? '') }];
+    case 'thinking':
+      return [{ kind: 'thinking', text: String(b.thinking ?? ''), redacted: false, done: true }];
+    case 'redacted_thinking':
+      return [{ kind: 'thinking', text: '', redacted: true, done: true }];
+    case 'tool_use':
+      return [
+        { kind: 'tool', id: String(b.id ?? ''), name: String(b.name ?? ''), arguments: b.input ?? {} },
+      ];
+    case 'file_edit':
+      return [
+        {
+          kind: 'fileEdit',
+          editId: String(b.editId ?? ''),
+          filePath: String(b.filePath ?? ''),
+          status: String(b.status ?? 'pending'),
+          statusMessage: String(b.statusMessage ?? ''),
+        },
+      ];
+    default:
+      return userBlock(block);
+  }
+}
+
+function userBlock(block: HistoryBlock): BlockModel[] {
+  const b = block as Record<string, unknown>;
+  switch (block.type) {
+    case 'text':
+      return [{ kind: 'text', text: String(b.text ?? '') }];
+    case 'stored_attachment':
+      return [{ kind: 'attachment', fileName: String(b.fileName ?? ''), image: false }];
+    case 'stored_image':
+      return [{ kind: 'attachment', fileName: String(b.fileName ?? 'image'), image: true }];
+    case 'image':
+      return [{ kind: 'attachment', fileName: String(b.mediaType ?? 'image'), image: true }];
+    default:
+      return []; // the server skips unknown block types too
+  }
+}
+
+const IMAGE_EXTENSIONS = /\.(png|jpe?g|gif|webp|bmp|svg)$/i;
+
+export function isImageName(name: string): boolean {
+  return IMAGE_EXTENSIONS.test(name);
+}
+
+export function firstLine(text: string, max = 80): string {
+  const line = text.trim().split(/\r?\n/, 1)[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

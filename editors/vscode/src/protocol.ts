@@ -1,0 +1,220 @@
+/**
+ * The custom part of the qodeassist-lsp protocol (docs/protocol.md), as TypeScript types.
+ *
+ * Pure: no `vscode` import, so the modules built on it run under `node --test`.
+ */
+
+export const Methods = {
+  status: 'qodeassist/status',
+  agentsList: 'qodeassist/agents/list',
+  refactorInstructions: 'qodeassist/refactor/instructions',
+  chatSend: 'qodeassist/chat/send',
+  chatEvent: 'qodeassist/chat/event',
+  chatCancel: 'qodeassist/chat/cancel',
+  chatList: 'qodeassist/chat/list',
+  chatGet: 'qodeassist/chat/get',
+  chatDelete: 'qodeassist/chat/delete',
+  chatCompress: 'qodeassist/chat/compress',
+  chatTokens: 'qodeassist/chat/tokens',
+  chatEditFile: 'qodeassist/chat/editFile',
+} as const;
+
+/** Commands the server advertises (`workspace/executeCommand`). The client registers them as
+ * VS Code commands itself, so the extension's own command ids must never be one of these. */
+export const ServerCommands = {
+  accepted: 'qodeassist.accepted',
+  reloadConfiguration: 'qodeassist.reloadConfiguration',
+  refactor: 'qodeassist.refactor',
+} as const;
+
+/** The settings section the server reads (`workspace/configuration`, `didChangeConfiguration`). */
+export const CONFIG_SECTION = 'qodeassist';
+
+export type ErrorCategory = 'config' | 'auth' | 'network' | 'provider' | 'validation' | 'tool';
+
+export interface ChatError {
+  category: ErrorCategory | string;
+  message: string;
+  providerDetail?: string;
+  retryAfter?: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+interface EventBase {
+  chatId: string;
+  requestId: string;
+}
+
+export type ChatEvent = EventBase &
+  (
+    | { kind: 'text'; text: string }
+    | { kind: 'thinking'; text: string; signature?: string; redacted?: boolean }
+    | { kind: 'toolCall'; id: string; name: string; arguments?: unknown }
+    | { kind: 'toolResult'; toolUseId: string; name?: string; content?: string; isError?: boolean }
+    | {
+        kind: 'fileEdit';
+        editId: string;
+        filePath: string;
+        status: FileEditStatus;
+        statusMessage?: string;
+      }
+    | ({ kind: 'usage' } & Partial<Usage>)
+    | { kind: 'finished'; stopReason?: string }
+    | { kind: 'failed'; error: ChatError }
+    | { kind: 'cancelled' }
+  );
+
+export type FileEditStatus = 'pending' | 'applied' | 'rejected' | 'archived' | string;
+
+export const TERMINAL_KINDS: ReadonlySet<string> = new Set(['finished', 'failed', 'cancelled']);
+
+export interface ChatSendParams {
+  chatId?: string;
+  agent?: string;
+  message: string;
+  attachments?: string[];
+  linkedFiles?: string[];
+}
+
+export interface ChatSendResult {
+  chatId: string;
+  requestId: string;
+}
+
+export interface ChatSummary {
+  chatId: string;
+  title: string;
+  agent: string | null;
+  updatedAt: string;
+  compressedFrom?: string | null;
+}
+
+/** A block of the history file format (docs/protocol.md, "History files"). */
+export type HistoryBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature?: string }
+  | { type: 'redacted_thinking'; signature?: string }
+  | { type: 'image'; data?: string; mediaType?: string; sourceType?: string }
+  | { type: 'tool_use'; id: string; name: string; input?: unknown }
+  | { type: 'tool_result'; toolUseId: string; result?: string; name?: string; isError?: boolean }
+  | { type: 'stored_image'; fileName: string; storedPath?: string; mediaType?: string }
+  | { type: 'stored_attachment'; fileName: string; storedPath?: string }
+  | {
+      type: 'file_edit';
+      editId: string;
+      filePath: string;
+      oldContent?: string;
+      newContent?: string;
+      status?: FileEditStatus;
+      statusMessage?: string;
+    }
+  | { type: string; [key: string]: unknown };
+
+export interface HistoryMessage {
+  role: 'user' | 'assistant' | string;
+  id?: string;
+  blocks: HistoryBlock[];
+}
+
+export interface ChatGetResult {
+  chatId: string;
+  title?: string;
+  agent?: string | null;
+  busy?: boolean;
+  compressedFrom?: string | null;
+  linkedFiles?: string[];
+  messages: HistoryMessage[];
+}
+
+export interface ChatTokensResult {
+  estimate: number;
+  fromUsage: boolean;
+}
+
+export interface ChatEditFileResult {
+  status: string;
+  message?: string;
+}
+
+export interface AgentInfo {
+  name: string;
+  description?: string;
+  provider?: string;
+  model?: string;
+  pipelines?: string[];
+  tools?: boolean;
+  thinking?: boolean;
+}
+
+export interface Instruction {
+  id: string;
+  name: string;
+  body?: string;
+  default?: boolean;
+  agent?: string | null;
+}
+
+export interface Percentiles {
+  p50?: number;
+  p90?: number;
+  p99?: number;
+  max?: number;
+  samples?: number;
+}
+
+export interface ProviderStatus {
+  name: string;
+  state: 'unknown' | 'ok' | 'degraded' | 'down' | string;
+  requests?: number;
+  errors?: number;
+  firstEventMs?: Percentiles;
+  lastError?: ChatError | null;
+}
+
+export interface CompletionAgentStatus {
+  requests?: number;
+  errors?: number;
+  timeouts?: number;
+  accepted?: number;
+  health?: string;
+  latencyMs?: Percentiles;
+  timeoutRate?: number;
+  lastError?: ChatError | null;
+}
+
+export interface ServerStatus {
+  state: 'loading' | 'ready' | string;
+  version?: string;
+  configRoot?: string;
+  agents?: number;
+  providers?: ProviderStatus[];
+  problems?: { errors?: number; warnings?: number };
+  completion?: {
+    outcomes?: Record<string, number>;
+    accepted?: number;
+    agents?: Record<string, CompletionAgentStatus>;
+    inFlight?: number;
+    cachedSuggestions?: number;
+    typingIntervalMs?: number | null;
+  };
+  pipelines?: Record<string, string | string[] | null>;
+}
+
+export interface RefactorCommandArgument {
+  uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  version?: number;
+  instruction?: string;
+  instructionId?: string;
+}
+
+export interface RefactorCommandResult {
+  applied: boolean;
+  message?: string;
+}

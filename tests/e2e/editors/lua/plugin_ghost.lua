@@ -1,0 +1,26 @@
+-- Plugin, ghost text shown and accepted: setup() starts the server, the renderer the plugin
+-- picked (native on 0.12, its extmarks on 0.11 or when forced) shows the suggestion after
+-- typing, <Tab> (the plugin's default keymap) accepts it; then ask the server what it counted.
+local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
+local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
+
+H.run(function()
+  H.start_plugin()
+  H.type_and_wait_for_suggestion()
+  local typed_line = H.line(2)
+  H.input('<Tab>')
+  H.wait('the suggestion to be inserted', function()
+    return H.line(2) ~= typed_line
+  end)
+  H.wait('workspace/executeCommand to be answered', function()
+    local sent = H.requests('workspace/executeCommand')
+    return sent[1] and sent[1].done
+  end)
+  H.snapshot('accepted')
+  H.report.status = H.request('qodeassist/status')
+  H.input('<Esc>')
+  H.wait('normal mode', function()
+    return vim.api.nvim_get_mode().mode == 'n'
+  end)
+  H.snapshot('normal')
+end)

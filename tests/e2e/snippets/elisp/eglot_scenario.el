@@ -1,0 +1,156 @@
+;;; eglot_scenario.el --- editors/emacs/qodeassist-eglot.el in a real Emacs  -*- lexical-binding: t; -*-
+
+;; Loads the snippet, lets Eglot start the server it names, and uses the editor the way a user
+;; does: `completion-at-point' (candidate + exit function, as `completion-in-region' runs them),
+;; the refactor code actions, the instruction command, the chat buffer and the status command.
+
+(load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
+
+(defvar qa-server nil "The Eglot server of the scenario.")
+
+(defun qa-eglot-diagnostics ()
+  "The events and stderr buffers of the server, for a failure report."
+  (mapconcat
+   (lambda (buffer)
+     (with-current-buffer buffer
+       (format "==== %s\n%s\n" (buffer-name)
+               (let ((text (buffer-string)))
+                 (substring text (max 0 (- (length text) 6000)))))))
+   (cl-remove-if-not (lambda (b) (string-match-p "EGLOT\\|qodeassist-chat" (buffer-name b)))
+                     (buffer-list))
+   ""))
+
+(setq qa-diagnostics-function #'qa-eglot-diagnostics)
+
+(defun qa-eglot-completion ()
+  "Ask for completion at point until the qodeassist candidate shows up; accept it.
+Return (CANDIDATE . ITEM)."
+  (let (capf candidate)
+    (qa-wait
+     (lambda ()
+       (setq capf (eglot-completion-at-point))
+       (let ((prefix (buffer-substring-no-properties (nth 0 capf) (point))))
+         (setq candidate
+               (cl-find-if (lambda (c)
+                             (equal (plist-get (get-text-property 0 'eglot--lsp-item c) :detail)
+                                    "qodeassist"))
+                           (all-completions prefix (nth 2 capf)))))
+       (or candidate (progn (accept-process-output nil 0.1) nil)))
+     15 "a qodeassist candidate from completion-at-point")
+    (let ((item (get-text-property 0 'eglot--lsp-item candidate))
+          (exit (plist-get (nthcdr 3 capf) :exit-function)))
+      ;; What `completion-in-region' does when the user picks the candidate.
+      (delete-region (nth 0 capf) (nth 1 capf))
+      (goto-char (nth 0 capf))
+      (insert candidate)
+      (funcall exit candidate 'finished)
+      (cons (substring-no-properties candidate) item))))
+
+(qa-run
+ (lambda ()
+   (qa-step "load the snippet")
+   (require 'eglot)
+   (load (qa-param :snippet) nil t)
+   (let ((entry (car eglot-server-programs)))
+     (qa-record :modes (vconcat (mapcar #'symbol-name (ensure-list (car entry)))))
+     (qa-record :class (symbol-name (cadr entry)))
+     (qa-record :command (vconcat (cl-loop for x in (cddr entry) while (stringp x) collect x)))
+     (qa-record :initializationOptions (cadr (memq :initializationOptions entry))))
+   (qa-record :emacs emacs-version)
+   (setq eglot-sync-connect 30
+         eglot-autoshutdown nil
+         eglot-confirm-server-edits nil)
+
+   (qa-step "start eglot on a Python file")
+   (with-current-buffer (qa-visit "add.py" (qa-param :completionText))
+     (apply #'eglot (eglot--guess-contact))
+     (setq qa-server (qa-wait #'eglot-current-server 30 "Eglot to connect"))
+     (qa-record :serverClass (symbol-name (eieio-object-class-name qa-server)))
+     (qa-record :capabilities
+                (list :completionProvider (and (eglot-server-capable :completionProvider) t)
+                      :codeActionProvider (and (eglot-server-capable :codeActionProvider) t)
+                      :codeActionResolve
+                      (and (eglot-server-capable :codeActionProvider :resolveProvider) t)))
+
+     (qa-step "completion-at-point at the end of a line")
+     (apply #'qa-goto (qa-param :completionAt))
+     (let ((accepted (qa-eglot-completion)))
+       (qa-record :candidate (car accepted))
+       (qa-record :item (cdr accepted)))
+     (qa-record :completedLine (qa-line-text (car (qa-param :completionAt))))
+
+     (qa-step "completion-at-point inside a word")
+     (apply #'qa-goto (qa-param :midWordAt))
+     (let* ((capf (eglot-completion-at-point))
+            (prefix (buffer-substring-no-properties (nth 0 capf) (point)))
+            (found nil))
+       (qa-record :midWordPrefix prefix)
+       (dotimes (_ 10)
+         (unless found
+           (setq capf (eglot-completion-at-point))
+           (setq found (all-completions prefix (nth 2 capf)))
+           (accept-process-output nil 0.1)))
+       (qa-record :midWordCandidates (vconcat (mapcar #'substring-no-properties found)))
+       ;; What the server answered there (the items Eglot filtered by the word "ad").
+       (qa-record :midWordItems (plist-get (jsonrpc-request qa-server :textDocument/completion
+                                                            (eglot--CompletionParams))
+                                           :items))))
+
+   (qa-step "list the refactor code actions of a region")
+   (with-current-buffer (qa-visit "total.py" (qa-param :refactorText))
+     (qa-wait #'eglot-current-server 10 "the second buffer to join the server")
+     (let ((beg (progn (apply #'qa-goto (qa-param :selectionStart)) (point)))
+           (end (progn (apply #'qa-goto (qa-param :selectionEnd)) (point))))
+       (qa-record :actionTitles
+                  (vconcat (mapcar (lambda (a) (plist-get a :title))
+                                   (eglot-code-actions beg end "refactor.rewrite"))))
+
+       (qa-step "pick \"QodeAssist: Improve\" with qodeassist-eglot-refactor")
+       (let ((completing-read-function
+              (lambda (_prompt collection &rest _)
+                (qa-check (assoc "QodeAssist: Improve" collection)
+                          "no Improve action offered: %S" (mapcar #'car collection))
+                "QodeAssist: Improve"))
+             (last-nonmenu-event ?\r))     ; a keyboard invocation, as from C-c q r
+         (qodeassist-eglot-refactor beg end))
+       (qa-record :afterImprove (buffer-substring-no-properties (point-min) (point-max))))
+
+     (qa-step "qodeassist-eglot-refactor-with-instruction")
+     (let ((before (buffer-substring-no-properties (point-min) (point-max)))
+           (beg (progn (qa-goto 1 0) (point)))
+           (end (progn (qa-goto 1 0) (line-end-position))))
+       (undo-boundary)
+       (qodeassist-eglot-refactor-with-instruction beg end (qa-param :instruction))
+       (qa-wait (lambda () (not (equal before (buffer-substring-no-properties
+                                                (point-min) (point-max)))))
+                20 "the instruction's edit to arrive through workspace/applyEdit")
+       (qa-record :afterInstruction (buffer-substring-no-properties (point-min) (point-max)))
+       (qa-step "undo the instruction's edit in one step")
+       ;; The command loop ends every command with an undo boundary; batch Emacs has none.
+       (undo-boundary)
+       (let ((last-command nil)) (undo))
+       ;; Eglot sends didChange from an idle timer, which batch Emacs never runs: send it now,
+       ;; before the shutdown unregisters the change tracker.
+       (eglot--signal-textDocument/didChange)
+       (qa-record :afterUndo (buffer-substring-no-properties (point-min) (point-max)))))
+
+   (qa-step "chat")
+   (with-current-buffer "add.py"
+     (qodeassist-eglot-chat (qa-param :chatMessage))
+     (qa-wait (lambda ()
+                (with-current-buffer qodeassist-eglot-chat-buffer
+                  (string-match-p "\\[\\(finished\\|failed\\)" (buffer-string))))
+              20 "the chat answer to finish")
+     (qa-record :chatBuffer (with-current-buffer qodeassist-eglot-chat-buffer
+                              (buffer-substring-no-properties (point-min) (point-max))))
+
+     (qa-step "status")
+     (qa-record :statusNotified (and qodeassist-eglot-status t))
+     (qa-record :status (qodeassist-eglot-status))
+     (qa-record :lighter (qodeassist-eglot--lighter)))
+
+   (qa-step "shut down")
+   (with-current-buffer "add.py" (eglot-shutdown qa-server))
+   (qa-wait (lambda () (not (jsonrpc-running-p qa-server))) 15 "the server to exit")))
+
+;;; eglot_scenario.el ends here

@@ -1,0 +1,75 @@
+"""The VS Code extension's build, shared by the tests of this folder (once per session).
+
+``installed`` is a temporary copy of ``editors/vscode`` (the checkout is never written to)
+after ``npm ci`` from the committed ``package-lock.json``; ``compiled`` is that copy after
+``npm run compile``. Without npm the tests fail (never skip): CI must prove the extension builds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+EXTENSION = REPO_ROOT / "editors" / "vscode"
+NPM_TIMEOUT_S = 600
+
+
+def npm() -> str:
+    found = shutil.which("npm")
+    if found is None:
+        pytest.fail(
+            "npm is not installed: the VS Code extension cannot be built (install Node.js 20+)",
+            pytrace=False,
+        )
+    return found
+
+
+def run(command: list[str], cwd: Path, timeout: float = NPM_TIMEOUT_S) -> str:
+    env = {
+        **os.environ,
+        "npm_config_update_notifier": "false",
+        "npm_config_fund": "false",
+        "npm_config_audit": "false",
+        "NO_COLOR": "1",
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, (
+        f"$ {' '.join(command)} (in {cwd}) exited {done.returncode} after "
+        f"{time.monotonic() - started:.1f} s\n{output[-6000:]}"
+    )
+    return output
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of editors/vscode with its dependencies installed by ``npm ci``."""
+    executable = npm()
+    work = tmp_path_factory.mktemp("vscode") / "vscode"
+    shutil.copytree(EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
+    run([executable, "ci", "--no-audit", "--no-fund", "--prefer-offline"], work)
+    return work
+
+
+@pytest.fixture(scope="session")
+def compiled(installed: Path) -> Path:
+    """The installed copy after ``npm run compile``."""
+    run([npm(), "run", "compile"], installed)
+    assert (installed / "out" / "extension.js").is_file()
+    return installed

@@ -1,0 +1,148 @@
+"""The VS Code extension (``editors/vscode``) installs, compiles, passes its tests and packages.
+
+In a temporary copy of the folder (the checkout is never written to): ``npm ci`` from the
+committed ``package-lock.json``, ``npm run compile`` (tsc), ``npm test`` (the pure modules under
+``node --test``) and ``npm run package`` (``vsce package``). The .vsix must hold the compiled
+extension, its manifest, the webview files and the runtime dependencies, and the packaged
+``extension.js`` must load in plain Node with a stand-in ``vscode`` module (every ``require`` of
+the shipped code resolves inside the .vsix).
+
+Fails (never skips) when npm is missing: CI must prove the extension builds. Cheap consistency
+checks against the server run without npm: the extension's own command ids never equal a server
+command (the language client registers those itself), and every mirrored setting is a key of
+``docs/settings.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.lsp import methods
+from tests.e2e.vscode.conftest import EXTENSION, REPO_ROOT, npm, run
+
+DOCS = REPO_ROOT / "docs"
+CLIENT_ONLY_SECTIONS = {"server", "inlineCompletion", "trace"}
+
+# A stand-in for the `vscode` module: every property is a constructible, callable stub, so the
+# shipped modules (and vscode-languageclient, which subclasses vscode classes) load.
+VSCODE_STUB = """
+function stub(name) {
+  const target = function () {};
+  return new Proxy(target, {
+    get(t, prop) {
+      if (prop === 'prototype') return t.prototype;
+      if (prop === 'then') return undefined;
+      if (prop === Symbol.toPrimitive) return () => name;
+      if (!(prop in cache)) cache[prop] = stub(name + '.' + String(prop));
+      return cache[prop];
+    },
+    apply() { return stub(name + '()'); },
+    construct() { return stub('new ' + name); },
+  });
+}
+const cache = {};
+module.exports = stub('vscode');
+"""
+
+
+def test_compiles_and_unit_tests_pass(compiled: Path) -> None:
+    output = run([npm(), "test"], compiled)
+    # node --test's summary: tests ran and none failed.
+    passed = re.search(r"^ℹ pass (\d+)$", output, re.MULTILINE)
+    failed = re.search(r"^ℹ fail (\d+)$", output, re.MULTILINE)
+    assert passed and int(passed[1]) >= 40, output[-3000:]
+    assert failed and int(failed[1]) == 0, output[-3000:]
+
+
+def test_packages_a_vsix_that_loads(installed: Path, tmp_path: Path) -> None:
+    vsix = tmp_path / "qodeassist.vsix"
+    run([npm(), "run", "package", "--", "--out", str(vsix)], installed)
+    assert vsix.is_file()
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("extension/package.json"))
+        archive.extractall(tmp_path / "unpacked")
+    for required in (
+        "extension.vsixmanifest",
+        "extension/package.json",
+        "extension/out/extension.js",
+        "extension/out/chatModel.js",
+        "extension/media/chat.html",
+        "extension/media/chat.js",
+        "extension/media/chat.css",
+        "extension/media/qodeassist.svg",
+        "extension/node_modules/vscode-languageclient/package.json",
+        "extension/LICENSE.txt",
+    ):
+        assert required in names, f"{required} is not in the .vsix"
+    assert not [n for n in names if n.startswith(("extension/src/", "extension/out/test/"))]
+    assert manifest["main"] == "./out/extension.js"
+    assert manifest["contributes"]["views"]["qodeassist"][0]["id"] == "qodeassist.chat"
+
+    stubs = tmp_path / "stubs" / "vscode"
+    stubs.mkdir(parents=True)
+    (stubs / "index.js").write_text(VSCODE_STUB)
+    extension_js = tmp_path / "unpacked" / "extension" / "out" / "extension.js"
+    script = (
+        f"const m = require({json.dumps(str(extension_js))});"
+        "if (typeof m.activate !== 'function' || typeof m.deactivate !== 'function') {"
+        "  throw new Error('no activate/deactivate');"
+        "}"
+        "console.log('loaded');"
+    )
+    node = shutil.which("node") or pytest.fail("node is not installed", pytrace=False)
+    done = subprocess.run(
+        [node, "-e", script],
+        env={**os.environ, "NODE_PATH": str(stubs.parent)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0 and "loaded" in done.stdout, done.stdout + done.stderr
+
+
+def package_json() -> dict:
+    return json.loads((EXTENSION / "package.json").read_text())
+
+
+def test_extension_commands_never_shadow_server_commands() -> None:
+    server_commands = {
+        value for name, value in vars(methods).items() if name.startswith("CMD_")
+    } | set(re.findall(r"^\| `(qodeassist\.\w+)` \|", (DOCS / "protocol.md").read_text(), re.M))
+    assert "qodeassist.refactor" in server_commands
+    contributed = {c["command"] for c in package_json()["contributes"]["commands"]}
+    assert not contributed & server_commands
+
+
+def test_mirrored_settings_are_server_settings() -> None:
+    sections: dict[str, set[str]] = {}
+    current = None
+    for line in (DOCS / "settings.md").read_text().splitlines():
+        heading = re.match(r"^### `\[([\w.]+)\]`", line)
+        if heading:
+            current = sections.setdefault(heading[1], set())
+            continue
+        row = re.match(r"^\| `(\w+)` \|", line)
+        if row and current is not None:
+            current.add(row[1])
+    mirrored = [
+        name
+        for section in package_json()["contributes"]["configuration"]
+        for name in section["properties"]
+        if name.split(".")[1] not in CLIENT_ONLY_SECTIONS
+    ]
+    assert len(mirrored) >= 20
+    for name in mirrored:
+        _, section, key = name.split(".")
+        snake = re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), key)
+        assert snake in sections.get(section, set()), f"{name}: no `{snake}` in [{section}]"
