@@ -211,13 +211,19 @@ class ChatService:
             for path in linked:
                 access.check(Path(path))
         text = mentions.expand(access, params.message) if message else ""
+        created = chat is None
         if chat is None:
             chat = self._new(params.message or "attachment", agent)
         elif self._should_compress(chat, text):
             chat = await self.compress_chat(chat)
         await self._stop(chat)
         blocks: list[Block] = [TextBlock(text)] if text else []
-        blocks += store_attachments(access, self.store(), chat.chat_id, params.attachments)
+        try:
+            blocks += store_attachments(access, self.store(), chat.chat_id, params.attachments)
+        except ChatInputError:
+            if created:  # the client never learns this chat's id
+                self._chats.pop(chat.chat_id, None)
+            raise
         if linked is not None:
             chat.file.linked_files = linked
         try:
@@ -225,7 +231,7 @@ class ChatService:
         except AgentNotAvailable as exc:
             raise ChatInputError(str(exc)) from None
         session.content_loader = chat.loader
-        session.pinned[FILES_PIN] = lambda: access.linked_blocks(chat.file.linked_files)
+        session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
         session.listeners.append(lambda event: self._on_event(chat, event))
         chat.file.agent = agent
@@ -235,6 +241,17 @@ class ChatService:
         chat.request_start = start
         self._schedule_save(chat)
         return chat.chat_id, request
+
+    def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
+        """Return the chat's linked files, plus every open document with ``link_open_files``."""
+        linked = list(chat.file.linked_files)
+        if self.settings.chat.link_open_files:
+            ignore = access.ignore
+            for document in self._documents:
+                path = document.path
+                if path and path not in linked and not (ignore and ignore.is_ignored(path)):
+                    linked.append(path)
+        return linked
 
     async def _stop(self, chat: Chat) -> None:
         """Cancel the chat's request in flight and wait (briefly) until it has ended."""
@@ -410,7 +427,7 @@ class ChatService:
             base, covered = chat.calibration
             added = sum(self._message_tokens(chat, m) for m in messages[covered:])
             return base + added + pending, True
-        linked = access.linked_blocks(chat.file.linked_files)
+        linked = access.linked_blocks(self._linked(chat, access))
         total = pending + sum(
             tokens.text_tokens(block.text) for block in linked if isinstance(block, TextBlock)
         )

@@ -502,3 +502,22 @@ async def test_auto_compression_sends_into_the_summarised_chat(client, lsp_home,
         "And?",
         "Short answer.",
     ]
+
+
+async def test_link_open_files_sends_every_open_document(client, lsp_home, replay):
+    client.init_params.initialization_options = {"qodeassist": {"chat": {"link_open_files": True}}}
+    project = lsp_home / "project"
+    (project / ".qodeassistignore").write_text("private.py\n")
+    events = await start(client)
+    for name, text in (("open.py", "OPEN BUFFER"), ("private.py", "PRIVATE BUFFER")):
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem((project / name).as_uri(), "python", 1, text)
+            )
+        )
+    replay.script("/v1/chat/completions", chat_reply("ok"))
+    sent = await request(client, "chat/send", {"message": "What is open?"})
+    await events.terminal(sent["requestId"])
+    joined = json.dumps(replay.last.json["messages"])
+    assert "File: open.py" in joined and "OPEN BUFFER" in joined
+    assert "PRIVATE BUFFER" not in joined
