@@ -421,6 +421,21 @@ end
 ---
 --- With ``params.pause_after_insert`` the text is typed once the request sent on InsertEnter
 --- was answered (a user who enters insert mode and then types), otherwise at once.
+-- After an accept: wait until the item's `qodeassist.accepted` command was answered, snapshot
+-- the buffer, record the server's status (it counts acceptances) and leave insert mode.
+function H.finish_acceptance()
+  H.wait('workspace/executeCommand to be answered', function()
+    local sent = H.requests('workspace/executeCommand')
+    return sent[1] and sent[1].done
+  end)
+  H.snapshot('accepted')
+  H.report.status = H.request('qodeassist/status')
+  H.input('<Esc>')
+  H.wait('normal mode', function()
+    return vim.api.nvim_get_mode().mode == 'n'
+  end)
+end
+
 function H.type_and_wait_for_suggestion()
   vim.api.nvim_win_set_cursor(0, { 2, 0 })
   if H.params.pause_after_insert then

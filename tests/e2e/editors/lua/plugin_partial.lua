@@ -30,14 +30,5 @@ H.run(function()
   H.wait('the rest to be inserted', function()
     return vim.api.nvim_buf_get_changedtick(H.buf) ~= tick
   end)
-  H.wait('workspace/executeCommand to be answered', function()
-    local sent = H.requests('workspace/executeCommand')
-    return sent[1] and sent[1].done
-  end)
-  H.snapshot('accepted')
-  H.report.status = H.request('qodeassist/status')
-  H.input('<Esc>')
-  H.wait('normal mode', function()
-    return vim.api.nvim_get_mode().mode == 'n'
-  end)
+  H.finish_acceptance()
 end)

@@ -17,14 +17,5 @@ H.run(function()
   H.wait('the suggestion to be inserted', function()
     return H.line(2) ~= typed_line
   end)
-  H.wait('workspace/executeCommand to be answered', function()
-    local sent = H.requests('workspace/executeCommand')
-    return sent[1] and sent[1].done
-  end)
-  H.snapshot('accepted')
-  H.report.status = H.request('qodeassist/status')
-  H.input('<Esc>')
-  H.wait('normal mode', function()
-    return vim.api.nvim_get_mode().mode == 'n'
-  end)
+  H.finish_acceptance()
 end)
