@@ -7,15 +7,17 @@ document, the line and the text left of the cursor when the suggestion was made 
 later cursor on the same line whose left text extends the anchor by a prefix of the suggestion
 is a hit — which also survives backspacing within the typed part. An entry is dropped when the
 typed text stops matching, when the whole suggestion has been typed, when the text right of the
-cursor changes, and on any edit elsewhere in the document or one inserting a line break. The
-cache is LRU-bounded.
+cursor changes, and on any edit elsewhere in the document. An edit inserting a line break on the
+anchor's line drops it too, unless the inserted text is the next part of the suggestion (an
+editor accepting it line by line): then the rest is anchored on the new line. The cache is
+LRU-bounded.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qodeassist_lsp.context.documents import LineEdit
 
@@ -29,6 +31,8 @@ class _Entry:
     line_after: str
     texts: tuple[str, ...]
     agent: str
+    typed: str = ""
+    """What had been typed since the anchor at the last hit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,7 @@ class TypedAheadCache:
             if not rests:
                 del self._entries[key]
                 continue
+            self._entries[key] = replace(entry, typed=typed)
             self._entries.move_to_end(key)
             return TypedAheadHit(rests, typed, entry.agent)
         return None
@@ -101,8 +106,24 @@ class TypedAheadCache:
         if not edits:
             return
         for key in [k for k in self._entries if k[0] == uri]:
-            if any(edit.multiline or edit.line != key[1] for edit in edits):
-                del self._entries[key]
+            if not any(edit.multiline or edit.line != key[1] for edit in edits):
+                continue
+            entry = self._entries.pop(key)
+            if len(edits) == 1 and edits[0].line == key[1] and not edits[0].removed:
+                self._continue_on_next_line(key, entry, edits[0].inserted)
+
+    def _continue_on_next_line(self, key: _Key, entry: _Entry, inserted: str) -> None:
+        """Re-anchor what follows ``inserted`` when it is the next part of a suggestion."""
+        rests = []
+        for text in entry.texts:
+            # The break must continue exactly what had been typed on the anchor's line.
+            rest = text[len(entry.typed) :] if text.startswith(entry.typed) else ""
+            if rest.startswith(inserted) and len(rest) > len(inserted):
+                rests.append(rest[len(inserted) :])
+        if rests:
+            before = inserted.rsplit("\n", 1)[1]
+            line = key[1] + inserted.count("\n")
+            self.put(key[0], line, before, entry.line_after, rests, entry.agent)
 
     def forget(self, uri: str) -> None:
         """Drop every anchor of ``uri``."""

@@ -88,6 +88,18 @@ def assert_accepted_on_the_server(run: NeovimRun, item: dict[str, Any]) -> None:
     assert run.report["status"]["completion"]["accepted"] == 1, run.report["status"]
 
 
+def test_native_accept_line_keeps_the_rest_of_the_suggestion(
+    plugin: RunPlugin, replay: ReplayServer
+) -> None:
+    replay.script("/v1/completions", completion_reply(" + b\n", "    # the sum"))
+    run = plugin("plugin_native_line", "0.12", "auto", typed="a", pause_after_insert=True)
+    why = run.explain()
+    line = run.snapshot("line")
+    assert line["lines"][1:3] == ["    return a + b", ""], why
+    assert ghosts(line)[0][:3] == (2, 0, "    # the sum"), why
+    assert len(replay.requests) == 1, why  # the rest came from the typed-ahead cache
+
+
 @pytest.mark.parametrize("editor", [NATIVE_012, EXTMARK_012, EXTMARK_011])
 def test_ghost_text_is_shown_and_accepted(
     plugin: RunPlugin, replay: ReplayServer, editor: Editor

@@ -61,3 +61,23 @@ def test_lru_bound() -> None:
     assert cache.lookup(U, 1, "a", "") is not None
     cache.clear()
     assert len(cache) == 0
+
+
+def test_accepting_a_suggestion_line_by_line_keeps_the_rest() -> None:
+    cache = TypedAheadCache()
+    cache.put(U, 3, "    return", "", [" a + b\n    # the sum\n"], agent="A")
+    assert cache.lookup(U, 3, "    return a", "").typed == " a"  # one word accepted
+    cache.note_edits(U, [LineEdit(3, " + b\n    ")])  # then the rest of the line
+    hit = cache.lookup(U, 4, "    ", "")
+    assert hit is not None and hit.texts == ("# the sum\n",) and hit.agent == "A"
+    assert cache.lookup(U, 3, "    return a", "") is None  # the old anchor is gone
+
+
+def test_a_line_break_that_is_not_the_suggestion_drops_it() -> None:
+    cache = TypedAheadCache()
+    cache.put(U, 3, "x = ", "", ["a\nb"])
+    cache.note_edits(U, [LineEdit(3, "\n")])  # Enter before typing "a"
+    assert len(cache) == 0
+    cache.put(U, 3, "x = ", "", ["a\n"])
+    cache.note_edits(U, [LineEdit(3, "a\n")])  # the whole suggestion: nothing left
+    assert len(cache) == 0
