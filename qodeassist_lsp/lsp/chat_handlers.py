@@ -2,7 +2,8 @@
 
 ``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
 (held back until that answer is written, see ``EventGate``) and, with a work-done token, as
-``$/progress``. Params are validated with pydantic; a problem the user can fix comes back as
+``$/progress``. Params are validated with pydantic (``chat_params``, imported on first use so
+that ``initialize`` does not wait for it); a problem the user can fix comes back as
 ``InvalidParams`` with a message that says what to change.
 """
 
@@ -11,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import pydantic
-from pydantic.alias_generators import to_camel
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
@@ -40,62 +39,6 @@ def _failed(info: Any) -> RequestFailed:
     """Return the error answered for a failure with a typed ``ErrorInfo``."""
     category = str(info.category)
     return RequestFailed(f"{category} error: {info.message}", data={"category": category})
-
-
-class _Params(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore"
-    )
-
-
-class SendParams(_Params):
-    """``qodeassist/chat/send`` params."""
-
-    message: str = ""
-    chat_id: str | None = None
-    agent: str | None = None
-    attachments: list[str] = []
-    linked_files: list[str] | None = None
-    work_done_token: str | int | None = None
-
-
-class ChatIdParams(_Params):
-    """Params naming one chat."""
-
-    chat_id: str
-
-
-class TokensParams(_Params):
-    """``qodeassist/chat/tokens`` params."""
-
-    chat_id: str | None = None
-    draft: str = ""
-    attachments: list[str] = []
-
-
-class CompressParams(ChatIdParams):
-    """``qodeassist/chat/compress`` params."""
-
-    work_done_token: str | int | None = None
-
-
-class AgentsParams(_Params):
-    """``qodeassist/agents/list`` params."""
-
-    pipeline: str | None = None
-
-
-_P = TypeVar("_P", bound=_Params)
-
-
-def _parse(model: type[_P], params: dict[str, Any] | None) -> _P:
-    try:
-        return model.model_validate(params or {})
-    except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JsonRpcInvalidParams(f"{model.__name__}: {problems}") from None
 
 
 def _follow(
@@ -145,8 +88,9 @@ def register(server: QodeAssistServer) -> None:
     @server.feature(methods.CHAT_SEND)
     async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         from qodeassist_lsp.features.chat.service import SendInput
+        from qodeassist_lsp.lsp.chat_params import SendParams, parse
 
-        args = _parse(SendParams, params)
+        args = parse(SendParams, params)
         service = await ls.chat_service()
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
         if args.work_done_token is not None:
@@ -170,7 +114,9 @@ def register(server: QodeAssistServer) -> None:
 
     @server.feature(methods.CHAT_CANCEL)
     async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        args = _parse(ChatIdParams, params)
+        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
+
+        args = parse(ChatIdParams, params)
         (await ls.chat_service()).cancel(args.chat_id)
 
     @server.feature(methods.CHAT_LIST)
@@ -181,19 +127,25 @@ def register(server: QodeAssistServer) -> None:
 
     @server.feature(methods.CHAT_GET)
     async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        args = _parse(ChatIdParams, params)
+        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
+
+        args = parse(ChatIdParams, params)
         with _answer_errors():
             return (await ls.chat_service()).get(args.chat_id)
 
     @server.feature(methods.CHAT_DELETE)
     async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        args = _parse(ChatIdParams, params)
+        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
+
+        args = parse(ChatIdParams, params)
         with _answer_errors():
             await (await ls.chat_service()).delete(args.chat_id)
 
     @server.feature(methods.CHAT_COMPRESS)
     async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        args = _parse(CompressParams, params)
+        from qodeassist_lsp.lsp.chat_params import CompressParams, parse
+
+        args = parse(CompressParams, params)
         service = await ls.chat_service()
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
         if args.work_done_token is not None:
@@ -205,7 +157,9 @@ def register(server: QodeAssistServer) -> None:
 
     @server.feature(methods.CHAT_TOKENS)
     async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        args = _parse(TokensParams, params)
+        from qodeassist_lsp.lsp.chat_params import TokensParams, parse
+
+        args = parse(TokensParams, params)
         with _answer_errors():
             return (await ls.chat_service()).tokens(args.chat_id, args.draft, args.attachments)
 
@@ -214,8 +168,9 @@ def register(server: QodeAssistServer) -> None:
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
         from qodeassist_lsp.core.agent_catalog import agent_summaries
+        from qodeassist_lsp.lsp.chat_params import AgentsParams, parse
 
-        args = _parse(AgentsParams, params)
+        args = parse(AgentsParams, params)
         await ls.backend.runtime()
         with _answer_errors():
             return agent_summaries(ls.backend.configuration_now, args.pipeline)
