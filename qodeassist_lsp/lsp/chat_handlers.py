@@ -22,6 +22,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.core.session import Request
+    from qodeassist_lsp.features.chat.service import ChatService
 
 log = logging.getLogger("qodeassist.server")
 
@@ -42,7 +43,7 @@ def _failed(info: Any) -> RequestFailed:
 
 
 def _follow(
-    ls: QodeAssistServer, chat_id: str, request: Request, progress: WorkDoneProgress
+    service: ChatService, chat_id: str, request: Request, progress: WorkDoneProgress
 ) -> None:
     """Report a chat request's streaming through ``progress`` until its terminal event."""
     streamed = 0
@@ -59,7 +60,7 @@ def _follow(
             progress.end(event.kind)
 
     request.add_listener(listen)
-    progress.on_cancel(lambda: ls._chat.cancel(chat_id) if ls._chat else None)
+    progress.on_cancel(lambda: service.cancel(chat_id))
 
 
 @contextlib.contextmanager
@@ -109,7 +110,7 @@ def register(server: QodeAssistServer) -> None:
                 )
         finally:
             ls.chat_events.release_after_answer()
-        _follow(ls, chat_id, request, progress)
+        _follow(service, chat_id, request, progress)
         return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
 
     @server.feature(methods.CHAT_CANCEL)

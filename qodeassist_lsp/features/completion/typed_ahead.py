@@ -95,7 +95,8 @@ class TypedAheadCache:
             if not rests:
                 del self._entries[key]
                 continue
-            self._entries[key] = replace(entry, typed=typed)
+            if entry.typed != typed:
+                self._entries[key] = replace(entry, typed=typed)
             self._entries.move_to_end(key)
             return TypedAheadHit(rests, typed, entry.agent)
         return None

@@ -23,6 +23,7 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient
 
+from tests.e2e.lsp.conftest import stop_server
 from tests.e2e.snippets.conftest import CAPABILITIES, resolve_command, server_env
 
 _CONVERTER = default_converter()
@@ -252,19 +253,6 @@ async def editor_session(editor: Editor, home: Path) -> AsyncIterator[Session]:
         await asyncio.sleep(0.4)
         yield session
     finally:
-        await _stop(client)
-
-
-async def _stop(client: LanguageClient) -> None:
-    """Shut the server down even when the test failed half-way."""
-    process = client._server
-    if process is not None and process.returncode is None:
+        await stop_server(client)  # even when the test failed half-way
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.shutdown_session(), 5)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), 5)
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    with contextlib.suppress(Exception):
-        await client.stop()
+            await client.stop()
