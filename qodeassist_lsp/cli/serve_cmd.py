@@ -41,7 +41,17 @@ def _address(value: str) -> tuple[str, int]:
 
 def serve_server(args: argparse.Namespace) -> int:
     """Run the server on the chosen transport until the client exits."""
+    from qodeassist_lsp.lsp.startup_cache import attrs_code_cache, default_cache_path
+
+    # lsprotocol.types builds ~550 attrs classes whose generated methods come from the startup
+    # cache (see startup_cache.py), so its first import must happen here, before pygls' below.
+    # Only this import: a frozen attrs class (cattrs has one) hashes with a per-process seed in
+    # its generated source, would miss on every start and so rewrite the file every time.
+    with attrs_code_cache(default_cache_path()):
+        import lsprotocol.types  # noqa: F401
+
     from qodeassist_lsp.lsp.app import create_server
+    from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
     tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
@@ -56,5 +66,5 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        server.start_io()
+        serve_stdio(server)
     return EXIT_OK

@@ -1,16 +1,20 @@
 """Converting positions between the client's encoding and code points, one line at a time.
 
-pygls converts through the whole document's line list, which it rebuilds on every call; on a
-large file that is the most expensive part of a completion request. Only the cursor's line is
-needed, so only that line is converted.
+pygls converts through the whole document's line list, which it rebuilds on every call, and
+counts code units one character at a time in Python; on a large file that was the most
+expensive part of a completion request. Only the cursor's line is converted here, an ASCII
+line (almost every line of code) needs no conversion at all, and other lines are measured by
+encoding them, at C speed.
 """
 
 from __future__ import annotations
 
-from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from qodeassist_lsp.context.documents import line_start_offset
+
+_CODECS = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2)}
+"""Position encodings that differ from code points: the Python codec and bytes per unit."""
 
 
 def line_at(text: str, line: int) -> tuple[int, str]:
@@ -20,11 +24,38 @@ def line_at(text: str, line: int) -> tuple[int, str]:
     return start, text[start : len(text) if end < 0 else end]
 
 
+def _codec_of(codec: PositionCodec) -> tuple[str, int] | None:
+    kind = codec.encoding or "utf-16"
+    return _CODECS.get(str(getattr(kind, "value", kind)))
+
+
+def units(codec: PositionCodec, text: str) -> int:
+    """Return the length of ``text`` in the client's position units."""
+    encoding = _codec_of(codec)
+    if encoding is None or text.isascii():
+        return len(text)
+    name, width = encoding
+    return len(text.encode(name, "surrogatepass")) // width
+
+
 def to_code_points(codec: PositionCodec, line_text: str, column: int) -> int:
-    """Return the code-point column of the client ``column`` on ``line_text``."""
-    return codec.position_from_client_units([line_text], types.Position(0, column)).character
+    """Return the code-point column of the client ``column`` on ``line_text``, clamped.
+
+    A column inside a character's code units (half a surrogate pair) rounds up past it.
+    """
+    if column <= 0:
+        return 0
+    encoding = _codec_of(codec)
+    if encoding is None or line_text.isascii():
+        return min(column, len(line_text))
+    counted = 0
+    for index, char in enumerate(line_text):
+        if counted >= column:
+            return index
+        counted += units(codec, char)
+    return len(line_text)
 
 
 def to_client_units(codec: PositionCodec, line_text: str, character: int) -> int:
     """Return the client column of the code-point ``character`` on ``line_text``."""
-    return codec.position_to_client_units([line_text], types.Position(0, character)).character
+    return units(codec, line_text[: max(0, character)])

@@ -1,17 +1,25 @@
 """The JSON-RPC protocol of the server: custom methods get their params as plain dicts.
 
 pygls turns params of unknown methods into namedtuples; our custom methods are validated with
-pydantic instead, so they are declared here to arrive as ``dict``.
+pydantic instead, so they are declared here to arrive as ``dict``. Text synchronisation is
+pygls's too, except that edits are applied by `apply_change` (see ``text_sync``).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
+from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from qodeassist_lsp.lsp.methods import CUSTOM_NOTIFICATIONS, CUSTOM_REQUESTS
+from qodeassist_lsp.lsp.text_sync import apply_change
+
+log = logging.getLogger("qodeassist.lsp")
 
 
 @attrs.define
@@ -56,3 +64,22 @@ class QodeProtocol(LanguageServerProtocol):
             self._send_data(RawNotification(method=method, jsonrpc=self.VERSION, params=params))
             return
         super().notify(method, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[tuple[Callable[..., Any], tuple[Any, ...], None], Any, None]:
+        """Apply the changes to the open document, then run the server's own handler."""
+        uri = params.text_document.uri
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            log.warning("didChange for %s, which is not open; ignored", uri)
+        else:
+            text = document.source
+            for change in params.content_changes:
+                text = apply_change(text, change, self.workspace.position_codec)
+            document._source = text  # pygls has no public setter for the text
+            document.version = params.text_document.version
+        user_handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if user_handler is not None:
+            yield user_handler, (params,), None

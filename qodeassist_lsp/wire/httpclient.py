@@ -1,6 +1,9 @@
 """The shared ``httpx.AsyncClient`` and the timeouts that govern a streamed request.
 
 One client per server process, so connections to a provider are reused across completions.
+Plain ``http://`` URLs (local providers, where the client's own cost is the latency) go
+through `PlainHTTPTransport`; everything else through httpx's default transport. When the
+environment configures an HTTP proxy, plain HTTP stays on httpx so the proxy is honoured.
 LLM streams need three timeouts httpx does not express directly: how long to wait for the
 first byte of the answer (a local model may be loading), how long a silent gap between
 chunks may last, and how long to connect. `WireClient` enforces the first two with asyncio
@@ -9,11 +12,13 @@ and hands httpx the rest.
 
 from __future__ import annotations
 
+import urllib.request
 from dataclasses import dataclass
 
 import httpx
 
 from qodeassist_lsp import __version__
+from qodeassist_lsp.wire.plain_transport import PlainHTTPTransport
 
 USER_AGENT = f"qodeassist-lsp/{__version__}"
 LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30.0)
@@ -42,6 +47,9 @@ def make_http_client(
     http2: bool = False,
 ) -> httpx.AsyncClient:
     """Create the process-wide client with sensible timeouts, pool limits and user agent."""
+    mounts: dict[str, httpx.AsyncBaseTransport] | None = None
+    if transport is None and not _http_proxy_configured():
+        mounts = {"http://": PlainHTTPTransport(keepalive_expiry=LIMITS.keepalive_expiry or 0.0)}
     return httpx.AsyncClient(
         timeout=(timeouts or Timeouts()).for_httpx(),
         limits=LIMITS,
@@ -49,4 +57,11 @@ def make_http_client(
         follow_redirects=False,
         headers={"User-Agent": USER_AGENT},
         transport=transport,
+        mounts=mounts,
     )
+
+
+def _http_proxy_configured() -> bool:
+    """Whether the environment routes plain HTTP through a proxy (httpx reads the same)."""
+    proxies = urllib.request.getproxies()
+    return "http" in proxies or "all" in proxies

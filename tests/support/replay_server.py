@@ -207,7 +207,10 @@ class RecordedRequest:
     header_list: list[tuple[str, str]]
     body: bytes
     received_at: float
+    """When the request had been read and parsed (time.monotonic)."""
     connection_id: int
+    arrived_at: float = 0.0
+    """When its first bytes were read off the socket: where the provider's own time starts."""
     reply: Reply | None = None
     response_started_at: float | None = None
     response_finished_at: float | None = None
@@ -293,6 +296,7 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.buffer = bytearray()
+        self.data_at = 0.0
         self.arrived = asyncio.Event()
         self.closed = asyncio.Event()
         self.closed_at: float | None = None
@@ -305,6 +309,8 @@ class _Connection:
                 data = await self.reader.read(65536)
                 if not data:
                     break
+                if not self.buffer:
+                    self.data_at = time.monotonic()
                 self.buffer += data
                 self.arrived.set()
         except (ConnectionError, OSError):
@@ -614,6 +620,7 @@ class ReplayServer:
         head = await connection.read_until(b"\r\n\r\n", _MAX_HEAD)
         if head is None:
             return False
+        arrived_at = connection.data_at
         lines = head.decode("latin-1").split("\r\n")
         try:
             method, target, _version = lines[0].split(" ", 2)
@@ -642,6 +649,7 @@ class ReplayServer:
                 body=body,
                 received_at=time.monotonic(),
                 connection_id=connection.ident,
+                arrived_at=arrived_at,
             )
             self.requests.append(request)
         connection.current = request

@@ -1,0 +1,54 @@
+"""Client position units ↔ code points, checked against pygls's own codec on tricky lines."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points, units
+
+LINES = ["", "plain ascii = 1", 'x="😋" + "é"', "ünïcödé ✓", "😋😋"]
+ENCODINGS = [
+    types.PositionEncodingKind.Utf8,
+    types.PositionEncodingKind.Utf16,
+    types.PositionEncodingKind.Utf32,
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("line", LINES)
+def test_round_trip_and_agreement_with_pygls(
+    encoding: types.PositionEncodingKind, line: str
+) -> None:
+    codec = PositionCodec(encoding)
+    assert units(codec, line) == codec.client_num_units(line)
+    for character in range(len(line) + 1):
+        column = to_client_units(codec, line, character)
+        expected = codec.position_to_client_units([line], types.Position(0, character))
+        assert column == expected.character
+        assert to_code_points(codec, line, column) == character
+
+
+def test_the_documented_example_in_each_encoding() -> None:
+    line = 'x="😋"'
+    closing = line.index('"', 3)
+    assert to_client_units(PositionCodec(types.PositionEncodingKind.Utf8), line, closing) == 7
+    assert to_client_units(PositionCodec(types.PositionEncodingKind.Utf16), line, closing) == 5
+    assert to_client_units(PositionCodec(types.PositionEncodingKind.Utf32), line, closing) == 4
+
+
+def test_columns_out_of_range_are_clamped_and_half_characters_round_up() -> None:
+    codec = PositionCodec(types.PositionEncodingKind.Utf16)
+    assert to_code_points(codec, "abc", 99) == 3
+    assert to_code_points(codec, "abc", -1) == 0
+    assert to_code_points(codec, "😋x", 1) == 1  # inside the surrogate pair
+    assert to_code_points(codec, "é😋", 99) == 2
+    assert to_client_units(codec, "abc", -5) == 0
+
+
+def test_line_at_returns_the_line_without_its_break() -> None:
+    text = "first\r\nsecond\nthird"
+    assert line_at(text, 1) == (7, "second")
+    assert line_at(text, 2) == (14, "third")
+    assert line_at(text, 9) == (len(text), "")
