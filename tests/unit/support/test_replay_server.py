@@ -272,6 +272,7 @@ def test_requests_are_recorded_exactly(server, client) -> None:
     # The echo leaves credential headers out, so it can be grepped for leaked secrets.
     assert "planted-secret-123" not in request.echo and "héllo" in request.echo
     assert request.response_finished_at >= request.response_started_at >= request.received_at
+    assert 0 < request.arrived_at <= request.received_at
     assert not request.disconnected.is_set() and request.disconnected_at is None
 
 
