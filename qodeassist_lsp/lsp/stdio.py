@@ -83,7 +83,7 @@ def pipes_usable(stdin: BinaryIO, stdout: BinaryIO, stderr: BinaryIO | None = No
 def serve_stdio(server: JsonRPCServer) -> None:
     """Run ``server`` on stdin/stdout until the client exits or closes the input."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    if not pipes_usable(stdin, stdout, sys.stderr.buffer if sys.stderr else None):
+    if not pipes_usable(stdin, stdout, getattr(sys.stderr, "buffer", None)):
         server.start_io()
         return
     stop = threading.Event()

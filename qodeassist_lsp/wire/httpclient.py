@@ -49,7 +49,9 @@ def make_http_client(
     """Create the process-wide client with sensible timeouts, pool limits and user agent."""
     mounts: dict[str, httpx.AsyncBaseTransport] | None = None
     if transport is None and not _http_proxy_configured():
-        mounts = {"http://": PlainHTTPTransport(keepalive_expiry=LIMITS.keepalive_expiry or 0.0)}
+        expiry = LIMITS.keepalive_expiry
+        plain = PlainHTTPTransport(keepalive_expiry=float("inf") if expiry is None else expiry)
+        mounts = {"http://": plain}
     return httpx.AsyncClient(
         timeout=(timeouts or Timeouts()).for_httpx(),
         limits=LIMITS,
