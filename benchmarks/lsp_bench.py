@@ -19,13 +19,15 @@ and prints one table:
 
 Only the server is measured. The client is `rpc_client.RpcClient`, a bare JSON-RPC client on
 asyncio pipes (``json`` and dicts): a pygls client would add its own cattrs (un)structuring and
-thread-hop stdio reading to every round trip. The provider (`tests.support.replay_server`)
-runs in a child process (`provider_process.ProviderProcess`): in this process its thread would
-share the GIL with the client, and whenever both are runnable one waits up to CPython's 5 ms
-switch interval, which used to inflate p50 and p99. The provider reports, per upstream
-request, when its first bytes arrived and when its response finished, on CLOCK_MONOTONIC,
-which is system-wide on Linux, so the provider's time is subtracted from round trips timed
-here (see `provider_process.Upstream` for why it starts at the first byte).
+thread-hop stdio reading to every round trip. Round trips are timed at its pipe, from writing
+the request to reading the answer's bytes, not to the awaiting coroutine waking up. The
+provider (`tests.support.replay_server`) runs in a child process
+(`provider_process.ProviderProcess`): in this process its thread would share the GIL with the
+client, and whenever both are runnable one waits up to CPython's 5 ms switch interval, which
+used to inflate p50 and p99. The provider reports, per upstream request, when its first bytes
+arrived and when its response finished, on CLOCK_MONOTONIC, which is system-wide on Linux, so
+the provider's time is subtracted from round trips timed here (see `provider_process.Upstream`
+for why it starts at the first byte).
 
 Budgets (issue 4): overhead p50 <= 2 ms and p99 <= 10 ms; storm <= 2 upstream requests with
 every request answered; typed-ahead <= 2 ms with no upstream request; initialize <= 500 ms;
@@ -198,9 +200,8 @@ async def overhead(bench: Bench, lines: int, requests: int, latency: float) -> O
         await asyncio.sleep(0.02)  # edits land during the debounce, not inside the request
         before = provider.count()
         cpu_before = cpu_clock(bench.pid)
-        started = time.monotonic()
         await bench.complete(uri, line, 4)
-        rtt = time.monotonic() - started
+        rtt = bench.client.last_round_trip  # timed at the pipe, see RpcClient
         cpu_after = cpu_clock(bench.pid)
         upstream = provider.upstream(before)
         if i >= warmup:
@@ -250,9 +251,8 @@ async def typed_ahead(bench: Bench, rounds: int) -> tuple[list[float], int]:
         await bench.complete(uri, 1, 11)
         before = provider.count()
         bench.insert(uri, 1, 11, "a")
-        started = time.monotonic()
         result = await bench.complete(uri, 1, 12, invoked=False)
-        samples.append((time.monotonic() - started) * 1000)
+        samples.append(bench.client.last_round_trip * 1000)
         upstream += provider.count() - before
         if not items_of(result):
             raise AssertionError("typed-ahead did not answer")

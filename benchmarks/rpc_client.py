@@ -3,7 +3,10 @@
 `lsp_bench.py` times LSP round trips and charges them to the server, so the client must cost
 next to nothing: no pygls, no cattrs (un)structuring, no reader thread. This one speaks the
 wire format directly on asyncio subprocess pipes: ``Content-Length`` framing, ``json``, plain
-dicts for params and results, and one future per request id. Requests the server sends to the
+dicts for params and results, and one future per request id. Round trips are timed at the
+pipe: from just before a request's bytes are written to just after its answer's bytes are
+read (`last_round_trip`), so parsing the answer and waking the awaiting coroutine, the
+client's own work, are not charged to the server. Requests the server sends to the
 client (``workspace/configuration``, ``client/registerCapability``,
 ``window/workDoneProgress/create``…) are answered at once, so the server never waits on the
 client; notifications from the server are dropped.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +44,9 @@ class RpcClient:
         self._stdout = process.stdout
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._arrived: dict[int, float] = {}
+        self.last_round_trip = 0.0
+        """Seconds from writing the last request to reading its answer off the pipe."""
         self._reader = asyncio.create_task(self._read_loop())
 
     @classmethod
@@ -59,9 +66,12 @@ class RpcClient:
         return self.process.pid
 
     # ------------------------------------------------------------------ sending
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any]) -> float:
         body = json.dumps(message, separators=(",", ":")).encode()
-        self._stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        frame = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        sent = time.monotonic()
+        self._stdin.write(frame)
+        return sent
 
     async def request(self, method: str, params: Any = None, within: float = 60.0) -> Any:
         """Send a request and return its result; raise `RpcError` on an error response.
@@ -75,15 +85,18 @@ class RpcClient:
         ident = self._next_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[ident] = future
-        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        sent = self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
         try:
             async with asyncio.timeout(within):
                 await self._stdin.drain()
-                return await future
+                result = await future
+                self.last_round_trip = self._arrived.pop(ident, sent) - sent
+                return result
         except TimeoutError:
             raise TimeoutError(f"no answer to {method} within {within} s") from None
         finally:
             self._pending.pop(ident, None)
+            self._arrived.pop(ident, None)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (buffered by the pipe transport; never waits)."""
@@ -100,7 +113,9 @@ class RpcClient:
                     name, _, value = line.partition(b":")
                     if name.strip().lower() == b"content-length":
                         length = int(value)
-                self._dispatch(json.loads(await self._stdout.readexactly(length)))
+                body = await self._stdout.readexactly(length)
+                arrived = time.monotonic()
+                self._dispatch(json.loads(body), arrived)
         except Exception as exc:  # EOF, a broken pipe or a malformed frame
             error = exc
         except asyncio.CancelledError:
@@ -111,16 +126,19 @@ class RpcClient:
                 if not future.done():
                     future.set_exception(error)
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any], arrived: float) -> None:
         ident = message.get("id")
         method = message.get("method")
         if method is not None:
             if ident is not None:  # a server -> client request: answer now
                 self._send({"jsonrpc": "2.0", "id": ident, "result": _answer(method, message)})
             return  # a notification
-        future = self._pending.get(ident) if isinstance(ident, int) else None
+        if not isinstance(ident, int):
+            return
+        future = self._pending.get(ident)
         if future is None or future.done():
             return
+        self._arrived[ident] = arrived
         if "error" in message:
             error = message["error"] or {}
             future.set_exception(
