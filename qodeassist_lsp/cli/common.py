@@ -27,6 +27,19 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+def read_source(path: Path, *, keep_newlines: bool = False) -> str:
+    """Return the UTF-8 text of ``path`` (line ends kept as they are when asked), or fail."""
+    try:
+        with path.open(encoding="utf-8", newline="" if keep_newlines else None) as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise CliError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror}") from exc
+
+
 def config_paths(args: argparse.Namespace) -> ConfigPaths:
     """Resolve the configuration roots from the global options and the environment."""
     env = dict(os.environ)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load, read_source
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.context.documents import DocumentStore
@@ -41,17 +41,6 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     complete.set_defaults(handler=run_complete)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise CliError(f"{path}: no such file") from exc
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror}") from exc
-
-
 def _with_agent(config: Configuration, agent: str | None) -> Configuration:
     if agent is None:
         return config
@@ -65,7 +54,7 @@ def _with_agent(config: Configuration, agent: str | None) -> Configuration:
 def run_complete(args: argparse.Namespace) -> int:
     """Complete at FILE:L:C and print the suggestion."""
     path = args.file.resolve()
-    text = _read(path)
+    text = read_source(path)
     lines = text.split("\n")
     if not 1 <= args.line <= len(lines):
         raise CliError(f"--line {args.line} is outside {path} (1–{len(lines)})")

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load, read_source
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -51,18 +51,6 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     refactor.set_defaults(handler=run_refactor)
 
 
-def _read(path: Path) -> str:
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except FileNotFoundError as exc:
-        raise CliError(f"{path}: no such file") from exc
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror}") from exc
-
-
 def parse_range(value: str, text: str) -> tuple[int, int, int, int]:
     """Parse ``L1:C1-L2:C2`` (1-based) into a checked 0-based range of ``text``."""
     match = _RANGE.match(value.strip())
@@ -91,7 +79,7 @@ def apply_result(text: str, result: RefactorResult) -> str:
 def run_refactor(args: argparse.Namespace) -> int:
     """Refactor the range of FILE and print the new text or a diff."""
     path = args.file.resolve()
-    text = _read(path)
+    text = read_source(path, keep_newlines=True)
     start_line, start_col, end_line, end_col = parse_range(args.range, text)
     config = load(args)
     request_args = (start_line, start_col, end_line, end_col, args.instruction)

@@ -1,7 +1,9 @@
 """Where configuration, data and the bundled agents live.
 
 The config root is ``$QODEASSIST_CONFIG_DIR`` or the platform user config dir; the data root
-(chats, logs) is ``$QODEASSIST_DATA_DIR`` or the platform user data dir. The bundled ``agents/``
+(chats, logs) is ``$QODEASSIST_DATA_DIR`` or the platform user data dir; the cache root (what
+the server generates and may delete) is ``$QODEASSIST_CACHE_DIR`` or the platform user cache
+dir. The bundled ``agents/``
 tree ships inside the wheel as ``qodeassist_lsp/bundled_agents``; in a source checkout it is the
 repository's ``agents/`` folder.
 """
@@ -9,6 +11,7 @@ repository's ``agents/`` folder.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,13 @@ import platformdirs
 APP_NAME = "qodeassist"
 PROJECT_DIR_NAME = ".qodeassist"
 IGNORE_FILE_NAME = ".qodeassistignore"
+
+
+def cache_root(env: Mapping[str, str] | None = None) -> Path:
+    """Return ``$QODEASSIST_CACHE_DIR`` or the platform user cache dir."""
+    env = os.environ if env is None else env
+    root = env.get("QODEASSIST_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME)
+    return Path(root).expanduser()
 
 
 def bundled_root() -> Path:

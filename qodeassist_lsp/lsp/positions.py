@@ -48,11 +48,12 @@ def to_code_points(codec: PositionCodec, line_text: str, column: int) -> int:
     encoding = _codec_of(codec)
     if encoding is None or line_text.isascii():
         return min(column, len(line_text))
+    name, width = encoding
     counted = 0
     for index, char in enumerate(line_text):
         if counted >= column:
             return index
-        counted += units(codec, char)
+        counted += 1 if char.isascii() else len(char.encode(name, "surrogatepass")) // width
     return len(line_text)
 
 

@@ -38,14 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from qodeassist_lsp.config.paths import APP_NAME
+from qodeassist_lsp.config.paths import cache_root
 
 _log = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "QODEASSIST_CACHE_DIR"
-"""Environment variable that overrides the cache root."""
 DISABLE_ENV = "QODEASSIST_NO_STARTUP_CACHE"
 """Environment variable that turns the startup cache off when set to ``1``."""
 
@@ -68,13 +64,6 @@ class CacheStats:
     """Code objects compiled because the cache lacked them."""
     written: bool = False
     """The cache file was rewritten on exit."""
-
-
-def cache_root(env: Mapping[str, str] | None = None) -> Path:
-    """Return ``$QODEASSIST_CACHE_DIR`` or the platform user cache dir."""
-    env = os.environ if env is None else env
-    root = env.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir(APP_NAME)
-    return Path(root).expanduser()
 
 
 def default_cache_path(env: Mapping[str, str] | None = None) -> Path | None:

@@ -17,7 +17,7 @@ import attr
 import attr._make
 import pytest
 
-from qodeassist_lsp.lsp import startup_cache
+from qodeassist_lsp.config.paths import cache_root
 from qodeassist_lsp.lsp.startup_cache import CacheStats, attrs_code_cache, default_cache_path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -320,4 +320,4 @@ def test_the_default_path_follows_the_environment(tmp_path: Path) -> None:
         is None
     )
     assert default_cache_path({"QODEASSIST_NO_STARTUP_CACHE": "0"}) is not None
-    assert startup_cache.cache_root({}).name  # the platform user cache dir
+    assert cache_root({}).name  # the platform user cache dir
