@@ -41,6 +41,8 @@ log = logging.getLogger("qodeassist.documents")
 
 _CHUNK: Final = 16_384
 """Characters counted per ``str.count`` call while looking for a line (C speed, bounded copy)."""
+_FIND_SPAN: Final = 64
+"""Below this many characters the line breaks left to pass are found one by one."""
 _MAX_CHANGE_LINE: Final = 500
 """Longest changed line remembered; a minified line must not flood the completion context."""
 
@@ -56,6 +58,15 @@ def line_start_offset(text: str, line: int) -> int:
         end = min(pos + _CHUNK, size)
         found = text.count("\n", pos, end)
         if found >= remaining:
+            # Halve the chunk around the wanted line break, then step over the last few.
+            while end - pos > _FIND_SPAN:
+                middle = (pos + end) // 2
+                below = text.count("\n", pos, middle)
+                if below >= remaining:
+                    end = middle
+                else:
+                    remaining -= below
+                    pos = middle
             for _ in range(remaining):
                 pos = text.find("\n", pos, end) + 1
             return pos

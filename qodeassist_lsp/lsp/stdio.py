@@ -5,48 +5,114 @@ with blocking ``flush()`` calls, so every message costs several thread hand-offs
 at several hundred microseconds per completion request, about as much as the request's own
 work). When stdin and stdout are pipes or sockets, as every editor starts a language server,
 this module reads and writes them with asyncio's non-blocking pipe transports instead and
-feeds pygls's own message loop. Anything else (a terminal, a file, Windows, stdout shared
-with stderr) falls back to pygls's ``start_io`` unchanged.
+hands each message to pygls as soon as its bytes are in (`MessageReader`). Anything else (a
+terminal, a file, Windows, stdout shared with stderr) falls back to pygls's ``start_io``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import stat
 import sys
 import threading
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
-from pygls.io_ import run_async
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
 from pygls.server import JsonRPCServer
 
 log = logging.getLogger("qodeassist.lsp")
 
+_MAX_HEADER_BYTES = 64 * 1024
+"""Input this long without the end of a header block is not LSP: it is dropped."""
 
-class PipeReader:
-    """The reader pygls's message loop expects, over an asyncio stream (b"" at the end)."""
 
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        """Read from ``stream``."""
-        self._stream = stream
+class MessageReader(asyncio.Protocol):
+    """Frames LSP messages as stdin's bytes arrive and hands each one to pygls at once.
 
-    async def readline(self) -> bytes:
-        """Return the next header line, or b"" at the end of input."""
+    pygls's own loop awaits a header line, another line and the body, three coroutine
+    resumptions and an event-loop pass per message; framing in ``data_received`` dispatches a
+    message in the same callback that read it. Decoding and dispatch are pygls's, as in its
+    ``run_async``: ``json.loads`` with the protocol's ``structure_message``, then
+    ``handle_message``, and a message that fails is logged and reported, never fatal.
+    """
+
+    def __init__(
+        self,
+        protocol: JsonRPCProtocol,
+        stop: threading.Event,
+        error_handler: Callable[[Exception, type[JsonRpcException]], Any] | None = None,
+    ) -> None:
+        """Dispatch to ``protocol`` until the input ends or ``stop`` is set."""
+        self._protocol = protocol
+        self._stop = stop
+        self._error_handler = error_handler
+        self._buffer = bytearray()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done when the input has ended (or the server was stopped)."""
+
+    def data_received(self, data: bytes) -> None:
+        """Buffer ``data`` and dispatch every complete message in it."""
+        buffer = self._buffer
+        buffer += data
+        while not self._stop.is_set():
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buffer) > _MAX_HEADER_BYTES:
+                    log.error("discarding %d bytes of input without an LSP header", len(buffer))
+                    buffer.clear()
+                return
+            length = _content_length(buffer[:end])
+            if length is None:  # not a message header: skip it, as pygls's reader does
+                log.error("ignoring an LSP header block without Content-Length")
+                del buffer[: end + 4]
+                continue
+            start = end + 4
+            if len(buffer) < start + length:
+                return
+            body = bytes(buffer[start : start + length])
+            del buffer[: start + length]
+            self._dispatch(body)
+        self._finish()
+
+    def eof_received(self) -> bool:
+        """End the session: the client closed stdin."""
+        self._finish()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """End the session: the pipe is gone."""
+        self._finish()
+
+    def _dispatch(self, body: bytes) -> None:
         try:
-            return await self._stream.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
-        except asyncio.LimitOverrunError:
-            return b""  # a "header" longer than any real one: the input is not LSP
+            message = json.loads(body, object_hook=self._protocol.structure_message)
+            self._protocol.handle_message(message)
+        except Exception as exc:
+            log.exception("Unable to handle message")
+            if self._error_handler is not None:
+                self._error_handler(exc, JsonRpcException)
 
-    async def readexactly(self, n: int) -> bytes:
-        """Return the next ``n`` bytes, or b"" if the input ends first."""
-        try:
-            return await self._stream.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""
+    def _finish(self) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def _content_length(header: bytes | bytearray) -> int | None:
+    """Return the Content-Length of an LSP header block, or None if it has no valid one."""
+    for line in bytes(header).split(b"\r\n"):
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length":
+            try:
+                length = int(value.strip())
+            except ValueError:
+                return None
+            return length if length >= 0 else None
+    return None
 
 
 class PipeWriter:
@@ -102,14 +168,8 @@ async def _serve(
     server: JsonRPCServer, stop: threading.Event, stdin: BinaryIO, stdout: BinaryIO
 ) -> None:
     loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader(loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
     transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout)
     server.protocol.set_writer(PipeWriter(transport))
-    await run_async(
-        stop_event=stop,
-        reader=PipeReader(stream),
-        protocol=server.protocol,
-        logger=log,
-        error_handler=server.report_server_error,
-    )
+    reader = MessageReader(server.protocol, stop, server.report_server_error)
+    await loop.connect_read_pipe(lambda: reader, stdin)
+    await reader.closed

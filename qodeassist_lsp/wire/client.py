@@ -27,8 +27,9 @@ import httpx
 from qodeassist_lsp.wire.classify import classify_exception, classify_http_error
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, WireError, redact
 from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
-from qodeassist_lsp.wire.httpclient import Timeouts
+from qodeassist_lsp.wire.httpclient import HttpClient, Timeouts
 from qodeassist_lsp.wire.parser import StreamParser
+from qodeassist_lsp.wire.plain_transport import PlainResponseBody
 from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
@@ -91,6 +92,10 @@ class WireClient:
         self._context = context or ErrorContext()
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._plain = http.plain if isinstance(http, HttpClient) else None
+        # WireClient bounds every read itself (first byte, inactivity), so requests handed to
+        # the plain transport directly carry no second read timer.
+        self._direct_timeouts = {**self._timeouts.for_httpx().as_dict(), "read": None}
 
     async def stream(
         self,
@@ -185,16 +190,32 @@ class WireClient:
             attempt += 1
             first_byte = self._timeouts.first_byte
             deadline = loop.time() + first_byte if first_byte is not None else None
-            request = self._http.build_request(
-                method,
-                _parsed(url),
-                headers=headers,
-                content=content,
-                timeout=self._timeouts.for_httpx(),
-            )
+            parsed = _parsed(url)
+            direct = self._plain if parsed.scheme == "http" else None
+            if direct is not None:
+                merged = self._http.headers.copy()
+                merged.update(headers)
+                request = httpx.Request(
+                    method,
+                    parsed,
+                    headers=merged,
+                    content=content,
+                    extensions={"timeout": self._direct_timeouts},
+                )
+            else:
+                request = self._http.build_request(
+                    method,
+                    parsed,
+                    headers=headers,
+                    content=content,
+                    timeout=self._timeouts.for_httpx(),
+                )
             try:
                 async with asyncio.timeout_at(deadline):
-                    response = await self._http.send(request, stream=True)
+                    if direct is not None:
+                        response = await direct.handle_async_request(request)
+                    else:
+                        response = await self._http.send(request, stream=True)
             except TimeoutError as exc:
                 info = self._stalled(first_byte, first=True)
                 log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
@@ -254,7 +275,7 @@ class WireClient:
         log: _RequestLog,
     ) -> AsyncGenerator[WireEvent, None]:
         """Feed body chunks to ``parser`` under the first-byte and inactivity limits."""
-        chunks = response.aiter_bytes()
+        chunks = _body_chunks(response)
         first = True
         try:
             while True:
@@ -304,6 +325,14 @@ def _parsed(url: str) -> httpx.URL:
     """Return ``url`` parsed, once per URL: an agent posts to the same one every time."""
     # httpx.URL is immutable, and parsing it was about half of build_request's cost, measured.
     return httpx.URL(url)
+
+
+def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """Iterate the body: straight off the plain transport when there is nothing to decode."""
+    stream = response.stream
+    if isinstance(stream, PlainResponseBody) and "content-encoding" not in response.headers:
+        return aiter(stream)
+    return response.aiter_bytes()
 
 
 def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:

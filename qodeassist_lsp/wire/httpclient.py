@@ -8,12 +8,19 @@ LLM streams need three timeouts httpx does not express directly: how long to wai
 first byte of the answer (a local model may be loading), how long a silent gap between
 chunks may last, and how long to connect. `WireClient` enforces the first two with asyncio
 and hands httpx the rest.
+
+`make_http_client` returns an `HttpClient`: httpx's client that also names the
+`PlainHTTPTransport` it mounted, so `WireClient` can hand plain-HTTP requests to that
+transport directly instead of through the client's send pipeline (auth, redirects, cookies,
+event hooks: none of which a provider request uses, and about a fifth of a millisecond of CPU
+per completion on the local path, measured).
 """
 
 from __future__ import annotations
 
 import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
@@ -40,19 +47,32 @@ class Timeouts:
         return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=self.connect)
 
 
+class HttpClient(httpx.AsyncClient):
+    """httpx's client, plus the transport that serves ``http://`` URLs directly (if any)."""
+
+    def __init__(self, *, plain: PlainHTTPTransport | None = None, **kwargs: Any) -> None:
+        """Create the client; ``plain`` must be the transport mounted for ``http://``."""
+        super().__init__(**kwargs)
+        self.plain = plain
+        """Serves plain HTTP without the client's pipeline; None when a proxy is configured
+        or another transport was given."""
+
+
 def make_http_client(
     *,
     timeouts: Timeouts | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     http2: bool = False,
-) -> httpx.AsyncClient:
+) -> HttpClient:
     """Create the process-wide client with sensible timeouts, pool limits and user agent."""
     mounts: dict[str, httpx.AsyncBaseTransport] | None = None
+    plain: PlainHTTPTransport | None = None
     if transport is None and not _http_proxy_configured():
         expiry = LIMITS.keepalive_expiry
         plain = PlainHTTPTransport(keepalive_expiry=float("inf") if expiry is None else expiry)
         mounts = {"http://": plain}
-    return httpx.AsyncClient(
+    return HttpClient(
+        plain=plain,
         timeout=(timeouts or Timeouts()).for_httpx(),
         limits=LIMITS,
         http2=http2,

@@ -59,6 +59,8 @@ class _Connection:
     async def receive(self, request: httpx.Request, limit: float | None) -> bytes:
         """Read what has arrived within ``limit`` s, failures raised as httpx exceptions."""
         try:
+            if limit is None:  # the caller bounds the read itself: no second timer per read
+                return await self.reader.read(_READ_SIZE)
             async with asyncio.timeout(limit):
                 return await self.reader.read(_READ_SIZE)
         except TimeoutError as exc:
@@ -121,8 +123,9 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
                 raise
             return httpx.Response(
                 head.status_code,
+                request=request,
                 headers=list(head.headers),
-                stream=_ResponseBody(self, connection, request, timeouts.get("read")),
+                stream=PlainResponseBody(self, connection, request, timeouts.get("read")),
                 extensions={"http_version": b"HTTP/1.1", "reason_phrase": bytes(head.reason)},
             )
 
@@ -195,10 +198,14 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
             data += state.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:
             raise httpx.LocalProtocolError(str(exc), request=request) from exc
+        writer = connection.writer
         try:
-            async with asyncio.timeout(limit):
-                connection.writer.write(data or b"")
-                await connection.writer.drain()
+            writer.write(data or b"")
+            # A request the socket took whole needs no wait (nor a timer); a lost connection
+            # then shows as the end of stream when the head is read, and is retried there.
+            if writer.transport.get_write_buffer_size():
+                async with asyncio.timeout(limit):
+                    await writer.drain()
         except TimeoutError as exc:
             raise httpx.WriteTimeout(
                 "the request could not be sent in time", request=request
@@ -231,7 +238,7 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
             # An informational (1xx) response: the real one follows.
 
 
-class _ResponseBody(httpx.AsyncByteStream):
+class PlainResponseBody(httpx.AsyncByteStream):
     """The body of one response, read from its connection as the caller iterates."""
 
     def __init__(

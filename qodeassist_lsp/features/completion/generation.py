@@ -89,6 +89,7 @@ class Generation:
         self.started_at = loop.time()
         self.done: asyncio.Future[None] = loop.create_future()
         self._task: asyncio.Task[None] | None = None
+        self._result: Processed | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,8 +156,13 @@ class Generation:
 
     def result(self) -> Processed:
         """Return the suggestion: from all the text once finished, else its complete lines."""
-        final = self.done.done() and not self.stopped_early
-        return self.postprocessor.process(self.text, final=final)
+        if self._result is not None:
+            return self._result
+        done = self.done.done()
+        processed = self.postprocessor.process(self.text, final=done and not self.stopped_early)
+        if done:  # the text no longer changes: the cache and the answer share one result
+            self._result = processed
+        return processed
 
     # -- the stream ----------------------------------------------------------------------------
     async def _run(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sys
 
 import pytest
@@ -34,6 +35,17 @@ def test_line_start_offset_across_chunks() -> None:
     text = "".join(f"line {i}\n" for i in range(20_000))
     for line in (0, 1, 2047, 2048, 19_999, 20_000):
         assert line_start_offset(text, line) == sum(len(f"line {i}\n") for i in range(line))
+
+
+def test_line_start_offset_matches_a_plain_scan_for_any_line_lengths() -> None:
+    rng = random.Random(7)
+    for _ in range(60):
+        lengths = [rng.choice([0, 0, 1, 5, 30, 200, 20_000]) for _ in range(rng.randrange(900))]
+        text = "\n".join("x" * n for n in lengths)
+        starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        for line in {0, 1, len(starts) - 1, len(starts), *rng.sample(range(len(starts)), 1)}:
+            expected = starts[line] if line < len(starts) else len(text)
+            assert line_start_offset(text, line) == expected
 
 
 def test_offset_at_clamps_to_the_line_and_skips_cr() -> None:

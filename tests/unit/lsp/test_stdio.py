@@ -7,10 +7,12 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
-from qodeassist_lsp.lsp.stdio import PipeReader, pipes_usable
+from qodeassist_lsp.lsp.stdio import MessageReader, pipes_usable
 
 
 def test_pipes_are_usable_files_and_a_shared_stderr_are_not(tmp_path: Path) -> None:
@@ -22,20 +24,76 @@ def test_pipes_are_usable_files_and_a_shared_stderr_are_not(tmp_path: Path) -> N
             assert not pipes_usable(regular, stdout)
 
 
-async def test_the_reader_returns_lines_bodies_and_then_nothing() -> None:
-    stream = asyncio.StreamReader()
-    stream.feed_data(b"Content-Length: 2\r\n\r\n{}tail")
-    stream.feed_eof()
-    reader = PipeReader(stream)
-    assert await reader.readline() == b"Content-Length: 2\r\n"
-    assert await reader.readline() == b"\r\n"
-    assert await reader.readexactly(2) == b"{}"
-    assert await reader.readexactly(10) == b""  # cut short: the end
-    assert await reader.readline() == b""
+class _Recorder:
+    """Stands in for pygls's protocol: keeps what ``MessageReader`` decodes and dispatches."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        if message.get("method") == "boom":
+            raise ValueError("handler failed")
+        self.messages.append(message)
 
 
-def _frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode()
+def _reader(stop: threading.Event | None = None) -> tuple[MessageReader, _Recorder, list[str]]:
+    recorder = _Recorder()
+    errors: list[str] = []
+    reader = MessageReader(
+        recorder,  # type: ignore[arg-type]
+        stop or threading.Event(),
+        lambda exc, kind: errors.append(f"{kind.__name__}: {exc}"),
+    )
+    return reader, recorder, errors
+
+
+async def test_messages_split_anywhere_or_batched_are_each_dispatched_once() -> None:
+    reader, recorder, _ = _reader()
+    second = json.dumps({"id": 2, "method": "b"}).encode()
+    stream = (
+        _frame({"jsonrpc": "2.0", "id": 1, "method": "a"})
+        + b"content-length: %d\r\nContent-Type: application/vscode-jsonrpc; " % len(second)
+        + b"charset=utf-8\r\n\r\n"
+        + second
+        + _frame({"jsonrpc": "2.0", "method": "c", "params": {"text": "é\r\n\r\n"}}, False)
+    )
+    for i in range(0, len(stream), 7):  # every boundary, including inside the header marker
+        reader.data_received(stream[i : i + 7])
+    assert [m.get("method") for m in recorder.messages] == ["a", "b", "c"]
+    assert recorder.messages[2]["params"]["text"] == "é\r\n\r\n"
+    reader.data_received(_frame({"id": 3, "method": "d"}) * 2)  # two in one read
+    assert [m.get("method") for m in recorder.messages][3:] == ["d", "d"]
+    assert not reader.closed.done()
+
+
+async def test_bad_input_is_reported_and_the_next_message_still_arrives() -> None:
+    reader, recorder, errors = _reader()
+    reader.data_received(b"X-Nothing: 1\r\n\r\n")  # a header block without a length
+    reader.data_received(b"Content-Length: 5\r\n\r\n{oops")  # not JSON
+    reader.data_received(_frame({"method": "boom"}))  # the handler raises
+    reader.data_received(_frame({"method": "fine"}))
+    assert [m["method"] for m in recorder.messages] == ["fine"]
+    assert len(errors) == 2 and all(e.startswith("JsonRpcException: ") for e in errors)
+
+
+async def test_the_input_ending_or_a_stop_closes_the_reader() -> None:
+    reader, recorder, _ = _reader()
+    reader.data_received(b"Content-Length: 100\r\n\r\n{")
+    assert reader.eof_received() is False
+    assert reader.closed.done() and recorder.messages == []
+    stop = threading.Event()
+    stopped, recorder, _ = _reader(stop)
+    stop.set()
+    stopped.data_received(_frame({"method": "late"}))
+    assert stopped.closed.done() and recorder.messages == []
+    await asyncio.sleep(0)
+
+
+def _frame(message: dict[str, object], ascii_only: bool = True) -> bytes:
+    body = json.dumps(message, ensure_ascii=ascii_only).encode()  # the length counts bytes
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
