@@ -1,6 +1,9 @@
 """``Session``: one conversation's runtime and the only way anything is sent to a model.
 
-``send(blocks)`` appends a user message and starts a request; it returns at once. A session has
+``send(blocks)`` appends a user message and starts a request in a task of its own; it returns at
+once. ``exchange(blocks, listener)`` runs a request in the caller's task instead, handing each
+event to ``listener`` as it happens: for a caller that already has a task of its own (a
+completion generation) that saves a task and an event-queue hop per request. A session has
 at most one request in flight: a new send cancels the previous one. Every request ends in
 exactly one of ``finished``, ``failed`` or ``cancelled``. Tool calls run inside the request: the
 session executes them in order, appends their results to the history and re-renders the agent's
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
+import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,14 +60,21 @@ EventListener = Callable[[SessionEvent], None]
 
 def new_request_id() -> str:
     """Return a short unique request id (it tags every log line of the request)."""
-    return uuid.uuid4().hex[:12]
+    return secrets.token_hex(6)  # 12 hex digits, without building a UUID object
+
+
+class _Stopped(Exception):
+    """An inline request was cancelled: end it as ``cancelled`` at the next event."""
 
 
 class Request:
     """One in-flight request: its event stream and its single terminal event."""
 
-    def __init__(self, request_id: str) -> None:
+    def __init__(self, request_id: str, *, inline: bool = False) -> None:
         self.id = request_id
+        self._inline = inline
+        self.stop_requested = False
+        """Set by ``cancel()`` on an inline request: the session stops after the current event."""
         self._queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
         self._terminal: asyncio.Future[TerminalEvent] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[None] | None = None
@@ -83,7 +93,8 @@ class Request:
             return
         if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
             self._terminal.set_result(event)
-        self._queue.put_nowait(event)
+        if not self._inline:  # an inline request's events go to its listeners only
+            self._queue.put_nowait(event)
         for listener in self._listeners:
             try:
                 listener(event)
@@ -107,9 +118,15 @@ class Request:
         return await asyncio.shield(self._terminal)
 
     def cancel(self) -> None:
-        """Cancel the request; it ends with ``cancelled``."""
+        """Cancel the request; it ends with ``cancelled``.
+
+        An inline request (``Session.exchange``) stops after the event being handled; cancel
+        the task running it to stop it inside an await.
+        """
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        elif self._inline and not self.done:
+            self.stop_requested = True
         elif not self.done:
             self.emit(CancelledEvent(self.id))
 
@@ -184,9 +201,37 @@ class Session:
 
     def send(self, blocks: Sequence[Block]) -> Request:
         """Append a user message of ``blocks`` and start a request; return it at once."""
+        request = self._begin(blocks, inline=False)
+        if request.done:
+            return request
+        rollback = len(self.history) - 1
+        request._task = asyncio.create_task(self._run(request, rollback), name=f"qa-{request.id}")
+        # A task cancelled before it ever ran never reaches _run's handler: end the request here.
+        request._task.add_done_callback(
+            lambda task: request.emit(CancelledEvent(request.id)) if task.cancelled() else None
+        )
+        return request
+
+    async def exchange(self, blocks: Sequence[Block], listener: EventListener) -> Request:
+        """Send ``blocks`` and run the request in the calling task; return it once it ended.
+
+        ``listener`` gets every event as it happens, the terminal one last. ``cancel()`` on the
+        session (or the request) from the listener stops the stream after that event; the
+        request then ends ``cancelled``. Cancelling the calling task cancels the request too,
+        and the ``CancelledError`` propagates as always.
+        """
+        request = self._begin(blocks, inline=True, listener=listener)
+        if not request.done:
+            await self._run(request, len(self.history) - 1)
+        return request
+
+    def _begin(
+        self, blocks: Sequence[Block], *, inline: bool, listener: EventListener | None = None
+    ) -> Request:
+        """Cancel what is in flight, create the request and append the user message."""
         self.cancel()
-        request = Request(new_request_id())
-        request._listeners = list(self.listeners)
+        request = Request(new_request_id(), inline=inline)
+        request._listeners = [*self.listeners, listener] if listener else list(self.listeners)
         self._current = request
         if not blocks:
             request.emit(
@@ -196,13 +241,7 @@ class Session:
                 )
             )
             return request
-        rollback = len(self.history)
         self.history.append(Message("user", tuple(blocks)))
-        request._task = asyncio.create_task(self._run(request, rollback), name=f"qa-{request.id}")
-        # A task cancelled before it ever ran never reaches _run's handler: end the request here.
-        request._task.add_done_callback(
-            lambda task: request.emit(CancelledEvent(request.id)) if task.cancelled() else None
-        )
         return request
 
     async def _run(self, request: Request, rollback: int) -> None:
@@ -218,6 +257,8 @@ class Session:
             )
             rounds = 0
             while True:
+                if request.stop_requested:
+                    raise _Stopped
                 usage = _RoundUsage()
                 stop = await self._round(request, usage)
                 totals = [a + b for a, b in zip(totals, usage.values, strict=True)]
@@ -244,6 +285,9 @@ class Session:
             log.info("[%s] cancelled", rid)
             request.emit(CancelledEvent(rid))
             raise
+        except _Stopped:
+            log.info("[%s] cancelled", rid)
+            request.emit(CancelledEvent(rid))
         except WireError as exc:
             self._fail(request, exc.info, None if request.received else rollback)
         except SystemPromptError as exc:
@@ -315,6 +359,8 @@ class Session:
                     if event.final:
                         raise WireError(event.error)
                     log.warning("[%s] %s", rid, event.error.message)
+                if request.stop_requested:
+                    raise _Stopped  # leaving the loop closes the stream
         return stop
 
     def _pending_calls(self, request_id: str) -> list[ToolUseBlock]:

@@ -17,8 +17,8 @@ import json
 import logging
 import random
 import time
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from secrets import token_hex
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -112,7 +112,7 @@ class WireClient:
         cancelling the iteration closes the HTTP stream.
         """
         secrets = _secrets_in(url, headers)
-        log = _RequestLog(request_id or uuid.uuid4().hex[:12], secrets)
+        log = _RequestLog(request_id or token_hex(6), secrets)
         content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         log(logging.INFO, "POST %s (%d bytes)", url, len(content))
         log(logging.DEBUG, "request body: %s", content.decode())
@@ -144,7 +144,7 @@ class WireClient:
         """GET the model list at ``url`` (following pagination) and return the model ids."""
         api = protocol_api(self.protocol)
         secrets = _secrets_in(url, headers)
-        log = _RequestLog(uuid.uuid4().hex[:12], secrets)
+        log = _RequestLog(token_hex(6), secrets)
         ids: list[str] = []
         page_url: str | None = url
         for _ in range(MAX_MODEL_PAGES):

@@ -1,9 +1,10 @@
 """One upstream completion call, running on its own so later requests can share it.
 
 A ``Generation`` acquires a pooled session, sets the ``completion.context`` layer, sends the
-``CompletionBlock`` and collects the streamed text. It closes the stream itself as soon as
-post-processing says more text could not change the suggestion (single line complete, repeated
-lines, the model reached the code below the cursor), which saves tokens and latency.
+``CompletionBlock`` through ``Session.exchange`` (in its own task, so each streamed delta is
+taken as the session reads it) and collects the streamed text. It closes the stream itself as
+soon as post-processing says more text could not change the suggestion (single line complete,
+repeated lines, the model reached the code below the cursor), which saves tokens and latency.
 
 It runs in its own task rather than in the request handler: when the user types exactly what the
 model has produced so far, the next request *attaches* to the running generation instead of
@@ -23,7 +24,7 @@ from typing import Final
 
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import CompletionBlock
-from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TextEvent
+from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, SessionEvent, TextEvent
 from qodeassist_lsp.core.session import Session
 from qodeassist_lsp.features.completion.context_builder import CONTEXT_LAYER, CompletionContext
 from qodeassist_lsp.features.completion.postprocess import Postprocessor, Processed
@@ -90,6 +91,9 @@ class Generation:
         self.done: asyncio.Future[None] = loop.create_future()
         self._task: asyncio.Task[None] | None = None
         self._result: Processed | None = None
+        self._wakes: list[asyncio.Future[None]] = []
+        self._session: Session | None = None
+        self._stopping = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -106,16 +110,27 @@ class Generation:
             self.cancelled = True
             self._task.cancel()
 
-    def attach(self) -> None:
-        """Register a request waiting for this generation."""
+    def attach(self, wake: asyncio.Future[None] | None = None) -> None:
+        """Register a request waiting for this generation; ``wake`` is resolved when it ends.
+
+        The generation resolves ``wake`` itself, so the waiting request resumes in the next
+        pass of the event loop rather than after a chain of done-callbacks.
+        """
         self._waiters += 1
+        if wake is not None:
+            if self.done.done():
+                _resolve(wake)
+            else:
+                self._wakes.append(wake)
         if self._orphan_timer is not None:
             self._orphan_timer.cancel()
             self._orphan_timer = None
 
-    def detach(self) -> None:
+    def detach(self, wake: asyncio.Future[None] | None = None) -> None:
         """Unregister a waiting request; the last one leaving starts the grace period."""
         self._waiters = max(0, self._waiters - 1)
+        if wake is not None and wake in self._wakes:
+            self._wakes.remove(wake)
         if self._waiters or self.done.done():
             return
         if self._grace_s <= 0:
@@ -167,27 +182,22 @@ class Generation:
     # -- the stream ----------------------------------------------------------------------------
     async def _run(self) -> None:
         try:
+            await self._stream()
+        finally:
+            # Settled inside the task, not in its done-callback: waiters resume one loop pass
+            # sooner. A task cancelled before it ever ran is settled by ``_finished``.
+            self._settle()
+
+    async def _stream(self) -> None:
+        try:
             async with self._lease() as session:
                 session.language = self._language
                 session.system_prompt.set_layer(CONTEXT_LAYER, self._layer)
-                request = session.send(
-                    [CompletionBlock(self._context.prefix, self._context.suffix)]
+                self._session = session
+                # In this task: the text is taken as the session reads it, no hand-over.
+                await session.exchange(
+                    [CompletionBlock(self._context.prefix, self._context.suffix)], self._on_event
                 )
-                stopping = False
-                try:
-                    # Read to the terminal event even after asking to stop: the session then
-                    # has closed the stream and the event iterator ends on its own.
-                    async for event in request.events():
-                        if isinstance(event, TextEvent):
-                            if not stopping and self._take(event.text):
-                                stopping = True
-                                request.cancel()
-                        elif isinstance(event, FailedEvent):
-                            self.error = event.error
-                        elif isinstance(event, CancelledEvent) and not stopping:
-                            self.cancelled = True
-                finally:
-                    request.cancel()
         except AgentNotAvailable as exc:
             self.error = ErrorInfo(
                 ErrorCategory.CONFIG,
@@ -201,6 +211,17 @@ class Generation:
             log.exception("completion generation for %s failed", self.anchor.uri)
             self.error = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
 
+    def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, TextEvent):
+            if not self._stopping and self._take(event.text):
+                self._stopping = True
+                if self._session is not None:
+                    self._session.cancel()  # the session closes the stream after this event
+        elif isinstance(event, FailedEvent):
+            self.error = event.error
+        elif isinstance(event, CancelledEvent) and not self._stopping:
+            self.cancelled = True
+
     def _take(self, delta: str) -> bool:
         """Add streamed text; return True when the stream can be closed."""
         self.text += delta
@@ -213,15 +234,28 @@ class Generation:
         return False
 
     def _finished(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self.cancelled = True
+        self._settle()
+
+    def _settle(self) -> None:
+        """End the generation once: resolve ``done`` and the waiters, then the bookkeeping."""
+        if self.done.done():
+            return
         if self._orphan_timer is not None:
             self._orphan_timer.cancel()
             self._orphan_timer = None
-        if task.cancelled():
-            self.cancelled = True
-        if not self.done.done():
-            self.done.set_result(None)
+        self.done.set_result(None)
+        wakes, self._wakes = self._wakes, []
+        for wake in wakes:
+            _resolve(wake)
         if self._on_done is not None:
             try:
                 self._on_done(self)
             except Exception:  # bookkeeping must not break the loop's callback
                 log.exception("completion bookkeeping failed for %s", self.anchor.uri)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import logging
+import secrets
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -169,14 +170,17 @@ class CompletionResult:
 class _Pending:
     """A request waiting in ``complete``; a newer one for the same document supersedes it."""
 
-    __slots__ = ("superseded",)
+    __slots__ = ("superseded", "wake")
 
     def __init__(self) -> None:
         self.superseded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.wake: asyncio.Future[None] | None = None
+        """What the request awaits while a generation runs; superseding resolves it too."""
 
     def supersede(self) -> None:
-        if not self.superseded.done():
-            self.superseded.set_result(None)
+        for future in (self.superseded, self.wake):
+            if future is not None and not future.done():
+                future.set_result(None)
 
     async def wait(self, delay_s: float) -> bool:
         """Sleep ``delay_s`` seconds; return True if superseded meanwhile."""
@@ -224,6 +228,9 @@ class CompletionService:
         self._pending: dict[str, _Pending] = {}
         self._generations: dict[str, Generation] = {}
         self._issued: OrderedDict[str, str] = OrderedDict()
+        # Item ids only need to be unique per server: a random prefix and a counter.
+        self._id_prefix = secrets.token_hex(4)
+        self._item_numbers = itertools.count(1)
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
         documents.add_listener(self._on_document)
@@ -415,15 +422,20 @@ class CompletionService:
         if not invoked and cs.time_budget_ms > 0:
             timeout = max(0.0, started + cs.time_budget_ms / 1000.0 - loop.time())
         agent = generation.agent
-        generation.attach()
+        # One future that the generation (when it ends) and a newer request (superseding
+        # this one) both resolve: the request resumes in the very next pass of the loop.
+        wake = pending.wake = loop.create_future()
+        if pending.superseded.done():
+            wake.set_result(None)
+        generation.attach(wake)
         try:
-            await asyncio.wait(
-                [generation.done, pending.superseded],
-                timeout=timeout,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            async with asyncio.timeout(timeout):
+                await wake
+        except TimeoutError:
+            pass  # out of time: answer with what has streamed so far
         finally:
-            generation.detach()
+            generation.detach(wake)
+            pending.wake = None
         if pending.superseded.done():
             return CompletionResult(
                 outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent
@@ -457,7 +469,7 @@ class CompletionService:
         limit = cs.max_items_invoked if invoked else 1
         items: list[CompletionItem] = []
         for text in texts[:limit]:
-            item_id = uuid.uuid4().hex[:16]
+            item_id = f"{self._id_prefix}{next(self._item_numbers):x}"
             end = cursor.character + replace_length(text, cursor.line_after)
             items.append(CompletionItem(item_id, text, cursor.line, cursor.character, end))
             self._issued[item_id] = agent

@@ -278,3 +278,61 @@ async def test_cancel_before_the_task_ran_still_ends_the_request(make_session) -
     request.cancel()
     assert await asyncio.wait_for(request.wait(), 1) == CancelledEvent(request.id)
     assert seen == []
+
+
+async def test_exchange_runs_in_the_callers_task_and_hands_over_every_event(make_session) -> None:
+    session, _ = make_session(lambda r: reply(text_stream("Hel", "lo")), agent="Chat")
+    caller = asyncio.current_task()
+    seen: list[tuple[type, bool]] = []
+    request = await session.exchange(
+        user_text("hi"), lambda e: seen.append((type(e), asyncio.current_task() is caller))
+    )
+    assert seen == [(TextEvent, True), (TextEvent, True), (UsageEvent, True), (FinishedEvent, True)]
+    assert request.done and session.history.last_assistant_text() == "Hello"
+
+
+async def test_exchange_stops_after_the_event_whose_listener_cancels(make_session) -> None:
+    closed = asyncio.Event()
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"enough"}}]}\n\n'
+    session, _ = make_session(
+        lambda r: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=Hang(first, closed)
+        )
+    )
+    seen: list[Any] = []
+
+    def listener(event: Any) -> None:
+        seen.append(event)
+        if isinstance(event, TextEvent):
+            session.cancel()  # e.g. a completion that has its line
+
+    request = await asyncio.wait_for(session.exchange(user_text("hi"), listener), 1.0)
+    assert [type(e) for e in seen] == [TextEvent, CancelledEvent]
+    assert await request.wait() == CancelledEvent(request.id)
+    assert closed.is_set()  # the stream was closed, not left hanging
+
+
+async def test_cancelling_the_task_running_an_exchange_cancels_it(make_session) -> None:
+    closed = asyncio.Event()
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+    session, _ = make_session(lambda r: httpx.Response(200, stream=Hang(first, closed)))
+    seen: list[Any] = []
+    arrived = asyncio.Event()
+
+    def listener(event: Any) -> None:
+        seen.append(event)
+        arrived.set()
+
+    task = asyncio.create_task(session.exchange(user_text("hi"), listener))
+    await asyncio.wait_for(arrived.wait(), 1.0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [type(e) for e in seen] == [TextEvent, CancelledEvent] and closed.is_set()
+
+
+async def test_an_empty_exchange_fails_without_sending(make_session) -> None:
+    session, seen = make_session(lambda r: reply(text_stream("x")))
+    events: list[Any] = []
+    request = await session.exchange((), events.append)
+    assert [type(e) for e in events] == [FailedEvent] and request.done and seen == []
