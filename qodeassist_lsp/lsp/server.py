@@ -339,9 +339,11 @@ def register(server: QodeAssistServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: QodeAssistServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
+        protocol = ls.protocol
+        edits = protocol.take_edits(uri) if isinstance(protocol, QodeProtocol) else None
         if ls.documents.get(uri) is not None:
             source = ls.workspace.get_text_document(uri).source
-            ls.documents.change(uri, source, params.text_document.version)
+            ls.documents.change(uri, source, params.text_document.version, edits)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: QodeAssistServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -4,15 +4,18 @@ pygls applies an incremental change by splitting the whole document into lines, 
 the range through them and writing every line back out: about 1.7 ms of CPU per keystroke in a
 5,000-line file, measured, and it grows with the file. Here the two ends of the range are
 found by counting line breaks at C speed, only the edited lines are converted from the
-client's position encoding, and the new text is one slice-and-join.
+client's position encoding, and the new text is one slice-and-join. The range also says what
+changed (`apply_changes`), so the document store need not compare the old and new text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from qodeassist_lsp.context.documents import line_end_offset, line_start_offset
+from qodeassist_lsp.context.documents import LineEdit, line_end_offset, line_start_offset
 from qodeassist_lsp.lsp.positions import to_code_points
 
 
@@ -30,8 +33,32 @@ def apply_change(
     text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec
 ) -> str:
     """Return ``text`` with one LSP content change applied (a range edit or the whole text)."""
+    return _apply(text, change, codec)[0]
+
+
+def apply_changes(
+    text: str, changes: Sequence[types.TextDocumentContentChangeEvent], codec: PositionCodec
+) -> tuple[str, tuple[LineEdit, ...] | None]:
+    """Apply ``changes`` in order; return the new text and, for a single range edit, its edit.
+
+    The edit is what the document store would otherwise find by comparing the whole old and
+    new text. Several changes in one notification, or a whole-text one, give None (the store
+    then compares).
+    """
+    edit: LineEdit | None = None
+    for change in changes:
+        text, edit = _apply(text, change, codec)
+    return text, (edit,) if edit is not None and len(changes) == 1 else None
+
+
+def _apply(
+    text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec
+) -> tuple[str, LineEdit | None]:
     if not isinstance(change, types.TextDocumentContentChangePartial):
-        return change.text
+        return change.text, None
     start = offset_of(text, change.range.start, codec)
     end = max(start, offset_of(text, change.range.end, codec))
-    return text[:start] + change.text + text[end:]
+    # A start past the end was clamped there: count the lines instead of trusting the client.
+    line = change.range.start.line if start < len(text) else text.count("\n")
+    edit = LineEdit(line, change.text, end - start)
+    return text[:start] + change.text + text[end:], edit

@@ -9,7 +9,8 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec
 
-from qodeassist_lsp.lsp.text_sync import apply_change
+from qodeassist_lsp.context.documents import LineEdit
+from qodeassist_lsp.lsp.text_sync import apply_change, apply_changes
 
 START = 'def f(x):\n    return "😋é" + x\n\nclass A:\n    pass\n'
 PIECES = ["a", "é", "😋", "\n", "    ", "word", "", "\n\n", "}"]
@@ -84,3 +85,28 @@ def test_a_column_past_the_line_end_stops_before_the_line_break() -> None:
 def test_a_whole_document_change_replaces_the_text() -> None:
     change = types.TextDocumentContentChangeWholeDocument(text="new")
     assert apply_change("old text", change, PositionCodec()) == "new"
+
+
+def _partial(
+    start: tuple[int, int], end: tuple[int, int], text: str
+) -> types.TextDocumentContentChangePartial:
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(types.Position(*start), types.Position(*end)), text=text
+    )
+
+
+def test_one_range_change_also_says_what_changed() -> None:
+    codec = PositionCodec()  # UTF-16: "😋" is two units, one code point
+    text, edits = apply_changes('x = "😋ab"\ny\n', [_partial((0, 5), (0, 8), "Z\nW")], codec)
+    assert text == 'x = "Z\nWb"\ny\n'
+    assert edits == (LineEdit(0, "Z\nW", 2),)
+    _, edits = apply_changes("one", [_partial((40, 7), (40, 7), "!")], codec)
+    assert edits == (LineEdit(0, "!", 0),)  # clamped to the end: the last line, not line 40
+
+
+def test_several_or_whole_text_changes_leave_the_comparison_to_the_store() -> None:
+    codec = PositionCodec()
+    two = [_partial((0, 0), (0, 0), "a"), _partial((0, 1), (0, 1), "b")]
+    assert apply_changes("x", two, codec) == ("abx", None)
+    whole = [types.TextDocumentContentChangeWholeDocument(text="new")]
+    assert apply_changes("old", whole, codec) == ("new", None)
