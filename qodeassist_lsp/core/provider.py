@@ -46,6 +46,8 @@ class GenericProvider:
         self._http = http or make_http_client()
         self._owns_http = http is None
         self.health = ProviderHealth(instance.name)
+        # One WireClient per policy (in practice one per pipeline), not one per request.
+        self._clients: dict[tuple[Timeouts, RetryPolicy], WireClient] = {}
         self.error_context = ErrorContext(
             provider=instance.name,
             api_key_env=instance.api_key_env,
@@ -76,13 +78,16 @@ class GenericProvider:
 
         Each request's time to first event and outcome feed ``health``.
         """
-        client = WireClient(
-            self._http,
-            self.instance.api.protocol,
-            timeouts=timeouts,
-            retry=retry,
-            context=self.error_context,
-        )
+        client = self._clients.get((timeouts, retry))
+        if client is None:
+            client = WireClient(
+                self._http,
+                self.instance.api.protocol,
+                timeouts=timeouts,
+                retry=retry,
+                context=self.error_context,
+            )
+            self._clients[(timeouts, retry)] = client
         first = True
         failed = False
         try:

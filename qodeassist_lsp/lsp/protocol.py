@@ -11,15 +11,16 @@ measured).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
 import logging
-from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
 from lsprotocol import types
+from pygls.exceptions import FeatureNotificationError
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 
 from qodeassist_lsp.context.documents import LineEdit
 from qodeassist_lsp.lsp.methods import CUSTOM_NOTIFICATIONS, CUSTOM_REQUESTS
@@ -99,11 +100,25 @@ class QodeProtocol(LanguageServerProtocol):
             return
         super().notify(method, params)
 
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(
-        self, params: types.DidChangeTextDocumentParams
-    ) -> Generator[tuple[Callable[..., Any], tuple[Any, ...], None], Any, None]:
-        """Apply the changes to the open document, then run the server's own handler."""
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        """Handle a notification; ``didChange`` directly, everything else as pygls does."""
+        if method_name == types.TEXT_DOCUMENT_DID_CHANGE:
+            self._did_change(params)
+            return
+        super()._handle_notification(method_name, params)
+        # pygls files the future of a generator-based notification handler (didOpen, didClose,
+        # …) under a fresh id in _request_futures and never takes it out again: drop the
+        # finished ones, or every such notification would be kept for the session's life.
+        finished = [key for key, future in self._request_futures.items() if future.done()]
+        for key in finished:
+            del self._request_futures[key]
+
+    def _did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        """Apply the changes to the open document, then run the server's own handler.
+
+        Called for every keystroke, so without pygls's generic notification path (a UUID, a
+        thread-safe future and a generator per message).
+        """
         uri = params.text_document.uri
         document = self.workspace.text_documents.get(uri)
         if document is None:
@@ -115,6 +130,20 @@ class QodeProtocol(LanguageServerProtocol):
             document._source = text  # pygls has no public setter for the text
             document.version = params.text_document.version
             self._edits[uri] = edits
-        user_handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
-        if user_handler is not None:
-            yield user_handler, (params,), None
+        handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is None:
+            return
+        try:
+            result = handler(params)
+            if inspect.isawaitable(result):
+                asyncio.ensure_future(result).add_done_callback(self._report_if_failed)
+        except Exception as error:
+            self._report_if_failed(error)
+
+    def _report_if_failed(self, outcome: asyncio.Future[Any] | Exception) -> None:
+        failure: BaseException | None = outcome if isinstance(outcome, Exception) else None
+        if isinstance(outcome, asyncio.Future) and not outcome.cancelled():
+            failure = outcome.exception()
+        if isinstance(failure, Exception):
+            log.error("the didChange handler failed", exc_info=failure)
+            self._server._report_server_error(failure, FeatureNotificationError)

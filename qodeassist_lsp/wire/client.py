@@ -46,11 +46,16 @@ _SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 
 
 def _secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
-    found = [v for k, v in parse_qsl(urlsplit(url).query) if k.lower() in ("key", "api_key")]
+    found = list(_query_secrets(url))
     for name, value in headers.items():
         if name.lower() in _SECRET_HEADERS:
             found.append(value.split()[-1] if value.split() else value)
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _query_secrets(url: str) -> tuple[str, ...]:
+    return tuple(v for k, v in parse_qsl(urlsplit(url).query) if k.lower() in ("key", "api_key"))
 
 
 class _RequestLog:

@@ -124,7 +124,7 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
             return httpx.Response(
                 head.status_code,
                 request=request,
-                headers=list(head.headers),
+                headers=head.headers.raw_items(),
                 stream=PlainResponseBody(self, connection, request, timeouts.get("read")),
                 extensions={"http_version": b"HTTP/1.1", "reason_phrase": bytes(head.reason)},
             )

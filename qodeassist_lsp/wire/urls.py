@@ -8,9 +8,11 @@ folded once, so either spelling works.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 
+@functools.lru_cache(maxsize=256)  # an agent joins the same two strings on every request
 def join_url(base: str, endpoint: str) -> str:
     """Join ``base`` and ``endpoint`` without doubling or losing a shared path segment like /v1."""
     if not endpoint:

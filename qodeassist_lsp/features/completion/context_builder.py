@@ -13,6 +13,7 @@ only its window, never splits or copies the whole file (except in ``read_full_fi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,6 +144,7 @@ class LicenseHeader:
     end: int
 
 
+@functools.lru_cache(maxsize=1024)  # most blocks are the same from one request to the next
 def _is_licence(block: str) -> bool:
     lowered = block.lower()
     has_indicator = any(indicator in lowered for indicator in _INDICATORS)

@@ -1,0 +1,72 @@
+"""QodeProtocol in process: didChange applied and handed over, nothing kept per notification."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qodeassist_lsp.context.documents import LineEdit
+from qodeassist_lsp.lsp.app import create_server
+from qodeassist_lsp.lsp.protocol import QodeProtocol
+
+
+class _Sink:
+    """A writer that keeps what the server sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        pass
+
+
+def _deliver(protocol: QodeProtocol, message: dict[str, Any]) -> None:
+    """Decode and dispatch ``message`` as the stdio reader does."""
+    payload = json.dumps({"jsonrpc": "2.0", **message})
+    protocol.handle_message(json.loads(payload, object_hook=protocol.structure_message))
+
+
+def _change(uri: str, version: int, line: int, character: int, text: str) -> dict[str, Any]:
+    at = {"line": line, "character": character}
+    return {
+        "method": "textDocument/didChange",
+        "params": {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": at, "end": at}, "text": text}],
+        },
+    }
+
+
+async def test_changes_reach_the_store_with_their_edits_and_leave_no_futures_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, QodeProtocol)
+    protocol.set_writer(_Sink())
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    _deliver(protocol, {"id": 1, "method": "initialize", "params": initialize})
+    uri = (tmp_path / "a.py").as_uri()
+    document = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
+    _deliver(protocol, {"method": "textDocument/didOpen", "params": {"textDocument": document}})
+    seen: list[tuple[LineEdit, ...]] = []
+    server.documents.add_listener(lambda event: seen.append(event.edits))
+    for version in range(2, 52):
+        _deliver(protocol, _change(uri, version, 0, 0, "#"))
+    await asyncio.sleep(0)
+    stored = server.documents.get(uri)
+    assert stored is not None and stored.text == "#" * 50 + "x = 1\n" and stored.version == 51
+    assert seen[-1] == (LineEdit(0, "#", 0),)  # from the range, not from comparing texts
+    # pygls would keep a finished future per didOpen/didChange for the whole session
+    assert not [f for f in protocol._request_futures.values() if f.done()]
+    if server.start_task is not None:
+        server.start_task.cancel()
