@@ -37,7 +37,7 @@ class MessageReader(asyncio.Protocol):
     pygls's own loop awaits a header line, another line and the body, three coroutine
     resumptions and an event-loop pass per message; framing in ``data_received`` dispatches a
     message in the same callback that read it. Decoding and dispatch are pygls's, as in its
-    ``run_async``: ``json.loads`` with the protocol's ``structure_message``, then
+    ``run_async``: the protocol's ``structure_message`` on the decoded message, then
     ``handle_message``, and a message that fails is logged and reported, never fatal.
     """
 
@@ -90,7 +90,11 @@ class MessageReader(asyncio.Protocol):
 
     def _dispatch(self, body: bytes) -> None:
         try:
-            message = json.loads(body, object_hook=self._protocol.structure_message)
+            # Only the message itself is structured: pygls's object_hook would also call into
+            # the protocol for every nested object of the params.
+            message = json.loads(body)
+            if isinstance(message, dict):
+                message = self._protocol.structure_message(message)
             self._protocol.handle_message(message)
         except Exception as exc:
             log.exception("Unable to handle message")

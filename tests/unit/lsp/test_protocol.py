@@ -30,7 +30,7 @@ class _Sink:
 def _deliver(protocol: QodeProtocol, message: dict[str, Any]) -> None:
     """Decode and dispatch ``message`` as the stdio reader does."""
     payload = json.dumps({"jsonrpc": "2.0", **message})
-    protocol.handle_message(json.loads(payload, object_hook=protocol.structure_message))
+    protocol.handle_message(protocol.structure_message(json.loads(payload)))
 
 
 def _change(uri: str, version: int, line: int, character: int, text: str) -> dict[str, Any]:
