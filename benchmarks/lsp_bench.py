@@ -12,6 +12,9 @@ and prints one table:
   (``/proc/<pid>/stat``) divided by the requests, which includes the ``didChange`` each
   iteration sends, and the CPU spent inside the request → answer windows alone (the process
   CPU clock, ns resolution); CPU time does not move with scheduling noise, round trips do;
+- back-to-back: the overhead and server CPU of requests sent one after another to a provider
+  that answers at once, so nothing idles and the CPU's caches stay warm (the server's own cost,
+  apart from waking up after idling);
 - keystroke storm: 30 characters typed at 20 per second with an automatic request each;
 - typed-ahead: the latency of a request answered from the cache, and upstream requests it cost;
 - initialize: process start to the ``initialize`` answer, and the answer's own round trip;
@@ -211,6 +214,32 @@ async def overhead(bench: Bench, lines: int, requests: int, latency: float) -> O
     return result
 
 
+async def back_to_back(bench: Bench, requests: int) -> tuple[list[float], list[float]]:
+    """Overhead and server CPU (ms) of requests sent one after another to an instant provider.
+
+    Nothing idles between or inside these requests, so the CPU's caches stay warm: this is the
+    server's own cost per completion, apart from the cost of waking up after idling (which the
+    overhead rows above include, as an editor's requests do).
+    """
+    provider = bench.provider
+    provider.reset()  # no replies left over from another phase
+    lines = 100
+    uri = bench.open("back_to_back.py", python_file(lines))
+    provider.script("/v1/completions", completion_reply("x", repeat=requests + 25))
+    overheads: list[float] = []
+    cpu: list[float] = []
+    for i in range(requests + 20):
+        before = provider.count()
+        cpu_before = cpu_clock(bench.pid)
+        await bench.complete(uri, (i * 7) % (lines - 2) + 1, 4 + i % 3)
+        cpu_after = cpu_clock(bench.pid)
+        upstream = provider.upstream(before)
+        if i >= 20:  # warmed up
+            overheads.append((bench.client.last_round_trip - upstream.provider_time) * 1000)
+            cpu.append((cpu_after - cpu_before) * 1000)
+    return overheads, cpu
+
+
 def is_answer(outcome: object) -> bool:
     """A result, or the error a superseded request is cancelled with."""
     if not isinstance(outcome, BaseException):
@@ -312,6 +341,14 @@ async def main() -> None:
                         "",
                     )
                 )
+            overheads, cpu = await back_to_back(bench, args.requests)
+            rows.append(
+                (
+                    "back-to-back requests, warm (overhead / CPU, p50)",
+                    f"{statistics.median(overheads):.2f} / {statistics.median(cpu):.2f} ms",
+                    "",
+                )
+            )
             upstream, answered, total = await storm(bench)
             rows.append(("30-keystroke storm: upstream requests", str(upstream), "≤ 2"))
             rows.append(("30-keystroke storm: requests answered", f"{answered}/{total}", "all"))

@@ -305,7 +305,8 @@ class WireClient:
                 for event in parser.feed(chunk):
                     yield _redacted(event, secrets)
                 if parser.ended:
-                    await _drain(chunks)
+                    if not _ended_in_buffer(response):
+                        await _drain(chunks)
                     return
             for event in parser.close():
                 yield _redacted(event, secrets)
@@ -344,6 +345,12 @@ def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:
     if isinstance(event, StreamError) and secrets:
         return StreamError(event.error.redacted(secrets), event.final)
     return event
+
+
+def _ended_in_buffer(response: httpx.Response) -> bool:
+    """Whether the rest of a plain-transport body was already received (nothing to await)."""
+    stream = response.stream
+    return isinstance(stream, PlainResponseBody) and stream.finish_buffered(_DRAIN_BYTES)
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

@@ -276,6 +276,30 @@ class PlainResponseBody(httpx.AsyncByteStream):
                     request=self._request,
                 )
 
+    def finish_buffered(self, limit: int) -> bool:
+        """Skip what is left of the body if it has all arrived already; return whether it had.
+
+        Up to ``limit`` bytes are skipped. False (nothing lost: the rest can still be read)
+        when more must be awaited, the rest is longer, or it cannot be parsed.
+        """
+        connection = self._connection
+        if connection is None:
+            return self._complete
+        skipped = 0
+        try:
+            while skipped <= limit:
+                event = connection.next_event(self._request)
+                if isinstance(event, h11.Data):
+                    skipped += len(event.data)
+                elif isinstance(event, h11.EndOfMessage):
+                    self._complete = True
+                    return True
+                else:
+                    return False
+        except httpx.HTTPError:
+            return False
+        return False
+
     async def aclose(self) -> None:
         """Give the connection back for reuse, or close it if the body was not read out."""
         connection, self._connection = self._connection, None

@@ -141,6 +141,29 @@ async def test_client_uses_it_for_plain_http_and_streams_a_completion() -> None:
     assert isinstance(events[-1], MessageStop)
 
 
+async def test_a_stream_ending_in_the_buffer_or_after_a_pause_keeps_its_connection() -> None:
+    late_end = asyncio.Event()
+
+    async def end_later(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader) is not None:
+            if not late_end.is_set():
+                writer.write(STREAM_HEAD + chunked(SSE)[:-5])  # all but the terminator
+                await writer.drain()
+                await asyncio.sleep(0.05)  # the end arrives after the parser has finished
+                writer.write(b"0\r\n\r\n")
+                late_end.set()
+            else:
+                writer.write(STREAM_HEAD + chunked(SSE))  # the end in the same packet
+            await writer.drain()
+
+    async with serving(end_later) as server, make_http_client() as http:
+        wire = WireClient(http, WireProtocol.OPENAI_CHAT)
+        for _ in range(3):
+            events = [e async for e in wire.stream(server.url, {}, {"prompt": "x"})]
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
+    assert late_end.is_set() and server.connections == 1
+
+
 async def test_an_http_proxy_in_the_environment_keeps_plain_http_on_httpx(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
