@@ -279,8 +279,8 @@ class PlainResponseBody(httpx.AsyncByteStream):
     def finish_buffered(self, limit: int) -> bool:
         """Skip what is left of the body if it has all arrived already; return whether it had.
 
-        Up to ``limit`` bytes are skipped. False (nothing lost: the rest can still be read)
-        when more must be awaited, the rest is longer, or it cannot be parsed.
+        Up to ``limit`` bytes are skipped. False when more must be awaited, the rest is longer
+        or it cannot be parsed; the caller then drains the rest by reading it.
         """
         connection = self._connection
         if connection is None:

@@ -140,6 +140,18 @@ def reply(body: bytes, status: int = 200) -> httpx.Response:
     return httpx.Response(status, headers={"content-type": "text/event-stream"}, content=body)
 
 
+def hanging(make_session, text: str) -> tuple[Session, asyncio.Event]:
+    """A session whose provider streams ``text`` and then hangs; the event is set on close."""
+    closed = asyncio.Event()
+    first = f'data: {{"choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}\n\n'.encode()
+    session, _ = make_session(
+        lambda r: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=Hang(first, closed)
+        )
+    )
+    return session, closed
+
+
 async def collect(request) -> list[Any]:
     return [event async for event in request.events()]
 
@@ -213,13 +225,7 @@ async def test_failure_before_any_byte_rolls_back_history(make_session) -> None:
 
 
 async def test_cancel_closes_the_stream_and_reports_cancelled(make_session) -> None:
-    closed = asyncio.Event()
-    first = b'data: {"choices":[{"index":0,"delta":{"content":"partial"}}]}\n\n'
-    session, _ = make_session(
-        lambda r: httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, stream=Hang(first, closed)
-        )
-    )
+    session, closed = hanging(make_session, "partial")
     request = session.send(user_text("hi"))
     events = request.events()
     assert isinstance(await anext(events), TextEvent)
@@ -292,13 +298,7 @@ async def test_exchange_runs_in_the_callers_task_and_hands_over_every_event(make
 
 
 async def test_exchange_stops_after_the_event_whose_listener_cancels(make_session) -> None:
-    closed = asyncio.Event()
-    first = b'data: {"choices":[{"index":0,"delta":{"content":"enough"}}]}\n\n'
-    session, _ = make_session(
-        lambda r: httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, stream=Hang(first, closed)
-        )
-    )
+    session, closed = hanging(make_session, "enough")
     seen: list[Any] = []
 
     def listener(event: Any) -> None:
