@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.features.completion.context_builder import (
+    _NAME,
+    _YEAR,
+    HEAD_LIMIT,
     Cursor,
     HeaderCache,
+    _starts_word,
     build_context,
     context_layer,
     find_license_header,
@@ -130,6 +136,33 @@ def test_licence_detection_rules() -> None:
     # unknown languages accept every syntax (the original's regex)
     header = find_license_header("#!/bin/x\n# Copyright 2020 ACME\n\nbody\n", None)
     assert header is not None and header.start == 0
+
+
+def test_years_and_names_count_only_where_a_word_starts() -> None:
+    py = TABLE.detect("/a.py")
+    assert find_license_header("# Written 2021 by Jane Doe\n", py) is not None
+    assert find_license_header("# Written x2021 by _Jane Doe\n", py) is None
+    assert find_license_header("# Written (2021) by xJane Doe Smith\n", py) is not None
+
+
+def test_the_word_start_check_agrees_with_a_leading_word_boundary() -> None:
+    rng = random.Random(11)
+    pieces = ["John", "Smith", "x", "A.", " ", "\n", "_", "1999", "2024", "20", "é", "Ölaf", "(c)"]
+    year, name = re.compile(r"\b(?:19|20)\d{2}\b"), re.compile(r"\b[A-Z][a-z.]+ [A-Z][a-z.]+\b")
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(12)))
+        assert _starts_word(_YEAR, text) == (year.search(text) is not None), text
+        assert _starts_word(_NAME, text) == (name.search(text) is not None), text
+
+
+def test_many_comments_without_a_licence_are_ruled_out_together() -> None:
+    c_lang = TABLE.detect("/p/a.c")
+    code = "\n".join(f"// step {i}" if i % 3 else f"int v{i} = f({i});" for i in range(600))
+    assert len(code) < HEAD_LIMIT
+    assert find_license_header(code, c_lang) is None
+    text = code + "\n\n// Copyright 2020 ACME\nint main;\n"
+    header = find_license_header(text, c_lang)
+    assert header is not None and text[header.start :].startswith("// Copyright 2020 ACME")
 
 
 def test_first_qualifying_block_wins_and_adjacent_lines_merge() -> None:
