@@ -107,6 +107,8 @@ class Request:
 
     async def events(self) -> AsyncIterator[SessionEvent]:
         """Yield every event of the request, ending after the terminal one."""
+        if self._inline:
+            raise RuntimeError("an inline request (Session.exchange) has listeners, not events()")
         while True:
             event = await self._queue.get()
             yield event

@@ -295,6 +295,8 @@ async def test_exchange_runs_in_the_callers_task_and_hands_over_every_event(make
     )
     assert seen == [(TextEvent, True), (TextEvent, True), (UsageEvent, True), (FinishedEvent, True)]
     assert request.done and session.history.last_assistant_text() == "Hello"
+    with pytest.raises(RuntimeError, match="listeners"):
+        await anext(request.events())  # its events went to the listener, not to a queue
 
 
 async def test_exchange_stops_after_the_event_whose_listener_cancels(make_session) -> None:
