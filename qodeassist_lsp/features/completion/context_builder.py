@@ -365,12 +365,19 @@ def context_layer(
     ]
     if store is None:
         return "".join(parts)
-    others = [d for d in store if d.uri != document.uri and not is_ignored(d)]
     if settings.use_recent_changes:
-        lines = [line for d in others for line in store.recent_changes(d.uri) if line.strip()]
+        # The ignore check (paths, a stat, patterns) only for documents that have changes:
+        # it ran for every open document on every request.
+        lines: list[str] = []
+        for other in store:
+            changed = store.recent_changes(other.uri) if other.uri != document.uri else []
+            if changed and not is_ignored(other):
+                lines.extend(line for line in changed if line.strip())
         if lines:
             parts.append("Recent Project Changes Context:\n" + "\n".join(lines) + "\n\n")
-    if settings.use_open_files_context and others:
-        files = "".join(f"File: {d.path or d.uri}\n{d.text}\n\n" for d in others)
-        parts.append("User files context:\n" + files)
+    if settings.use_open_files_context:
+        others = [d for d in store if d.uri != document.uri and not is_ignored(d)]
+        if others:
+            files = "".join(f"File: {d.path or d.uri}\n{d.text}\n\n" for d in others)
+            parts.append("User files context:\n" + files)
     return "".join(parts)

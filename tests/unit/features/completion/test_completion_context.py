@@ -196,7 +196,11 @@ def test_context_layer(tmp_path: Path) -> None:
     store.change(secret, "token = 12\n", 2, [LineEdit(0, "2")])
     store.change(me.uri, "x = 12\n", 2, [LineEdit(0, "2")])
 
+    store.open(f"file://{tmp_path}/untouched.py", "u = 1\n", 1, "python")
+    checked: list[str] = []
+
     def ignored(d: Document) -> bool:
+        checked.append(d.uri)
         return bool(d.path) and ignore.is_ignored(d.path)
 
     layer = context_layer(
@@ -212,6 +216,7 @@ def test_context_layer(tmp_path: Path) -> None:
     assert "Recent Project Changes Context:\na = 10\n" in layer
     assert "token" not in layer and "x = 12" not in layer
     assert "User files context" not in layer
+    assert checked == [other, secret]  # documents without changes need no ignore check
     layer = context_layer(
         me,
         mime="text/x-python",
@@ -220,4 +225,5 @@ def test_context_layer(tmp_path: Path) -> None:
         is_ignored=ignored,
     )
     assert f"User files context:\nFile: {tmp_path}/other.py\na = 10\nb = 2\n" in layer
+    assert f"File: {tmp_path}/untouched.py\nu = 1\n" in layer
     assert "Recent Project Changes" not in layer and "token" not in layer
