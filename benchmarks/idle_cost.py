@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.lsp_bench import Bench, cpu_clock, python_file
+from benchmarks.lsp_bench import Bench, cpu_clock, prepare_home, python_file
 from benchmarks.provider_process import ProviderProcess
-from tests.support.streams import completion_reply, embedded_instance
+from tests.support.streams import completion_reply
 
 PAUSES_MS = (0.0, 1.0, 5.0, 20.0, 70.0)
 
@@ -37,10 +37,7 @@ async def main() -> None:
     rows: list[tuple[float, float, float]] = []
     with tempfile.TemporaryDirectory() as tmp, ProviderProcess() as provider:
         home = Path(tmp)
-        for name in ("config/providers", "data", "project"):
-            (home / name).mkdir(parents=True)
-        (home / "config/providers/embedded.toml").write_text(embedded_instance(provider.url))
-        (home / "config/settings.toml").write_text("[completion]\ntime_budget_ms = 0\n")
+        prepare_home(home, provider)
         bench = Bench(home, provider)
         try:
             await bench.start()

@@ -85,6 +85,14 @@ def items_of(result: Any) -> list[Any]:
     return list(result) if isinstance(result, list) else []
 
 
+def prepare_home(home: Path, provider: ProviderProcess) -> None:
+    """Lay out config, data and project folders in ``home``; the provider is the embedded one."""
+    for name in ("config/providers", "data", "project"):
+        (home / name).mkdir(parents=True)
+    (home / "config/providers/embedded.toml").write_text(embedded_instance(provider.url))
+    (home / "config/settings.toml").write_text("[completion]\ntime_budget_ms = 0\n")
+
+
 class Bench:
     """One server process, its client and the loopback provider."""
 
@@ -310,10 +318,7 @@ async def main() -> None:
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp, ProviderProcess() as provider:
         home = Path(tmp)
-        for name in ("config/providers", "data", "project"):
-            (home / name).mkdir(parents=True)
-        (home / "config/providers/embedded.toml").write_text(embedded_instance(provider.url))
-        (home / "config/settings.toml").write_text("[completion]\ntime_budget_ms = 0\n")
+        prepare_home(home, provider)
         bench = Bench(home, provider, args.profile)
         try:
             spawn_ms, rtt_ms = await bench.start()
