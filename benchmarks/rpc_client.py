@@ -46,7 +46,6 @@ class RpcClient:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._arrived: dict[int, float] = {}
         self.last_round_trip = 0.0
-        self.last_sent_at = 0.0  # monotonic s, when the last request's bytes were written
         """Seconds from writing the last request to reading its answer off the pipe."""
         self._reader = asyncio.create_task(self._read_loop())
 
@@ -87,7 +86,6 @@ class RpcClient:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[ident] = future
         sent = self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
-        self.last_sent_at = sent
         try:
             async with asyncio.timeout(within):
                 await self._stdin.drain()

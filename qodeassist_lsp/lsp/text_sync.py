@@ -29,13 +29,6 @@ def offset_of(text: str, position: types.Position, codec: PositionCodec) -> int:
     return start + min(len(line_text), to_code_points(codec, line_text, position.character))
 
 
-def apply_change(
-    text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec
-) -> str:
-    """Return ``text`` with one LSP content change applied (a range edit or the whole text)."""
-    return _apply(text, change, codec)[0]
-
-
 def apply_changes(
     text: str, changes: Sequence[types.TextDocumentContentChangeEvent], codec: PositionCodec
 ) -> tuple[str, tuple[LineEdit, ...] | None]:
@@ -47,13 +40,14 @@ def apply_changes(
     """
     edit: LineEdit | None = None
     for change in changes:
-        text, edit = _apply(text, change, codec)
+        text, edit = apply_change(text, change, codec)
     return text, (edit,) if edit is not None and len(changes) == 1 else None
 
 
-def _apply(
+def apply_change(
     text: str, change: types.TextDocumentContentChangeEvent, codec: PositionCodec
 ) -> tuple[str, LineEdit | None]:
+    """Apply one LSP content change; return the new text and, for a range edit, its edit."""
     if not isinstance(change, types.TextDocumentContentChangePartial):
         return change.text, None
     start = offset_of(text, change.range.start, codec)
