@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -62,11 +62,10 @@ class MatchRules(pydantic.BaseModel):
     def accepts(self, file_path: str, project_name: str = "") -> bool:
         """Return whether every non-empty dimension matches ``file_path`` and ``project_name``."""
         path = file_path.replace("\\", "/")
-        name = PurePath(path).name
-        if self.file_patterns and not any(
-            _glob(name, p) or _glob(path, p) for p in self.file_patterns
-        ):
-            return False
+        if self.file_patterns:
+            name = path.rstrip("/").rpartition("/")[2]
+            if not any(_glob(name, p) or _glob(path, p) for p in self.file_patterns):
+                return False
         if self.path_patterns and not any(_glob(path, p) for p in self.path_patterns):
             return False
         return not self.project_names or project_name in self.project_names

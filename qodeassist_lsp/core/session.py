@@ -75,7 +75,8 @@ class Request:
         self._inline = inline
         self.stop_requested = False
         """Set by ``cancel()`` on an inline request: the session stops after the current event."""
-        self._queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
+        # An inline request's events go to its listeners only: it needs no queue.
+        self._queue: asyncio.Queue[SessionEvent] | None = None if inline else asyncio.Queue()
         self._terminal: asyncio.Future[TerminalEvent] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[EventListener] = []
@@ -93,7 +94,7 @@ class Request:
             return
         if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
             self._terminal.set_result(event)
-        if not self._inline:  # an inline request's events go to its listeners only
+        if self._queue is not None:
             self._queue.put_nowait(event)
         for listener in self._listeners:
             try:
@@ -107,10 +108,11 @@ class Request:
 
     async def events(self) -> AsyncIterator[SessionEvent]:
         """Yield every event of the request, ending after the terminal one."""
-        if self._inline:
+        queue = self._queue
+        if queue is None:
             raise RuntimeError("an inline request (Session.exchange) has listeners, not events()")
         while True:
-            event = await self._queue.get()
+            event = await queue.get()
             yield event
             if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
                 return
@@ -135,15 +137,24 @@ class Request:
 
 @dataclass
 class _RoundUsage:
-    """Usage of one round: providers report running totals, so keep the largest values."""
+    """Token usage of one round (or the sum of finished rounds).
+
+    Within a round providers report running totals, so the largest values are kept.
+    """
 
     values: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     reported: bool = False
 
     def add(self, usage: wire.Usage) -> None:
+        """Take a usage report of this round (a running total)."""
         self.reported = True
         new = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
         self.values = [max(a, b) for a, b in zip(self.values, new, strict=True)]
+
+    def add_round(self, other: _RoundUsage) -> None:
+        """Add the usage of a finished round (totals over rounds are sums)."""
+        self.reported = self.reported or other.reported
+        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
 
 
 def _four(values: list[int]) -> tuple[int, int, int, int]:
@@ -249,8 +260,7 @@ class Session:
     async def _run(self, request: Request, rollback: int) -> None:
         rid = request.id
         log.info("[%s] send to %s (%s)", rid, self.agent.name, self.agent.model)
-        totals = [0, 0, 0, 0]
-        reported = False
+        totals = _RoundUsage()  # over all rounds
         try:
             self.system_prompt.set_layer(
                 AGENT_LAYER,
@@ -261,17 +271,11 @@ class Session:
             while True:
                 if request.stop_requested:
                     raise _Stopped
-                usage = _RoundUsage()
-                stop = await self._round(request, usage)
-                totals = [a + b for a, b in zip(totals, usage.values, strict=True)]
-                reported = reported or usage.reported
-                calls = self._pending_calls(rid)
-                # Tools run only when they were offered: enabled on the agent and registered.
-                if stop != "tool_use" or not calls or not (self.agent.enable_tools and self.tools):
-                    if reported:  # no made-up zeros when the provider reported nothing
-                        request.emit(UsageEvent(rid, *_four(totals)))
-                    request.emit(FinishedEvent(rid, stop))
-                    log.info("[%s] finished: %s", rid, stop)
+                stop = await self._round(request, totals)
+                if request.done:  # the round ended the request when the model stopped
+                    return
+                if self._is_last_round(stop, rid):
+                    self._finish(request, totals, stop)
                     return
                 rounds += 1
                 if rounds > self.policy.max_tool_rounds:
@@ -282,7 +286,7 @@ class Session:
                             "rounds); raise tools.max_tool_continuations in settings.toml",
                         )
                     )
-                await self._run_tools(request, calls)
+                await self._run_tools(request, self._pending_calls(rid))
         except asyncio.CancelledError:
             log.info("[%s] cancelled", rid)
             request.emit(CancelledEvent(rid))
@@ -306,15 +310,34 @@ class Session:
             info = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
             self._fail(request, info, None if request.received else rollback)
 
+    def _is_last_round(self, stop: str, request_id: str) -> bool:
+        """Whether the conversation ends with this stop (no tool calls left to run)."""
+        # Tools run only when they were offered: enabled on the agent and registered.
+        if stop != "tool_use" or not (self.agent.enable_tools and self.tools):
+            return True
+        return not self._pending_calls(request_id)
+
+    def _finish(self, request: Request, totals: _RoundUsage, stop: str) -> None:
+        """End ``request``: its usage (when the provider reported any), then ``finished``."""
+        if totals.reported:  # no made-up zeros when the provider reported nothing
+            request.emit(UsageEvent(request.id, *_four(totals.values)))
+        request.emit(FinishedEvent(request.id, stop))
+        log.info("[%s] finished: %s", request.id, stop)
+
     def _fail(self, request: Request, info: ErrorInfo, rollback: int | None) -> None:
         log.warning("[%s] failed (%s): %s", request.id, info.category, info.message)
         if rollback is not None:
             self.history.truncate(rollback)
         request.emit(FailedEvent(request.id, info))
 
-    async def _round(self, request: Request, usage: _RoundUsage) -> str:
-        """Send one request of the conversation so far; return the normalised stop reason."""
+    async def _round(self, request: Request, totals: _RoundUsage) -> str:
+        """Send one request of the conversation so far; return the normalised stop reason.
+
+        ``totals`` gets this round's usage. When the model stops for good, the request ends
+        right there, before the stream is torn down.
+        """
         rid = request.id
+        usage = _RoundUsage()
         ctx = assemble_context(
             self.history.messages,
             self.system_prompt.compose(),
@@ -357,12 +380,20 @@ class Session:
                     usage.add(event)
                 elif isinstance(event, wire.MessageStop):
                     stop = event.stop_reason
+                    totals.add_round(usage)
+                    usage = _RoundUsage()  # counted
+                    if self._is_last_round(stop, rid):
+                        self._finish(request, totals, stop)
+                        # Let whoever waited for the end act on it (a completion is answered)
+                        # before this stream's connection is pooled and its log written.
+                        await asyncio.sleep(0)
                 elif isinstance(event, wire.StreamError):
                     if event.final:
                         raise WireError(event.error)
                     log.warning("[%s] %s", rid, event.error.message)
                 if request.stop_requested:
                     raise _Stopped  # leaving the loop closes the stream
+        totals.add_round(usage)  # a stream that ended without a stop event
         return stop
 
     def _pending_calls(self, request_id: str) -> list[ToolUseBlock]:

@@ -1,6 +1,8 @@
 """Completion over LSP: inline completion and the ``textDocument/completion`` fallback.
 
-Both are thin translations to ``CompletionService``.
+Both are thin translations to ``CompletionService``. Inline completion is the hot path: its
+params arrive and its result leaves as JSON (see ``protocol.DIRECT_REQUESTS``), checked here
+as lsprotocol's classes would check them.
 
 Positions arrive in the negotiated encoding (UTF-16 by default); the service works in code
 points, so every position is converted through the pygls document on the way in and out.
@@ -11,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
@@ -44,8 +47,53 @@ FALLBACK_BUDGET_S = 0.8
 holds up other servers' items; the generation keeps running and the next request reuses it."""
 
 
+class InlineParams(NamedTuple):
+    """What a ``textDocument/inlineCompletion`` request asks for."""
+
+    uri: str
+    line: int
+    character: int
+    invoked: bool
+    popup_open: bool
+
+    @classmethod
+    def parse(cls, params: Any) -> InlineParams:
+        """Read the JSON params; raise ``JsonRpcInvalidParams`` naming what is wrong."""
+        try:
+            uri = params["textDocument"]["uri"]
+            line = params["position"]["line"]
+            character = params["position"]["character"]
+            context = params["context"]
+            trigger = context["triggerKind"]
+            popup = context.get("selectedCompletionInfo")
+        except (KeyError, TypeError) as exc:
+            raise JsonRpcInvalidParams(
+                f"textDocument/inlineCompletion: params lack {exc} (textDocument.uri, "
+                "position.line, position.character and context.triggerKind are required)"
+            ) from exc
+        if not isinstance(uri, str):
+            raise JsonRpcInvalidParams(
+                "textDocument/inlineCompletion: textDocument.uri is not a string"
+            )
+        for name, value in (("line", line), ("character", character)):
+            if not isinstance(value, int) or not 0 <= value <= _UINTEGER_MAX:
+                raise JsonRpcInvalidParams(
+                    f"textDocument/inlineCompletion: position.{name} is not an unsigned integer"
+                )
+        if trigger not in _TRIGGER_KINDS:
+            raise JsonRpcInvalidParams(
+                f"textDocument/inlineCompletion: context.triggerKind {trigger!r} is not 1 or 2"
+            )
+        return cls(uri, line, character, trigger == _INVOKED, popup is not None)
+
+
+_UINTEGER_MAX = 2**31 - 1
+_INVOKED = types.InlineCompletionTriggerKind.Invoked.value
+_TRIGGER_KINDS = {kind.value for kind in types.InlineCompletionTriggerKind}
+
+
 async def _complete(
-    ls: QodeAssistServer, uri: str, position: types.Position, invoked: bool
+    ls: QodeAssistServer, uri: str, line: int, column: int, invoked: bool
 ) -> tuple[CompletionResult, str] | None:
     """Run one completion; return the result and the cursor line's text, or None if stale."""
     service = await ls.completion_service()
@@ -54,10 +102,10 @@ async def _complete(
     document = ls.documents.get(uri)
     if document is None:
         return None
-    start, line_text = line_at(document.text, position.line)
-    character = to_code_points(ls.workspace.position_codec, line_text, position.character)
+    start, line_text = line_at(document.text, line)
+    character = to_code_points(ls.workspace.position_codec, line_text, column)
     trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
-    request = CompletionRequest(document, position.line, character, trigger, start + character)
+    request = CompletionRequest(document, line, character, trigger, start + character)
     result = await service.complete(request)
     if result.error is not None:
         ls.show_error(
@@ -70,43 +118,50 @@ async def _complete(
     return result, line_text
 
 
-def _range(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> types.Range:
+def _columns(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> tuple[int, int]:
+    """Return the item's replaced span on its line, in the client's position units."""
     codec = ls.workspace.position_codec
-    return types.Range(
-        types.Position(item.line, to_client_units(codec, line_text, item.start_character)),
-        types.Position(item.line, to_client_units(codec, line_text, item.end_character)),
-    )
+    start = to_client_units(codec, line_text, item.start_character)
+    end = to_client_units(codec, line_text, item.end_character)
+    return start, end
+
+
+def _range(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> types.Range:
+    start, end = _columns(ls, line_text, item)
+    return types.Range(types.Position(item.line, start), types.Position(item.line, end))
 
 
 def _accept_command(item: CompletionItem) -> types.Command:
     return types.Command(title="accepted", command=methods.CMD_ACCEPTED, arguments=[item.id])
 
 
+def _inline_item(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> dict[str, Any]:
+    """Build the ``InlineCompletionItem`` JSON: the text, the range it replaces, the command."""
+    start, end = _columns(ls, line_text, item)
+    return {
+        "insertText": item.insert_text,
+        "range": {
+            "start": {"line": item.line, "character": start},
+            "end": {"line": item.line, "character": end},
+        },
+        "command": {"title": "accepted", "command": methods.CMD_ACCEPTED, "arguments": [item.id]},
+    }
+
+
 def register(server: QodeAssistServer) -> None:
     """Register the completion handlers on ``server``."""
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(
-        ls: QodeAssistServer, params: types.InlineCompletionParams
-    ) -> types.InlineCompletionList | None:
-        if params.context.selected_completion_info is not None:
+    async def inline_completion(ls: QodeAssistServer, params: Any) -> dict[str, Any]:
+        request = InlineParams.parse(params)
+        if request.popup_open:
             # Items would have to extend the popup's selection; stay out of its way.
-            return types.InlineCompletionList(items=[])
-        invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
-        answer = await _complete(ls, params.text_document.uri, params.position, invoked)
+            return {"items": []}
+        answer = await _complete(ls, request.uri, request.line, request.character, request.invoked)
         if answer is None:
-            return types.InlineCompletionList(items=[])
+            return {"items": []}
         result, line_text = answer
-        return types.InlineCompletionList(
-            items=[
-                types.InlineCompletionItem(
-                    insert_text=item.insert_text,
-                    range=_range(ls, line_text, item),
-                    command=_accept_command(item),
-                )
-                for item in result.items
-            ]
-        )
+        return {"items": [_inline_item(ls, line_text, item) for item in result.items]}
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
     async def completion(
@@ -118,7 +173,13 @@ def register(server: QodeAssistServer) -> None:
         )
         try:
             answer = await asyncio.wait_for(
-                _complete(ls, params.text_document.uri, params.position, invoked),
+                _complete(
+                    ls,
+                    params.text_document.uri,
+                    params.position.line,
+                    params.position.character,
+                    invoked,
+                ),
                 FALLBACK_BUDGET_S,
             )
         except TimeoutError:

@@ -1,7 +1,12 @@
 """The JSON-RPC protocol of the server: custom methods get their params as plain dicts.
 
 pygls turns params of unknown methods into namedtuples; our custom methods are validated with
-pydantic instead, so they are declared here to arrive as ``dict``. Text synchronisation is
+pydantic instead, so they are declared here to arrive as ``dict``. The hot request,
+``textDocument/inlineCompletion`` (`DIRECT_REQUESTS`), also arrives as a dict and its handler
+returns the JSON result: the request is answered from inside its own task, without cattrs
+(un)structuring its params and result through lsprotocol classes and without pygls's
+done-callback, which answered one pass of the event loop later, after whatever the generation
+still had to tidy up. Text synchronisation is
 pygls's too, except that edits are applied by `apply_changes` (see ``text_sync``), which also
 tells the server's handler what changed (`take_edits`). Messages are dispatched on the fields
 they have, as pygls does, but without ``isinstance`` against ``typing.Protocol`` classes, which
@@ -15,11 +20,19 @@ import asyncio
 import contextvars
 import inspect
 import logging
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 from lsprotocol import types
-from pygls.exceptions import FeatureNotificationError
+from pygls.exceptions import (
+    FeatureNotificationError,
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcRequestCancelled,
+)
 from pygls.protocol import LanguageServerProtocol
 
 from qodeassist_lsp.context.documents import LineEdit
@@ -27,6 +40,9 @@ from qodeassist_lsp.lsp.methods import CUSTOM_NOTIFICATIONS, CUSTOM_REQUESTS
 from qodeassist_lsp.lsp.text_sync import apply_changes
 
 log = logging.getLogger("qodeassist.lsp")
+
+DIRECT_REQUESTS = frozenset({types.TEXT_DOCUMENT_INLINE_COMPLETION})
+"""Requests whose handlers take the params as a dict and return the JSON result."""
 
 
 @attrs.define
@@ -63,7 +79,7 @@ class QodeProtocol(LanguageServerProtocol):
     # The base method is wrapped in lru_cache, which mypy sees as a different signature.
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]
         """Return the message class used to decode ``method``."""
-        if method in CUSTOM_REQUESTS:
+        if method in CUSTOM_REQUESTS or method in DIRECT_REQUESTS:
             return RawRequest
         if method in CUSTOM_NOTIFICATIONS:
             return RawNotification
@@ -99,6 +115,52 @@ class QodeProtocol(LanguageServerProtocol):
             self._send_data(RawNotification(method=method, jsonrpc=self.VERSION, params=params))
             return
         super().notify(method, params)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Handle a request; `DIRECT_REQUESTS` are answered from their own task."""
+        handler = self.fm.features.get(method_name) if method_name in DIRECT_REQUESTS else None
+        if handler is None:
+            super()._handle_request(msg_id, method_name, params)
+            return
+        self._ctx_msg_id.set(msg_id)
+        answered: list[bool] = []
+        task = asyncio.ensure_future(self._answer(msg_id, handler, params, answered))
+        # pygls types these as concurrent futures; it only ever pops and cancels them.
+        self._request_futures[msg_id] = task  # type: ignore[assignment]
+        task.add_done_callback(lambda done: self._answer_if_never_run(msg_id, done, answered))
+
+    async def _answer(
+        self, msg_id: Any, handler: Callable[[Any], Any], params: Any, answered: list[bool]
+    ) -> None:
+        """Run a direct request's handler and send its result or error."""
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            answered.append(True)
+            self._send_error(msg_id, _cancelled(msg_id))
+            raise
+        except Exception as exc:
+            answered.append(True)
+            log.exception('Exception occurred for message "%s"', msg_id)
+            error = exc if isinstance(exc, JsonRpcException) else _internal_error()
+            self._send_error(msg_id, error)
+            self._server._report_server_error(error, FeatureRequestError)
+            return
+        answered.append(True)
+        self._request_futures.pop(msg_id, None)
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "result": result})
+
+    def _answer_if_never_run(
+        self, msg_id: Any, task: asyncio.Future[None], answered: list[bool]
+    ) -> None:
+        """Answer a direct request cancelled before its task ever ran (it could not)."""
+        self._request_futures.pop(msg_id, None)
+        if not answered:
+            self._send_error(msg_id, _cancelled(msg_id))
+
+    def _send_error(self, msg_id: Any, error: JsonRpcException) -> None:
+        self._request_futures.pop(msg_id, None)
+        self._send_response(msg_id, error=error.to_response_error())
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         """Handle a notification; ``didChange`` directly, everything else as pygls does."""
@@ -147,3 +209,13 @@ class QodeProtocol(LanguageServerProtocol):
         if isinstance(failure, Exception):
             log.error("the didChange handler failed", exc_info=failure)
             self._server._report_server_error(failure, FeatureNotificationError)
+
+
+def _cancelled(msg_id: Any) -> JsonRpcException:
+    return JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled')
+
+
+def _internal_error() -> JsonRpcException:
+    """Build the internal error for the exception being handled (traceback included)."""
+    error: JsonRpcException = JsonRpcInternalError.of(sys.exc_info())  # type: ignore[no-untyped-call]
+    return error

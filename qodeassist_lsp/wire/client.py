@@ -29,13 +29,15 @@ from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, W
 from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
 from qodeassist_lsp.wire.httpclient import HttpClient, Timeouts
 from qodeassist_lsp.wire.parser import StreamParser
-from qodeassist_lsp.wire.plain_transport import PlainResponseBody
+from qodeassist_lsp.wire.plain_transport import PlainResponse, PlainResponseBody, raw_headers
 from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
 
 logger = logging.getLogger("qodeassist.wire")
 
+Response = httpx.Response | PlainResponse
+"""A response being streamed: httpx's, or the plain transport's own (no httpx objects)."""
 ParserFactory = Callable[[str, ErrorContext], StreamParser]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -101,6 +103,7 @@ class WireClient:
         # WireClient bounds every read itself (first byte, inactivity), so requests handed to
         # the plain transport directly carry no second read timer.
         self._direct_timeouts = {**self._timeouts.for_httpx().as_dict(), "read": None}
+        self._default_headers = http.headers.raw
 
     async def stream(
         self,
@@ -187,7 +190,7 @@ class WireClient:
         content: bytes | None,
         log: _RequestLog,
         secrets: list[str],
-    ) -> tuple[httpx.Response, float | None]:
+    ) -> tuple[Response, float | None]:
         """Send until a 2xx arrives, retrying only what the policy allows; raise otherwise."""
         loop = asyncio.get_running_loop()
         attempt = 0
@@ -196,30 +199,25 @@ class WireClient:
             first_byte = self._timeouts.first_byte
             deadline = loop.time() + first_byte if first_byte is not None else None
             parsed = _parsed(url)
-            direct = self._plain if parsed.scheme == "http" else None
-            if direct is not None:
-                merged = self._http.headers.copy()
-                merged.update(headers)
-                request = httpx.Request(
-                    method,
-                    parsed,
-                    headers=merged,
-                    content=content,
-                    extensions={"timeout": self._direct_timeouts},
-                )
-            else:
-                request = self._http.build_request(
-                    method,
-                    parsed,
-                    headers=headers,
-                    content=content,
-                    timeout=self._timeouts.for_httpx(),
-                )
             try:
                 async with asyncio.timeout_at(deadline):
-                    if direct is not None:
-                        response = await direct.handle_async_request(request)
+                    response: Response
+                    if self._plain is not None and parsed.scheme == "http":
+                        response = await self._plain.open(
+                            method,
+                            parsed,
+                            self._wire_headers(headers),
+                            content,
+                            self._direct_timeouts,
+                        )
                     else:
+                        request = self._http.build_request(
+                            method,
+                            parsed,
+                            headers=headers,
+                            content=content,
+                            timeout=self._timeouts.for_httpx(),
+                        )
                         response = await self._http.send(request, stream=True)
             except TimeoutError as exc:
                 info = self._stalled(first_byte, first=True)
@@ -260,7 +258,16 @@ class WireClient:
             log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
             await self._sleep(delay)
 
-    async def _error_from(self, response: httpx.Response, secrets: list[str]) -> ErrorInfo:
+    def _wire_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+        """Merge ``headers`` over the client's defaults, as wire byte pairs."""
+        if not headers:
+            return list(self._default_headers)
+        given = raw_headers(headers.items())
+        replaced = {name.lower() for name, _ in given}
+        kept = [(n, v) for n, v in self._default_headers if n.lower() not in replaced]
+        return kept + given
+
+    async def _error_from(self, response: Response, secrets: list[str]) -> ErrorInfo:
         try:
             async with asyncio.timeout(self._timeouts.inactivity):
                 body = await response.aread()
@@ -273,19 +280,23 @@ class WireClient:
 
     async def _events(
         self,
-        response: httpx.Response,
+        response: Response,
         parser: StreamParser,
         deadline: float | None,
         secrets: list[str],
         log: _RequestLog,
     ) -> AsyncGenerator[WireEvent, None]:
         """Feed body chunks to ``parser`` under the first-byte and inactivity limits."""
-        chunks = _body_chunks(response)
+        chunks = response.aiter_bytes()
+        stream = response.stream
+        raw = stream if isinstance(stream, PlainResponseBody) and not _encoded(response) else None
         first = True
         try:
             while True:
                 try:
-                    if first:
+                    if raw is not None and raw.ready:  # bytes at hand: no wait, no timer
+                        chunk = await anext(chunks)
+                    elif first:
                         async with asyncio.timeout_at(deadline):
                             chunk = await anext(chunks)
                     else:
@@ -333,21 +344,20 @@ def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
-    """Iterate the body: straight off the plain transport when there is nothing to decode."""
-    stream = response.stream
-    if isinstance(stream, PlainResponseBody) and "content-encoding" not in response.headers:
-        return aiter(stream)
-    return response.aiter_bytes()
-
-
 def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:
     if isinstance(event, StreamError) and secrets:
         return StreamError(event.error.redacted(secrets), event.final)
     return event
 
 
-def _ended_in_buffer(response: httpx.Response) -> bool:
+def _encoded(response: Response) -> bool:
+    """Whether the body has a content coding (decoding may need more bytes than are here)."""
+    if isinstance(response, PlainResponse):
+        return response.encoded
+    return "content-encoding" in response.headers
+
+
+def _ended_in_buffer(response: Response) -> bool:
     """Whether the rest of a plain-transport body was already received (nothing to await)."""
     stream = response.stream
     return isinstance(stream, PlainResponseBody) and stream.finish_buffered(_DRAIN_BYTES)

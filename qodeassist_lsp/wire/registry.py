@@ -7,6 +7,7 @@ both NDJSON (``/api/*``) and OpenAI-compatible SSE (``/v1/*``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -114,21 +115,26 @@ def parser_for(
     new_id: IdFactory = new_tool_call_id,
 ) -> StreamParser:
     """Create a parser for a streamed request of ``protocol`` to ``url``."""
+    return _parser_class(protocol, url)(context=context, new_id=new_id)
+
+
+@functools.lru_cache(maxsize=64)
+def _parser_class(protocol: WireProtocol, url: str) -> Callable[..., StreamParser]:
+    """Choose the parser class for ``protocol`` at ``url`` (once per URL: agents reuse theirs)."""
     path = urlsplit(url).path.rstrip("/")
-    kwargs: dict[str, Any] = {"context": context, "new_id": new_id}
     if protocol is WireProtocol.ANTHROPIC:
-        return anthropic.AnthropicParser(**kwargs)
+        return anthropic.AnthropicParser
     if protocol is WireProtocol.GOOGLE:
-        return google.GoogleParser(**kwargs)
+        return google.GoogleParser
     if protocol is WireProtocol.OPENAI_RESPONSES and not path.endswith("/completions"):
-        return openai_responses.OpenAIResponsesParser(**kwargs)
+        return openai_responses.OpenAIResponsesParser
     if protocol is WireProtocol.OLLAMA:
         if path.endswith("/api/generate"):
-            return ollama.OllamaGenerateParser(**kwargs)
+            return ollama.OllamaGenerateParser
         if not path.endswith("/completions"):
-            return ollama.OllamaChatParser(**kwargs)
+            return ollama.OllamaChatParser
     if protocol is WireProtocol.LLAMACPP:
         is_oai = path.endswith(("/chat/completions", "/v1/completions"))
         if not is_oai and path.endswith(llamacpp.NATIVE_ENDPOINTS):
-            return llamacpp.LlamaCppNativeParser(**kwargs)
-    return _openai_family_parser(path)(**kwargs)
+            return llamacpp.LlamaCppNativeParser
+    return _openai_family_parser(path)

@@ -24,7 +24,13 @@ from typing import Final
 
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import CompletionBlock
-from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, SessionEvent, TextEvent
+from qodeassist_lsp.core.events import (
+    CancelledEvent,
+    FailedEvent,
+    FinishedEvent,
+    SessionEvent,
+    TextEvent,
+)
 from qodeassist_lsp.core.session import Session
 from qodeassist_lsp.features.completion.context_builder import CONTEXT_LAYER, CompletionContext
 from qodeassist_lsp.features.completion.postprocess import Postprocessor, Processed
@@ -217,6 +223,10 @@ class Generation:
                 self._stopping = True
                 if self._session is not None:
                     self._session.cancel()  # the session closes the stream after this event
+        elif isinstance(event, FinishedEvent):
+            # The text is final: answer the waiting requests now, not after the stream and
+            # the session are tidied away (the session yields to them right after this).
+            self._settle()
         elif isinstance(event, FailedEvent):
             self.error = event.error
         elif isinstance(event, CancelledEvent) and not self._stopping:

@@ -10,6 +10,7 @@ see as ``language``.
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 import os
 from collections.abc import Iterable, Sequence
@@ -210,6 +211,7 @@ _MIME_BY_EXTENSION: Final = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def mime_type(path: str, language_id: str = "") -> str:
     """Return the MIME type of a file, as the original's "File information" reports it."""
     name = os.path.basename(path)

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, completion_reply, embedded_instance
+from tests.support.streams import chat_reply, completion_reply, embedded_instance, sse_reply
 
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
 
@@ -100,8 +100,22 @@ async def test_negotiated_position_encoding_is_honoured(client, lsp_home, replay
     assert answer.items[0].range.start == types.Position(0, units)
 
 
-async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, replay) -> None:
+async def test_the_answer_does_not_wait_for_the_stream_to_close(client, lsp_home, replay) -> None:
+    # The model has stopped, but the server holds the response open (no final chunk yet).
     replay.script("/v1/completions", completion_reply("a", hold_open=True))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    [upstream] = replay.requests
+    assert [item.insert_text for item in answer.items] == ["a"]
+    assert upstream.disconnected_at is None  # answered first, the stream tidied up after
+    assert await upstream.wait_disconnected_async(within=2)
+
+
+async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, replay) -> None:
+    # One delta, then the stream is held open before the model stops.
+    delta = b'data: {"choices":[{"index":0,"text":"a","finish_reason":null}]}\n\n'
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home)
     task = asyncio.create_task(

@@ -46,6 +46,48 @@ def test_empty_render_drops_the_key_and_array_item(env) -> None:
     assert body.render({"s": "x"}) == {"system": "x", "a": [1]}
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ ctx.v | tojson }}",
+        "{{ (ctx.v or 'fallback') | tojson }}",
+        "{{ ctx.v | tojson }}{{ '' }}",  # not a lone tojson: rendered as text
+        "{{ '[1,' ~ ctx.v | tojson ~ ']' }}",  # the filter binds to ctx.v only: text
+    ],
+)
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        'a "q" \\ \n ü \u2028 \U0001f600',
+        0,
+        -7,
+        2.5,
+        True,
+        False,
+        None,
+        [1, "a", [None]],
+        {"k": [1, 2], "s": "t"},
+        ("t", 1),
+        float("inf"),
+    ],
+)
+def test_a_lone_tojson_expression_gives_the_value_the_json_text_gives(env, source, value) -> None:
+    body = BodyTemplate({"v": source}, env)
+    text = env.compile(source).render({"ctx": {"v": value}})
+    expected = json.loads(text) if text.strip() else None
+    assert body.render({"v": value}) == ({"v": expected} if text.strip() else {})
+    assert type(body.render({"v": value}).get("v")) is type(expected)
+
+
+def test_a_lone_tojson_expression_still_fails_on_undefined_and_unserialisable(env) -> None:
+    body = BodyTemplate({"v": "{{ ctx.missing | tojson }}"}, env)
+    with pytest.raises(TemplateError, match="undefined"):
+        body.render({})
+    with pytest.raises(TemplateError, match="not JSON serialisable"):
+        BodyTemplate({"v": "{{ ctx.v | tojson }}"}, env).render({"v": object()})
+
+
 def test_trailing_commas_outside_strings_are_removed(env) -> None:
     body = BodyTemplate({"m": "[{% for x in ctx.xs %}{{ x | tojson }},{% endfor %}]"}, env)
     assert body.render({"xs": ["a,]", "b"]}) == {"m": ["a,]", "b"]}

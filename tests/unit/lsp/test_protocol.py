@@ -70,3 +70,54 @@ async def test_changes_reach_the_store_with_their_edits_and_leave_no_futures_beh
     assert not [f for f in protocol._request_futures.values() if f.done()]
     if server.start_task is not None:
         server.start_task.cancel()
+
+
+def _answers(sink: _Sink) -> dict[Any, dict[str, Any]]:
+    """The responses the server wrote, by request id."""
+    found = {}
+    for data in sink.sent:
+        message = json.loads(data.split(b"\r\n\r\n", 1)[1])
+        if "id" in message and "method" not in message:
+            found[message["id"]] = message
+    return found
+
+
+async def test_direct_requests_answer_bad_params_cancellation_and_failures_as_pygls_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, QodeProtocol)
+    sink = _Sink()
+    protocol.set_writer(sink)
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    _deliver(protocol, {"id": 1, "method": "initialize", "params": initialize})
+    method = "textDocument/inlineCompletion"
+    uri = (tmp_path / "closed.py").as_uri()
+    good = {
+        "textDocument": {"uri": uri},
+        "position": {"line": 0, "character": 0},
+        "context": {"triggerKind": 1},
+    }
+    _deliver(protocol, {"id": "bad", "method": method, "params": {"position": {}}})
+    negative = {**good, "position": {"line": -1, "character": 0}}
+    _deliver(protocol, {"id": "negative", "method": method, "params": negative})
+    _deliver(protocol, {"id": "closed", "method": method, "params": good})
+    _deliver(protocol, {"id": "early", "method": method, "params": good})
+    _deliver(protocol, {"method": "$/cancelRequest", "params": {"id": "early"}})
+    for _ in range(200):  # the configuration loads first
+        answers = _answers(sink)
+        if {"bad", "negative", "closed", "early"} <= answers.keys():
+            break
+        await asyncio.sleep(0.01)
+    assert answers["bad"]["error"]["code"] == -32602
+    assert "textDocument" in answers["bad"]["error"]["message"]
+    assert answers["negative"]["error"]["code"] == -32602
+    assert "position.line" in answers["negative"]["error"]["message"]
+    assert answers["closed"]["result"] == {"items": []}  # not open: nothing to complete
+    assert answers["early"]["error"]["code"] == -32800  # cancelled before it ran
+    assert not protocol._request_futures
+    if server.start_task is not None:
+        server.start_task.cancel()

@@ -287,3 +287,71 @@ async def test_https_is_refused_and_a_closed_transport_connects_no_more() -> Non
             await http.get("https://127.0.0.1:1/")
     with pytest.raises(httpx.ConnectError, match="closed"):
         await transport.handle_async_request(httpx.Request("GET", "http://127.0.0.1:1/"))
+
+
+async def test_a_large_body_is_read_whole_with_the_socket_paused_in_between() -> None:
+    body = bytes(range(256)) * 8192  # 2 MiB: reading pauses at 256 KiB unread
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    async with plain(keep_alive(reply)) as (server, http):
+        async with http.stream("POST", server.url, content=b"{}") as response:
+            received = bytearray()
+            async for chunk in response.aiter_raw():
+                received += chunk
+                await asyncio.sleep(0)  # a slow reader
+        assert bytes(received) == body
+        assert (await http.post(server.url, content=b"{}")).content == body  # reused
+    assert server.connections == 1
+
+
+async def test_invalid_responses_and_bytes_nobody_asked_for() -> None:
+    async with plain(answer_once(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")) as (
+        server,
+        http,
+    ):
+        with pytest.raises(httpx.RemoteProtocolError, match=r"not valid HTTP/1\.1"):
+            await get_text(http, server.url)
+
+    async def then_junk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader) is not None:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"junk")  # after the response, on the idle connection
+
+    async with plain(then_junk) as (server, http):
+        assert await get_text(http, server.url) == "ok"
+        await asyncio.sleep(0.2)
+        assert await get_text(http, server.url) == "ok"  # on a fresh connection
+    assert server.connections == 2
+
+
+async def test_header_injection_is_refused_before_anything_is_sent() -> None:
+    async with plain(keep_alive(b"HTTP/1.1 204 No Content\r\n\r\n")) as (server, http):
+        with pytest.raises(httpx.LocalProtocolError):
+            await http.post(server.url, headers={"X-Key": "a\r\nEvil: 1"}, content=b"{}")
+        assert (await http.post(server.url, content=b"{}")).status_code == 204
+        assert (await http.head(server.url)).status_code == 204
+    assert server.connections == 1
+
+
+async def test_the_request_head_carries_host_length_and_the_given_headers() -> None:
+    seen: list[bytes] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await read_request(reader)
+        assert request is not None
+        seen.append(request)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+
+    async with serving(record) as server, make_http_client() as http:
+        wire = WireClient(http, WireProtocol.OPENAI_CHAT)
+        events = [e async for e in wire.stream(server.url, {"X-Api-Key": "k"}, {"p": 1})]
+    head, _, body = seen[0].partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /v1/completions HTTP/1.1"
+    assert f"Host: 127.0.0.1:{server.port}".encode() in lines
+    assert b"Content-Length: 7" in lines and body == b'{"p":1}'
+    assert b"X-Api-Key: k" in lines
+    assert any(line.startswith(b"User-Agent: qodeassist-lsp/") for line in lines)
+    assert events  # an empty 200 body is a cut stream, reported as an event
