@@ -6,12 +6,11 @@ pydantic instead, so they are declared here to arrive as ``dict``. The hot reque
 returns the JSON result: the request is answered from inside its own task, without cattrs
 (un)structuring its params and result through lsprotocol classes and without pygls's
 done-callback, which answered one pass of the event loop later, after whatever the generation
-still had to tidy up. Text synchronisation is
-pygls's too, except that edits are applied by `apply_changes` (see ``text_sync``), which also
-tells the server's handler what changed (`take_edits`). Messages are dispatched on the fields
-they have, as pygls does, but without ``isinstance`` against ``typing.Protocol`` classes, which
-re-derives each protocol's members on every check (about 30 µs a message on Python 3.11,
-measured).
+still had to tidy up. Text synchronisation is pygls's too, except that edits are applied by
+`apply_changes` (see ``text_sync``), which also tells the server's handler what changed
+(`take_edits`). Messages are dispatched on the fields they have, as pygls does, but without
+``isinstance`` against ``typing.Protocol`` classes, which re-derives each protocol's members on
+every check (about 30 µs a message on Python 3.11, measured).
 """
 
 from __future__ import annotations
@@ -154,7 +153,9 @@ class QodeProtocol(LanguageServerProtocol):
         self, msg_id: Any, task: asyncio.Future[None], answered: list[bool]
     ) -> None:
         """Answer a direct request cancelled before its task ever ran (it could not)."""
-        self._request_futures.pop(msg_id, None)
+        pending: Any = self._request_futures.get(msg_id)  # typed as concurrent futures
+        if pending is task:  # else the id was reused by a newer request: leave that one
+            del self._request_futures[msg_id]
         if not answered:
             self._send_error(msg_id, _cancelled(msg_id))
 

@@ -12,6 +12,7 @@ import pytest
 from qodeassist_lsp.context.documents import LineEdit
 from qodeassist_lsp.lsp.app import create_server
 from qodeassist_lsp.lsp.protocol import QodeProtocol
+from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
 class _Sink:
@@ -33,6 +34,22 @@ def _deliver(protocol: QodeProtocol, message: dict[str, Any]) -> None:
     protocol.handle_message(protocol.structure_message(json.loads(payload)))
 
 
+def _initialized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[QodeAssistServer, QodeProtocol, _Sink]:
+    """A server with its configuration under ``tmp_path``, initialized, writing to a sink."""
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    server = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, QodeProtocol)
+    sink = _Sink()
+    protocol.set_writer(sink)
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    _deliver(protocol, {"id": 1, "method": "initialize", "params": initialize})
+    return server, protocol, sink
+
+
 def _change(uri: str, version: int, line: int, character: int, text: str) -> dict[str, Any]:
     at = {"line": line, "character": character}
     return {
@@ -47,14 +64,7 @@ def _change(uri: str, version: int, line: int, character: int, text: str) -> dic
 async def test_changes_reach_the_store_with_their_edits_and_leave_no_futures_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
-    server = create_server()
-    protocol = server.protocol
-    assert isinstance(protocol, QodeProtocol)
-    protocol.set_writer(_Sink())
-    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
-    _deliver(protocol, {"id": 1, "method": "initialize", "params": initialize})
+    server, protocol, _ = _initialized(tmp_path, monkeypatch)
     uri = (tmp_path / "a.py").as_uri()
     document = {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}
     _deliver(protocol, {"method": "textDocument/didOpen", "params": {"textDocument": document}})
@@ -85,15 +95,7 @@ def _answers(sink: _Sink) -> dict[Any, dict[str, Any]]:
 async def test_direct_requests_answer_bad_params_cancellation_and_failures_as_pygls_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
-    server = create_server()
-    protocol = server.protocol
-    assert isinstance(protocol, QodeProtocol)
-    sink = _Sink()
-    protocol.set_writer(sink)
-    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
-    _deliver(protocol, {"id": 1, "method": "initialize", "params": initialize})
+    server, protocol, sink = _initialized(tmp_path, monkeypatch)
     method = "textDocument/inlineCompletion"
     uri = (tmp_path / "closed.py").as_uri()
     good = {
