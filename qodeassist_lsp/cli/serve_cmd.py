@@ -66,5 +66,5 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        serve_stdio(server)
+        return serve_stdio(server)
     return EXIT_OK

@@ -7,6 +7,11 @@ work). When stdin and stdout are pipes or sockets, as every editor starts a lang
 this module reads and writes them with asyncio's non-blocking pipe transports instead and
 hands each message to pygls as soon as its bytes are in (`MessageReader`). Anything else (a
 terminal, a file, Windows, stdout shared with stderr) falls back to pygls's ``start_io``.
+
+The loop is uvloop's when it is installed (a dependency on Linux and macOS): its event loop,
+pipes and sockets are C (libuv), which took about a tenth off the server's overhead per
+completion, measured against the standard loop in alternating runs.
+``QODEASSIST_EVENT_LOOP=asyncio`` selects the standard loop.
 """
 
 from __future__ import annotations
@@ -54,12 +59,14 @@ class MessageReader(asyncio.Protocol):
         self._buffer = bytearray()
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         """Done when the input has ended (or the server was stopped)."""
+        self.exit_code: int | None = None
+        """The code the ``exit`` notification asked for (0 after ``shutdown``, else 1)."""
 
     def data_received(self, data: bytes) -> None:
         """Buffer ``data`` and dispatch every complete message in it."""
         buffer = self._buffer
         buffer += data
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self.closed.done():
             end = buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(buffer) > _MAX_HEADER_BYTES:
@@ -96,6 +103,9 @@ class MessageReader(asyncio.Protocol):
             if isinstance(message, dict):
                 message = self._protocol.structure_message(message)
             self._protocol.handle_message(message)
+        except SystemExit as exc:  # pygls's ``exit`` handler: the session is over
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+            self._finish()
         except Exception as exc:
             log.exception("Unable to handle message")
             if self._error_handler is not None:
@@ -150,30 +160,48 @@ def pipes_usable(stdin: BinaryIO, stdout: BinaryIO, stderr: BinaryIO | None = No
     return other is None or (other.st_dev, other.st_ino) != (modes[1].st_dev, modes[1].st_ino)
 
 
-def serve_stdio(server: JsonRPCServer) -> None:
-    """Run ``server`` on stdin/stdout until the client exits or closes the input."""
+def serve_stdio(server: JsonRPCServer) -> int:
+    """Run ``server`` on stdin/stdout until the client exits or closes the input.
+
+    Return the process exit code: what ``exit`` asked for, else 0.
+    """
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     if not pipes_usable(stdin, stdout, getattr(sys.stderr, "buffer", None)):
         server.start_io()
-        return
+        return 0
     stop = threading.Event()
     server._stop_event = stop  # pygls's shutdown() sets it to end the message loop
+    code: int | None = 0
     try:
-        asyncio.run(_serve(server, stop, stdin, stdout))
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            code = runner.run(_serve(server, stop, stdin, stdout))
     except BrokenPipeError:
         log.error("the client closed the connection; shutting down")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]
+    return code or 0
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """Return uvloop's loop factory when it is installed and not turned off, else None."""
+    if os.environ.get("QODEASSIST_EVENT_LOOP", "").strip().lower() == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 async def _serve(
     server: JsonRPCServer, stop: threading.Event, stdin: BinaryIO, stdout: BinaryIO
-) -> None:
+) -> int | None:
     loop = asyncio.get_running_loop()
     transport, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout)
     server.protocol.set_writer(PipeWriter(transport))
     reader = MessageReader(server.protocol, stop, server.report_server_error)
     await loop.connect_read_pipe(lambda: reader, stdin)
     await reader.closed
+    return reader.exit_code

@@ -24,6 +24,7 @@ import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import cast
 
 import httptools
 import httpx
@@ -122,8 +123,8 @@ class _Connection(asyncio.Protocol):
     # ------------------------------------------------------------------ asyncio callbacks
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport."""
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's are not subclasses of asyncio's, so no isinstance).
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         """Parse ``data`` at once; body pieces queue up for the reader."""

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.lsp.stdio import MessageReader, pipes_usable
+import pytest
+
+from qodeassist_lsp.lsp.stdio import MessageReader, loop_factory, pipes_usable
 
 
 def test_pipes_are_usable_files_and_a_shared_stderr_are_not(tmp_path: Path) -> None:
@@ -97,11 +99,13 @@ def _frame(message: dict[str, object], ascii_only: bool = True) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path, loop: str) -> None:
     env = {
         **os.environ,
         "QODEASSIST_CONFIG_DIR": str(tmp_path / "config"),
         "QODEASSIST_DATA_DIR": str(tmp_path / "data"),
+        "QODEASSIST_EVENT_LOOP": loop,
     }
     with subprocess.Popen(
         [sys.executable, "-m", "qodeassist_lsp"],
@@ -134,3 +138,34 @@ def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path) -> None:
         server.stdin.flush()  # stdin stays open: the server must not wait for its end
         assert server.wait(timeout=10) == 0
         assert time.monotonic() - exit_sent < 1.0
+
+
+def test_exit_without_shutdown_ends_the_process_with_code_1(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "QODEASSIST_CONFIG_DIR": str(tmp_path / "config"),
+        "QODEASSIST_DATA_DIR": str(tmp_path / "data"),
+    }
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    messages = _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+    messages += _frame({"jsonrpc": "2.0", "method": "exit"})
+    with subprocess.Popen(
+        [sys.executable, "-m", "qodeassist_lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    ) as server:
+        assert server.stdin is not None
+        server.stdin.write(messages)
+        server.stdin.flush()  # stdin stays open: the server must not wait for its end
+        assert server.wait(timeout=10) == 1  # as the LSP specification asks
+
+
+def test_the_event_loop_is_uvloops_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvloop
+
+    monkeypatch.delenv("QODEASSIST_EVENT_LOOP", raising=False)
+    assert loop_factory() is uvloop.new_event_loop
+    monkeypatch.setenv("QODEASSIST_EVENT_LOOP", "asyncio")
+    assert loop_factory() is None
