@@ -109,6 +109,7 @@ class AgentFactory:
     def __init__(self, configuration: Configuration) -> None:
         self._config = configuration
         self._templates: dict[str, BodyTemplate] = {}
+        self._agents: dict[str, Agent] = {}  # agents are immutable; the snapshot is too
 
     def profile(self, name: str) -> AgentProfile:
         """Return the loaded profile called ``name`` or raise ``AgentNotAvailable``."""
@@ -127,7 +128,13 @@ class AgentFactory:
         return (override.model if override else "") or self.profile(name).model
 
     def create(self, name: str) -> Agent:
-        """Build the agent ``name`` with overrides applied."""
+        """Return the agent ``name`` with overrides applied (built once per snapshot)."""
+        agent = self._agents.get(name)
+        if agent is None:
+            agent = self._agents[name] = self._build(name)
+        return agent
+
+    def _build(self, name: str) -> Agent:
         profile = self.profile(name)
         override = self._config.overrides.get(name)
         provider_name = profile.provider_instance

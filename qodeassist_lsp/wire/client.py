@@ -123,7 +123,8 @@ class WireClient:
         log = _RequestLog(request_id or token_hex(6), secrets)
         content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         log(logging.INFO, "POST %s (%d bytes)", url, len(content))
-        log(logging.DEBUG, "request body: %s", content.decode())
+        if logger.isEnabledFor(logging.DEBUG):  # decoding a prompt-sized body is not free
+            log(logging.DEBUG, "request body: %s", content.decode())
         parser = self._parser_factory(url, self._context)
         started = time.monotonic()
         response, deadline = await self._open("POST", url, headers, content, log, secrets)
@@ -312,7 +313,8 @@ class WireClient:
                     yield StreamError(classify_exception(exc, self._context).redacted(secrets))
                     return
                 first = False
-                log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
+                if logger.isEnabledFor(logging.DEBUG):
+                    log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
                 for event in parser.feed(chunk):
                     yield _redacted(event, secrets)
                 if parser.ended:
