@@ -125,12 +125,12 @@ class WireClient:
         log(logging.INFO, "POST %s (%d bytes)", url, len(content))
         if logger.isEnabledFor(logging.DEBUG):  # decoding a prompt-sized body is not free
             log(logging.DEBUG, "request body: %s", content.decode())
-        parser = self._parser_factory(url, self._context)
         started = time.monotonic()
         response, deadline = await self._open("POST", url, headers, content, log, secrets)
         count = 0
         last: WireEvent | None = None
         try:
+            parser = self._parser_factory(url, self._context)  # once the request has gone out
             async with contextlib.aclosing(
                 self._events(response, parser, deadline, secrets, log)
             ) as events:

@@ -429,8 +429,11 @@ class CompletionService:
             wake.set_result(None)
         generation.attach(wake)
         try:
-            async with asyncio.timeout(timeout):
+            if timeout is None:  # an explicit request: no time budget, no timer
                 await wake
+            else:
+                async with asyncio.timeout(timeout):
+                    await wake
         except TimeoutError:
             pass  # out of time: answer with what has streamed so far
         finally:
