@@ -64,7 +64,7 @@ _ID_NUMBERS = itertools.count(1)
 
 
 def new_request_id() -> str:
-    """Return a short unique request id (it tags every log line of the request)."""
+    """Return a short id unique in this process (request ids tag log lines; items use it too)."""
     # 12 hex digits: random per process, then a counter (no system call per request).
     return f"{_ID_PREFIX}{next(_ID_NUMBERS):06x}"
 

@@ -289,8 +289,12 @@ class WireClient:
     ) -> AsyncGenerator[WireEvent, None]:
         """Feed body chunks to ``parser`` under the first-byte and inactivity limits."""
         chunks = response.aiter_bytes()
-        stream = response.stream
-        raw = stream if isinstance(stream, PlainResponseBody) and not _encoded(response) else None
+        # A plain body read raw (nothing to decode) says when the next chunk is already here.
+        raw = (
+            response.stream
+            if isinstance(response, PlainResponse) and not response.encoded
+            else None
+        )
         first = True
         try:
             while True:
@@ -350,13 +354,6 @@ def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:
     if isinstance(event, StreamError) and secrets:
         return StreamError(event.error.redacted(secrets), event.final)
     return event
-
-
-def _encoded(response: Response) -> bool:
-    """Whether the body has a content coding (decoding may need more bytes than are here)."""
-    if isinstance(response, PlainResponse):
-        return response.encoded
-    return "content-encoding" in response.headers
 
 
 def _ended_in_buffer(response: Response) -> bool:

@@ -269,6 +269,8 @@ class PlainResponse:
         self.reason_phrase = bytes(connection.reason)
         self.raw_headers = connection.headers
         self.stream = body
+        self.encoded = any(name.lower() == b"content-encoding" for name, _ in self.raw_headers)
+        """Whether the body has a content coding (httpx decodes it: see `as_httpx`)."""
         self._request = request
         self._headers: httpx.Headers | None = None
 
@@ -283,11 +285,6 @@ class PlainResponse:
     def is_success(self) -> bool:
         """Whether the status is 2xx."""
         return 200 <= self.status_code < 300
-
-    @property
-    def encoded(self) -> bool:
-        """Whether the body has a content coding (httpx decodes it: see `as_httpx`)."""
-        return any(name.lower() == b"content-encoding" for name, _ in self.raw_headers)
 
     def as_httpx(self) -> httpx.Response:
         """Return the same response as an ``httpx.Response`` (its body is this stream)."""

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
 import logging
-import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -44,6 +42,7 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
+from qodeassist_lsp.core.session import new_request_id
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
@@ -228,9 +227,6 @@ class CompletionService:
         self._pending: dict[str, _Pending] = {}
         self._generations: dict[str, Generation] = {}
         self._issued: OrderedDict[str, str] = OrderedDict()
-        # Item ids only need to be unique per server: a random prefix and a counter.
-        self._id_prefix = secrets.token_hex(4)
-        self._item_numbers = itertools.count(1)
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
         documents.add_listener(self._on_document)
@@ -472,7 +468,7 @@ class CompletionService:
         limit = cs.max_items_invoked if invoked else 1
         items: list[CompletionItem] = []
         for text in texts[:limit]:
-            item_id = f"{self._id_prefix}{next(self._item_numbers):x}"
+            item_id = new_request_id()  # unique per process is all an item id needs
             end = cursor.character + replace_length(text, cursor.line_after)
             items.append(CompletionItem(item_id, text, cursor.line, cursor.character, end))
             self._issued[item_id] = agent

@@ -99,21 +99,26 @@ def _frame(message: dict[str, object], ascii_only: bool = True) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
-def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path, loop: str) -> None:
+def _spawn(tmp_path: Path, loop: str = "") -> subprocess.Popen[bytes]:
+    """The server on pipes, its configuration under ``tmp_path``, on ``loop`` (default: ours)."""
     env = {
         **os.environ,
         "QODEASSIST_CONFIG_DIR": str(tmp_path / "config"),
         "QODEASSIST_DATA_DIR": str(tmp_path / "data"),
         "QODEASSIST_EVENT_LOOP": loop,
     }
-    with subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "qodeassist_lsp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
-    ) as server:
+    )
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path, loop: str) -> None:
+    with _spawn(tmp_path, loop) as server:
         assert server.stdin is not None and server.stdout is not None
         initialize = {"processId": None, "rootUri": None, "capabilities": {}}
         server.stdin.write(
@@ -141,21 +146,10 @@ def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path, loop: st
 
 
 def test_exit_without_shutdown_ends_the_process_with_code_1(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "QODEASSIST_CONFIG_DIR": str(tmp_path / "config"),
-        "QODEASSIST_DATA_DIR": str(tmp_path / "data"),
-    }
     initialize = {"processId": None, "rootUri": None, "capabilities": {}}
     messages = _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
     messages += _frame({"jsonrpc": "2.0", "method": "exit"})
-    with subprocess.Popen(
-        [sys.executable, "-m", "qodeassist_lsp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    ) as server:
+    with _spawn(tmp_path) as server:
         assert server.stdin is not None
         server.stdin.write(messages)
         server.stdin.flush()  # stdin stays open: the server must not wait for its end
