@@ -116,28 +116,42 @@ def _spawn(tmp_path: Path, loop: str = "") -> subprocess.Popen[bytes]:
     )
 
 
+def _request(server: subprocess.Popen[bytes], msg_id: int, method: str, params: Any) -> Any:
+    """Send a request and return its answer (notifications in between are skipped)."""
+    assert server.stdin is not None and server.stdout is not None
+    message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    server.stdin.write(_frame(message if params is None else {**message, "params": params}))
+    server.stdin.flush()
+    while True:
+        head = server.stdout.readline()
+        assert head.startswith(b"Content-Length: "), head
+        length = int(head.split(b":")[1])
+        while server.stdout.readline() not in (b"\r\n", b""):
+            pass
+        answer = json.loads(server.stdout.read(length))
+        if answer.get("id") == msg_id:
+            return answer
+
+
 @pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
 def test_a_session_over_pipes_answers_and_exits_at_once(tmp_path: Path, loop: str) -> None:
     with _spawn(tmp_path, loop) as server:
-        assert server.stdin is not None and server.stdout is not None
+        assert server.stdin is not None
         initialize = {"processId": None, "rootUri": None, "capabilities": {}}
-        server.stdin.write(
-            _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
-        )
-        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
-        server.stdin.flush()
-        answers = []
-        while len(answers) < 2:
-            head = server.stdout.readline()
-            assert head.startswith(b"Content-Length: "), head
-            length = int(head.split(b":")[1])
-            while server.stdout.readline() not in (b"\r\n", b""):
-                pass
-            message = json.loads(server.stdout.read(length))
-            if "id" in message:
-                answers.append(message)
-        assert "inlineCompletionProvider" in answers[0]["result"]["capabilities"]
-        assert answers[1] == {"jsonrpc": "2.0", "id": 2, "result": None}
+        answer = _request(server, 1, "initialize", initialize)
+        assert "inlineCompletionProvider" in answer["result"]["capabilities"]
+        server.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        # Exit right after start-up waits for the configuration load's thread: measure the
+        # exit itself, once the configuration is in.
+        for msg_id in range(2, 500):
+            if _request(server, msg_id, "qodeassist/status", {})["result"]["state"] == "ready":
+                break
+            time.sleep(0.02)
+        assert _request(server, 1000, "shutdown", None) == {
+            "jsonrpc": "2.0",
+            "id": 1000,
+            "result": None,
+        }
         exit_sent = time.monotonic()
         server.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
         server.stdin.flush()  # stdin stays open: the server must not wait for its end
