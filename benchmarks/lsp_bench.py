@@ -20,17 +20,18 @@ and prints one table:
 - initialize: process start to the ``initialize`` answer, and the answer's own round trip;
 - resident memory of the server after 1,000 completions.
 
-Only the server is measured. The client is `rpc_client.RpcClient`, a bare JSON-RPC client on
-asyncio pipes (``json`` and dicts): a pygls client would add its own cattrs (un)structuring and
-thread-hop stdio reading to every round trip. Round trips are timed at its pipe, from writing
-the request to reading the answer's bytes, not to the awaiting coroutine waking up. The
-provider (`tests.support.replay_server`) runs in a child process
-(`provider_process.ProviderProcess`): in this process its thread would share the GIL with the
-client, and whenever both are runnable one waits up to CPython's 5 ms switch interval, which
-used to inflate p50 and p99. The provider reports, per upstream request, when its first bytes
-arrived and when its response finished, on CLOCK_MONOTONIC, which is system-wide on Linux, so
-the provider's time is subtracted from round trips timed here (see `provider_process.Upstream`
-for why it starts at the first byte).
+Only the server is measured. The client is `rpc_client.RpcClient`, a bare JSON-RPC client
+(``json`` and dicts): a pygls client would add its own cattrs (un)structuring to every round
+trip. Round trips are timed at its pipe, from writing the request to the return of the read
+that brought the answer's bytes (a thread blocked on the server's stdout), not to the client's
+event loop and awaiting coroutine waking up. The provider (`tests.support.replay_server`) runs
+in a child process (`provider_process.ProviderProcess`): in this process its thread would share
+the GIL with the client, and whenever both are runnable one waits up to CPython's 5 ms switch
+interval, which used to inflate p50 and p99. The provider reports, per upstream request, when
+its first bytes reached its socket (the kernel's receive stamp) and when its response finished,
+on CLOCK_MONOTONIC, which is system-wide on Linux, so the provider's time is subtracted from
+round trips timed here (see `provider_process.Upstream` for why it starts at the kernel's
+stamp).
 
 Budgets (issue 4): overhead p50 <= 2 ms and p99 <= 10 ms; storm <= 2 upstream requests with
 every request answered; typed-ahead <= 2 ms with no upstream request; initialize <= 500 ms;

@@ -36,10 +36,10 @@ from tests.support.replay_server import ReplayServer, Reply
 class Upstream(NamedTuple):
     """When one request reached the provider and when its response finished (monotonic s).
 
-    The provider's time starts when the first bytes of the request are read off its socket,
-    not once it has parsed them: on a loopback machine the kernel often runs the woken
-    provider on the server's core, pre-empting the server inside its ``send()``, and the
-    provider's own (Python, here) parsing must not be billed to the server.
+    The provider's time starts when the first bytes of the request reached its socket (the
+    kernel's receive stamp, `tests.support.arrival_stamps`; where there is none, when they
+    were read), not once the provider has woken up, read and parsed them: its wake-up after
+    idling and its own (Python, here) work are the provider's time, not the server's.
     """
 
     arrived_at: float

@@ -51,9 +51,11 @@ def serve_server(args: argparse.Namespace) -> int:
         import lsprotocol.types  # noqa: F401
 
     from qodeassist_lsp.lsp.app import create_server
+    from qodeassist_lsp.lsp.heap import freeze_long_lived
     from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
+    server.backend.listeners.append(freeze_long_lived)  # after each configuration load
     tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
     if tcp:
         server.start_tcp(*_address(tcp))

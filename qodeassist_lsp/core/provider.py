@@ -73,8 +73,8 @@ class GenericProvider:
         timeouts: Timeouts,
         retry: RetryPolicy,
         request_id: str,
-    ) -> AsyncGenerator[WireEvent, None]:
-        """Send ``request`` and yield its typed events (raises ``WireError`` early).
+    ) -> AsyncGenerator[list[WireEvent], None]:
+        """Send ``request`` and yield its typed events, a list per read (raises ``WireError``).
 
         Each request's time to first event and outcome feed ``health``.
         """
@@ -94,18 +94,19 @@ class GenericProvider:
             await self.ensure_launched()
             # Measured after the launch: a server's start-up is not request latency.
             started = time.monotonic()
-            stream = client.stream(
+            stream = client.batches(
                 request.url, request.headers, request.body, request_id=request_id
             )
-            async with contextlib.aclosing(stream) as events:
-                async for event in events:
+            async with contextlib.aclosing(stream) as batches:
+                async for batch in batches:
                     if first:
                         self.health.record_first_event((time.monotonic() - started) * 1000)
                         first = False
-                    if isinstance(event, StreamError) and event.final:
-                        failed = True
-                        self.health.record_error(event.error)
-                    yield event
+                    for event in batch:
+                        if isinstance(event, StreamError) and event.final:
+                            failed = True
+                            self.health.record_error(event.error)
+                    yield batch
         except WireError as exc:
             failed = True
             self.health.record_error(exc.info)

@@ -163,6 +163,14 @@ class _RoundUsage:
         self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
 
 
+@dataclass
+class _RoundState:
+    """What one round has seen so far: its usage and the stop reason."""
+
+    usage: _RoundUsage = field(default_factory=_RoundUsage)
+    stop: str = "end_turn"
+
+
 def _four(values: list[int]) -> tuple[int, int, int, int]:
     return values[0], values[1], values[2], values[3]
 
@@ -343,7 +351,6 @@ class Session:
         right there, before the stream is torn down.
         """
         rid = request.id
-        usage = _RoundUsage()
         ctx = assemble_context(
             self.history.messages,
             self.system_prompt.compose(),
@@ -354,53 +361,61 @@ class Session:
             pinned=[block for provide in self.pinned.values() for block in provide()],
         )
         prepared = self.agent.build_request(ctx, self.provider.api_key(), self.tools.specs())
-        stop = "end_turn"
+        state = _RoundState()
         stream = self.provider.stream(
             prepared,
             timeouts=self.policy.timeouts,
             retry=self.policy.retry,
             request_id=rid,
         )
-        async with contextlib.aclosing(stream) as events:
-            async for event in events:
-                request.received = True
-                if isinstance(event, wire.TextDelta):
-                    self.history.append_blocks(rid, [TextBlock(event.text)])
-                    request.emit(TextEvent(rid, event.text))
-                elif isinstance(event, wire.ThinkingDelta):
-                    block: Block = (
-                        RedactedThinkingBlock(event.signature)
-                        if event.redacted
-                        else ThinkingBlock(event.thinking, event.signature)
-                    )
-                    self.history.append_blocks(rid, [block])
-                    request.emit(
-                        ThinkingEvent(rid, event.thinking, event.signature, event.redacted)
-                    )
-                elif isinstance(event, wire.ToolCallEnd):
-                    self.history.append_blocks(
-                        rid, [ToolUseBlock(event.id, event.name, event.arguments, event.signature)]
-                    )
-                    request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments))
-                elif isinstance(event, wire.Usage):
-                    usage.add(event)
-                elif isinstance(event, wire.MessageStop):
-                    stop = event.stop_reason
-                    totals.add_round(usage)
-                    usage = _RoundUsage()  # counted
-                    if self._is_last_round(stop, rid):
-                        self._finish(request, totals, stop)
+        async with contextlib.aclosing(stream) as batches:
+            async for batch in batches:
+                for event in batch:
+                    if self._take(request, event, state, totals):
                         # Let whoever waited for the end act on it (a completion is answered)
                         # before this stream's connection is pooled and its log written.
                         await asyncio.sleep(0)
-                elif isinstance(event, wire.StreamError):
-                    if event.final:
-                        raise WireError(event.error)
-                    log.warning("[%s] %s", rid, event.error.message)
-                if request.stop_requested:
-                    raise _Stopped  # leaving the loop closes the stream
-        totals.add_round(usage)  # a stream that ended without a stop event
-        return stop
+                    if request.stop_requested:
+                        raise _Stopped  # leaving the loop closes the stream
+        totals.add_round(state.usage)  # a stream that ended without a stop event
+        return state.stop
+
+    def _take(
+        self, request: Request, event: wire.WireEvent, state: _RoundState, totals: _RoundUsage
+    ) -> bool:
+        """Apply one wire event to the history and the request; True if it ended the request."""
+        rid = request.id
+        request.received = True
+        if isinstance(event, wire.TextDelta):
+            self.history.append_blocks(rid, [TextBlock(event.text)])
+            request.emit(TextEvent(rid, event.text))
+        elif isinstance(event, wire.ThinkingDelta):
+            block: Block = (
+                RedactedThinkingBlock(event.signature)
+                if event.redacted
+                else ThinkingBlock(event.thinking, event.signature)
+            )
+            self.history.append_blocks(rid, [block])
+            request.emit(ThinkingEvent(rid, event.thinking, event.signature, event.redacted))
+        elif isinstance(event, wire.ToolCallEnd):
+            self.history.append_blocks(
+                rid, [ToolUseBlock(event.id, event.name, event.arguments, event.signature)]
+            )
+            request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments))
+        elif isinstance(event, wire.Usage):
+            state.usage.add(event)
+        elif isinstance(event, wire.MessageStop):
+            state.stop = event.stop_reason
+            totals.add_round(state.usage)
+            state.usage = _RoundUsage()  # counted
+            if self._is_last_round(state.stop, rid):
+                self._finish(request, totals, state.stop)
+                return True
+        elif isinstance(event, wire.StreamError):
+            if event.final:
+                raise WireError(event.error)
+            log.warning("[%s] %s", rid, event.error.message)
+        return False
 
     def _pending_calls(self, request_id: str) -> list[ToolUseBlock]:
         last = self.history.messages[-1] if len(self.history) else None

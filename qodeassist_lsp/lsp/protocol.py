@@ -85,6 +85,20 @@ class QodeProtocol(LanguageServerProtocol):
         result: type | None = super().get_message_type(method)
         return result
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Decode a message; a well-formed `DIRECT_REQUESTS` request skips cattrs."""
+        method = data.get("method")
+        if method in DIRECT_REQUESTS and data.get("jsonrpc") == self.VERSION:
+            ident = data.get("id")
+            params = data.get("params")
+            if (
+                isinstance(ident, int | str)
+                and not isinstance(ident, bool)
+                and (params is None or type(params) is dict)
+            ):
+                return RawRequest(ident, method, self.VERSION, params)
+        return super().structure_message(data)
+
     def handle_message(self, message: Any) -> None:
         """Dispatch a decoded message to pygls's request/notification/response handling."""
         if message.jsonrpc != self.VERSION:

@@ -113,11 +113,30 @@ class WireClient:
         *,
         request_id: str | None = None,
     ) -> AsyncGenerator[WireEvent, None]:
-        """POST ``body`` to ``url`` and yield the reply as typed events.
+        """POST ``body`` to ``url`` and yield the reply as typed events, one at a time.
+
+        As `batches`, whose events it yields one by one.
+        """
+        batches = self.batches(url, headers, body, request_id=request_id)
+        async with contextlib.aclosing(batches) as stream:
+            async for batch in stream:
+                for event in batch:
+                    yield event
+
+    async def batches(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: Mapping[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> AsyncGenerator[list[WireEvent], None]:
+        """POST ``body`` to ``url`` and yield the reply's typed events, a list per read.
 
         Raises `WireError` when no 2xx response arrives; later failures (a stall, a cut
         connection, an error event) end the iteration with a `StreamError`. Closing or
-        cancelling the iteration closes the HTTP stream.
+        cancelling the iteration closes the HTTP stream. Events come in the lists the parser
+        makes of each piece of the body: a consumer steps once per read, not once per event.
         """
         secrets = _secrets_in(url, headers)
         log = _RequestLog(request_id or token_hex(6), secrets)
@@ -129,16 +148,41 @@ class WireClient:
         response, deadline = await self._open("POST", url, headers, content, log, secrets)
         count = 0
         last: WireEvent | None = None
+        chunks = response.aiter_bytes()
         try:
             parser = self._parser_factory(url, self._context)  # once the request has gone out
-            async with contextlib.aclosing(
-                self._events(response, parser, deadline, secrets, log)
-            ) as events:
-                async for event in events:
+            # A plain body read raw (nothing to decode) says when the next chunk is already here.
+            raw = (
+                response.stream
+                if isinstance(response, PlainResponse) and not response.encoded
+                else None
+            )
+            first = True
+            while True:
+                try:
+                    chunk = await self._read(chunks, raw, deadline, first=first)
+                except (TimeoutError, httpx.HTTPError) as exc:
+                    last = StreamError(self._failure(exc, first=first).redacted(secrets))
                     count += 1
-                    last = event
-                    yield event
+                    yield [last]
+                    return
+                first = False
+                if chunk is not None and logger.isEnabledFor(logging.DEBUG):
+                    log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
+                events = parser.close() if chunk is None else parser.feed(chunk)
+                if events:
+                    count += len(events)
+                    last = events[-1]
+                    yield _redacted(events, secrets)
+                if chunk is None:
+                    return
+                if parser.ended:
+                    if not _ended_in_buffer(response):
+                        await _drain(chunks)
+                    return
         finally:
+            if isinstance(chunks, AsyncGenerator):
+                await chunks.aclose()
             await response.aclose()
             elapsed = (time.monotonic() - started) * 1000
             if isinstance(last, MessageStop):
@@ -279,57 +323,32 @@ class WireClient:
         info = classify_http_error(response.status_code, response.headers, body, self._context)
         return info.redacted(secrets)
 
-    async def _events(
+    async def _read(
         self,
-        response: Response,
-        parser: StreamParser,
+        chunks: AsyncIterator[bytes],
+        raw: PlainResponseBody | None,
         deadline: float | None,
-        secrets: list[str],
-        log: _RequestLog,
-    ) -> AsyncGenerator[WireEvent, None]:
-        """Feed body chunks to ``parser`` under the first-byte and inactivity limits."""
-        chunks = response.aiter_bytes()
-        # A plain body read raw (nothing to decode) says when the next chunk is already here.
-        raw = (
-            response.stream
-            if isinstance(response, PlainResponse) and not response.encoded
-            else None
-        )
-        first = True
+        *,
+        first: bool,
+    ) -> bytes | None:
+        """Return the next piece of the body (None at its end) within the first-byte/idle limit."""
         try:
-            while True:
-                try:
-                    if raw is not None and raw.ready:  # bytes at hand: no wait, no timer
-                        chunk = await anext(chunks)
-                    elif first:
-                        async with asyncio.timeout_at(deadline):
-                            chunk = await anext(chunks)
-                    else:
-                        async with asyncio.timeout(self._timeouts.inactivity):
-                            chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    limit = self._timeouts.first_byte if first else self._timeouts.inactivity
-                    yield StreamError(self._stalled(limit, first=first).redacted(secrets))
-                    return
-                except httpx.HTTPError as exc:
-                    yield StreamError(classify_exception(exc, self._context).redacted(secrets))
-                    return
-                first = False
-                if logger.isEnabledFor(logging.DEBUG):
-                    log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
-                for event in parser.feed(chunk):
-                    yield _redacted(event, secrets)
-                if parser.ended:
-                    if not _ended_in_buffer(response):
-                        await _drain(chunks)
-                    return
-            for event in parser.close():
-                yield _redacted(event, secrets)
-        finally:
-            if isinstance(chunks, AsyncGenerator):
-                await chunks.aclose()
+            if raw is not None and raw.ready:  # bytes at hand: no wait, no timer
+                return await anext(chunks)
+            if first:
+                async with asyncio.timeout_at(deadline):
+                    return await anext(chunks)
+            async with asyncio.timeout(self._timeouts.inactivity):
+                return await anext(chunks)
+        except StopAsyncIteration:
+            return None
+
+    def _failure(self, exc: Exception, *, first: bool) -> ErrorInfo:
+        """Describe a failed body read: a stall (a timeout) or a broken connection."""
+        if isinstance(exc, TimeoutError):
+            limit = self._timeouts.first_byte if first else self._timeouts.inactivity
+            return self._stalled(limit, first=first)
+        return classify_exception(exc, self._context)
 
     def _stalled(self, limit: float | None, *, first: bool) -> ErrorInfo:
         who = self._context.subject
@@ -350,10 +369,15 @@ def _parsed(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _redacted(event: WireEvent, secrets: list[str]) -> WireEvent:
-    if isinstance(event, StreamError) and secrets:
-        return StreamError(event.error.redacted(secrets), event.final)
-    return event
+def _redacted(events: list[WireEvent], secrets: list[str]) -> list[WireEvent]:
+    if not secrets:
+        return events
+    return [
+        StreamError(event.error.redacted(secrets), event.final)
+        if isinstance(event, StreamError)
+        else event
+        for event in events
+    ]
 
 
 def _ended_in_buffer(response: Response) -> bool:

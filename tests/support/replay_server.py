@@ -30,6 +30,7 @@ import http
 import json
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.arrival_stamps import StampedSocket, StampingListener, kernel_stamps_supported
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(
@@ -210,7 +213,10 @@ class RecordedRequest:
     """When the request had been read and parsed (time.monotonic)."""
     connection_id: int
     arrived_at: float = 0.0
-    """When its first bytes were read off the socket: where the provider's own time starts."""
+    """When its first bytes reached the socket: where the provider's own time starts.
+
+    The kernel's receive stamp on Linux (see `arrival_stamps`), else when they were read.
+    """
     reply: Reply | None = None
     response_started_at: float | None = None
     response_finished_at: float | None = None
@@ -290,11 +296,17 @@ class _Connection:
     """One accepted socket: a reader task that buffers bytes and notices the peer leaving."""
 
     def __init__(
-        self, ident: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        ident: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        stamped: StampedSocket | None = None,
     ) -> None:
         self.ident = ident
         self.reader = reader
         self.writer = writer
+        self.stamped = stamped
+        """The socket with kernel arrival stamps (Linux), else None."""
         self.buffer = bytearray()
         self.data_at = 0.0
         self.arrived = asyncio.Event()
@@ -309,8 +321,9 @@ class _Connection:
                 data = await self.reader.read(65536)
                 if not data:
                     break
+                arrived = self.stamped.arrival(len(data)) if self.stamped is not None else None
                 if not self.buffer:
-                    self.data_at = time.monotonic()
+                    self.data_at = arrived or time.monotonic()
                 self.buffer += data
                 self.arrived.set()
         except (ConnectionError, OSError):
@@ -398,6 +411,7 @@ class ReplayServer:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
+        self._listener: StampingListener | None = None
         self._ready = threading.Event()
         self._connections: dict[int, _Connection] = {}
         self._handlers: set[asyncio.Task[None]] = set()
@@ -464,7 +478,17 @@ class ReplayServer:
 
     async def _main(self) -> None:
         self._stopping = asyncio.Event()
-        server = await asyncio.start_server(self._accept, self.host, 0, limit=_MAX_HEAD)
+        if kernel_stamps_supported():
+            family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only for such sockets.
+            listener = StampingListener(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            self._listener = listener
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((self.host, 0))
+            listener.listen(128)
+            server = await asyncio.start_server(self._accept, sock=listener, limit=_MAX_HEAD)
+        else:
+            server = await asyncio.start_server(self._accept, self.host, 0, limit=_MAX_HEAD)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         try:
@@ -598,7 +622,11 @@ class ReplayServer:
         assert task is not None
         self._handlers.add(task)
         self._next_connection += 1
-        connection = _Connection(self._next_connection, reader, writer)
+        stamped = None
+        transport_socket = writer.get_extra_info("socket")
+        if self._listener is not None and transport_socket is not None:
+            stamped = self._listener.accepted.get(transport_socket.fileno())
+        connection = _Connection(self._next_connection, reader, writer, stamped)
         self._connections[connection.ident] = connection
         self.connections_opened += 1
         try:

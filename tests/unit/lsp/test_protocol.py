@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
 from qodeassist_lsp.context.documents import LineEdit
 from qodeassist_lsp.lsp.app import create_server
-from qodeassist_lsp.lsp.protocol import QodeProtocol
+from qodeassist_lsp.lsp.protocol import QodeProtocol, RawRequest
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
@@ -121,5 +122,27 @@ async def test_direct_requests_answer_bad_params_cancellation_and_failures_as_py
     assert answers["closed"]["result"] == {"items": []}  # not open: nothing to complete
     assert answers["early"]["error"]["code"] == -32800  # cancelled before it ran
     assert not protocol._request_futures
+    if server.start_task is not None:
+        server.start_task.cancel()
+
+
+async def test_direct_requests_are_decoded_without_cattrs_and_malformed_ones_are_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, protocol, _ = _initialized(tmp_path, monkeypatch)
+    method = "textDocument/inlineCompletion"
+    params = {"textDocument": {"uri": "file:///a.py"}}
+    message = protocol.structure_message(
+        {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    )
+    assert isinstance(message, RawRequest)
+    assert (message.id, message.method, message.params) == (7, method, params)
+    # Anything the fast path does not vouch for goes through pygls's checks as before.
+    with pytest.raises(JsonRpcException):
+        protocol.structure_message({"jsonrpc": "2.0", "id": 8, "method": method, "params": [1]})
+    boolean = protocol.structure_message(
+        {"jsonrpc": "2.0", "id": True, "method": method, "params": params}
+    )
+    assert boolean.id is True  # what cattrs makes of it (int | str accepts a bool)
     if server.start_task is not None:
         server.start_task.cancel()
