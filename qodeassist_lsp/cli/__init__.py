@@ -72,9 +72,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the process exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or arguments[0] == "serve":
-        from qodeassist_lsp.lsp.heap import hold_collection
-
-        hold_collection()  # start-up makes only long-lived objects: see lsp/heap.py
         # How editors start the server: parse only `serve`, so `initialize` is answered fast.
         parser = serve_cmd.build_parser(global_options(suppress=False))
         args = parser.parse_args(arguments[1:])
