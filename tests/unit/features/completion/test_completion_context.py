@@ -15,6 +15,8 @@ from qodeassist_lsp.features.completion.context_builder import (
     HEAD_LIMIT,
     Cursor,
     HeaderCache,
+    _comments_licence_like,
+    _licence_like,
     _starts_word,
     build_context,
     context_layer,
@@ -163,6 +165,18 @@ def test_many_comments_without_a_licence_are_ruled_out_together() -> None:
     text = code + "\n\n// Copyright 2020 ACME\nint main;\n"
     header = find_license_header(text, c_lang)
     assert header is not None and text[header.start :].startswith("// Copyright 2020 ACME")
+
+
+def test_comments_checked_one_by_one_agree_with_the_comments_joined() -> None:
+    rng = random.Random(7)
+    pieces = ["# ", "// ", "Copyright", "(c)", "2021", "1999", "Jane", "Doe", "x", " ", "_", "é"]
+    for _ in range(2000):
+        comments = [
+            "".join(rng.choice(pieces) for _ in range(rng.randrange(6)))
+            for _ in range(rng.randrange(5))
+        ]
+        joined = _licence_like("\n".join(comments))
+        assert _comments_licence_like(tuple(comments)) == joined, comments
 
 
 def test_first_qualifying_block_wins_and_adjacent_lines_merge() -> None:
