@@ -14,7 +14,8 @@ Only plain HTTP/1.1 goes through here; ``https://`` stays on httpcore, which bri
 HTTP/2 and proxies where the network dominates anyway. A reused keep-alive connection that
 the server had already closed is retried once on a fresh connection, as browsers do; a
 response that is not read to its end closes its connection, so a cancelled completion is
-seen upstream as a closed socket at once. HEAD is not supported (providers are POSTed to).
+seen upstream as a closed socket at once. The response to a HEAD request is its head alone,
+whatever its Content-Length says.
 """
 
 from __future__ import annotations
@@ -200,8 +201,9 @@ class _Connection(asyncio.Protocol):
         self.head_done = True
         if status in _NO_BODY_STATUSES:
             self._framed = True
-        if self.head_only:
-            self.complete = True  # llhttp would wait for the body a HEAD never gets
+        if self.head_only:  # llhttp would wait for the body a HEAD never gets
+            self.keep_alive = self._parser.should_keep_alive()
+            self.complete = True
 
     def on_body(self, body: bytes) -> None:
         """Queue a piece of the body."""

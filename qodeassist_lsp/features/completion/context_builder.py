@@ -213,7 +213,8 @@ def find_license_header(text: str, language: Language | None = None) -> LicenseH
     head = text[:HEAD_LIMIT]
     pattern = _COMMENT_RES.get(language.comment_prefix if language else "", _COMMENT_RES[""])
     # Every block's words are among all the comments' words: when all the comments together do
-    # not look like a licence, no block does (one pass at C speed instead of one per comment).
+    # not look like a licence, no block does (one check instead of one per block, made from
+    # each comment's cached features).
     if not _comments_licence_like(tuple(pattern.findall(head))):
         return None
     found: tuple[int, int] | None = None

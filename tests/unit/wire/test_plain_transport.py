@@ -334,6 +334,16 @@ async def test_header_injection_is_refused_before_anything_is_sent() -> None:
     assert server.connections == 1
 
 
+async def test_a_head_response_is_its_head_alone_and_keeps_the_connection() -> None:
+    # A Content-Length on a HEAD response describes the body a GET would get: none follows.
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"
+    async with plain(keep_alive(head)) as (server, http):
+        for _ in range(2):
+            response = await asyncio.wait_for(http.head(server.url), 5)
+            assert response.status_code == 200 and response.content == b""
+    assert server.connections == 1
+
+
 async def test_the_request_head_carries_host_length_and_the_given_headers() -> None:
     seen: list[bytes] = []
 
