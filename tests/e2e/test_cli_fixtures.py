@@ -1,4 +1,4 @@
-"""Every recorded provider body in ``shared/fixtures/wire/`` through the real CLI.
+"""Every recorded provider body in ``tests/fixtures/wire/`` through the real CLI.
 
 Each case runs ``python -m qodeassist_lsp chat --events jsonl`` (or ``models``) as a subprocess
 against the loopback replay server, which streams the recorded bytes event by event with real

@@ -1,7 +1,7 @@
 """Real editors for end-to-end tests: fetching them from Debian testing, running them headless.
 
-`fetch_debian` unpacks Debian testing packages (with their own glibc; nothing is installed) by
-``shared/tools/fetch-debian-testing.sh`` into a cache folder under ``<repo>/.cache/``, atomically,
+`fetch_debian` unpacks Debian testing packages (with their own glibc; nothing is installed) with
+`tests.support.debian_testing` into a cache folder under ``<repo>/.cache/``, atomically,
 and fails the test (never skips) when that is impossible. `run_in_session` runs an editor in a
 session of its own, so the language server it starts (and anything that outlives the editor) can
 be found and killed. Each caller keeps its own launcher script and version checks.
@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FETCH_SCRIPT = REPO_ROOT.parent / "shared" / "tools" / "fetch-debian-testing.sh"
+from tests.support import debian_testing
+
 LEAK_GRACE_S = 5
 
 
@@ -31,33 +31,21 @@ def fetch_debian(
     cache: Path, packages: Sequence[str], what: str, *, binary: str, env_var: str | None = None
 ) -> Path:
     """Unpack ``packages`` into ``cache/root`` (atomically; fails unless ``binary`` is there)."""
-    not_set = f", and ${env_var} is not set" if env_var else ""
     other_copy = f"\nSet ${env_var} to a {what} executable to use another copy." if env_var else ""
-    if not FETCH_SCRIPT.is_file():
-        pytest.fail(
-            f"cannot obtain {what}: {FETCH_SCRIPT} is missing (the shared/ folder must sit beside "
-            f"the repository clone){not_set}",
-            pytrace=False,
-        )
     cache.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{cache.name}.", dir=cache.parent))
     staging.chmod(0o755)
     try:
-        done = subprocess.run(
-            ["bash", str(FETCH_SCRIPT), str(staging / "root"), *packages],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        if done.returncode != 0 or not (staging / "root" / binary).is_file():
+        try:
+            debian_testing.unpack(staging / "root", packages)
+        except (debian_testing.FetchError, OSError, subprocess.SubprocessError) as error:
             pytest.fail(
                 f"cannot obtain {what} from Debian testing (is the Debian mirror reachable?)\n"
-                f"$ bash {FETCH_SCRIPT} {staging / 'root'} {' '.join(packages)}\n"
-                f"exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-4000:]}{other_copy}",
+                f"{error}{other_copy}",
                 pytrace=False,
             )
+        if not (staging / "root" / binary).is_file():
+            pytest.fail(f"cannot obtain {what}: {binary} is not in {packages}{other_copy}")
         if cache.exists():  # a concurrent run won the race; keep the copy it made
             shutil.rmtree(staging)
         else:

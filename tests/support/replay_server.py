@@ -18,8 +18,8 @@ end so cancellation can be observed. Every request is recorded (method, path, qu
 headers, raw and parsed body) together with when its connection closed, so a test can assert
 that a cancel closed the upstream connection promptly.
 
-Fixture names are relative to ``shared/fixtures/wire/`` (the ``shared/`` checkout that sits
-beside the repository, or ``$QODEASSIST_WIRE_FIXTURES``).
+Fixture names are relative to ``tests/fixtures/wire/`` (the recorded streams vendored in the
+repository, see its ``SOURCES.md``), or to ``$QODEASSIST_WIRE_FIXTURES``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from tests.support.arrival_stamps import StampedSocket, StampingListener, kernel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(
-    os.environ.get("QODEASSIST_WIRE_FIXTURES") or REPO_ROOT.parent / "shared" / "fixtures" / "wire"
+    os.environ.get("QODEASSIST_WIRE_FIXTURES") or REPO_ROOT / "tests" / "fixtures" / "wire"
 )
 
 CONTENT_TYPES: dict[str, str] = {
@@ -74,8 +74,8 @@ def fixture_path(name: str) -> Path:
     path = FIXTURES / name
     if not path.is_file():
         raise FileNotFoundError(
-            f"missing wire fixture {path}; shared/ must sit beside the repository clone "
-            "(or set QODEASSIST_WIRE_FIXTURES)"
+            f"missing wire fixture {path} (tests/fixtures/wire holds the recorded streams; "
+            "QODEASSIST_WIRE_FIXTURES names another folder)"
         )
     return path
 

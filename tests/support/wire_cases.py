@@ -1,4 +1,4 @@
-"""What every recorded fixture in ``shared/fixtures/wire/`` contains, and which agent replays it.
+"""What every recorded fixture in ``tests/fixtures/wire/`` contains, and which agent replays it.
 
 Two sources of truth, cross-checked by the end-to-end tests:
 
@@ -665,7 +665,7 @@ def covered_fixtures() -> set[str]:
 
 
 def all_fixtures() -> set[str]:
-    """Every recorded file under ``shared/fixtures/wire``."""
+    """Every recorded file under ``tests/fixtures/wire``."""
     return {
         str(p.relative_to(FIXTURES))
         for p in FIXTURES.rglob("*")

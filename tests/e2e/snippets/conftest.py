@@ -3,7 +3,7 @@ server command resolved from a snippet, and a real Emacs 30 (with lsp-mode) for 
 
 Emacs is unpacked from Debian testing (``emacs-nox`` and ``elpa-lsp-mode``, with their own glibc;
 nothing is installed) into ``<repo>/.cache/emacs-30/`` on first use by
-``shared/tools/fetch-debian-testing.sh`` (about 15 s) and run through a launcher script that
+`tests.support.debian_testing` (about 15 s) and run through a launcher script that
 calls the unpacked dynamic loader and points Emacs at its own Lisp, data and dump file.
 When Emacs cannot be obtained the tests fail, never skip.
 """

@@ -14,10 +14,8 @@ from qodeassist_lsp.wire.parser import IdFactory, StreamParser
 from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.registry import parser_for
 
-# tests/unit/wire/conftest.py -> repository root -> ../shared/fixtures/wire (CI keeps shared/
-# beside the clone).
-REPO_ROOT = Path(__file__).resolve().parents[3]
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures" / "wire"
+# tests/unit/wire/conftest.py -> tests/ -> fixtures/wire (the recorded streams, vendored).
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "wire"
 
 ParserMaker = Callable[[IdFactory], StreamParser]
 SEEDS = (1, 7, 42)
@@ -27,7 +25,7 @@ def fixture_bytes(name: str) -> bytes:
     """The recorded bytes of ``name`` (``"anthropic/stream_text_hello.sse"``)."""
     path = FIXTURES / name
     if not path.is_file():
-        pytest.fail(f"missing fixture {path}; shared/ must sit beside the repository clone")
+        pytest.fail(f"missing fixture {path} (tests/fixtures/wire holds the recorded streams)")
     return path.read_bytes()
 
 
