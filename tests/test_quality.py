@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -47,3 +48,20 @@ def test_ruff_format() -> None:
 def test_mypy_strict() -> None:
     result = _run(_tool("mypy"), "--strict", "qodeassist_lsp")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_tests_read_nothing_outside_the_repository() -> None:
+    """A user's clone has nothing beside it: no test, benchmark or CI file reaches for ``shared/``."""
+    outside = re.compile(r"\.\./shared|parent\s*/\s*[\"']shared[\"']|[\"']shared[\"']\s*/")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for folder in ("tests", "benchmarks", ".ci")
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.is_file()
+        and path.suffix in {".py", ".sh", ".lua", ".el", ".ts", ".json", ""}
+        and "fixtures" not in path.parts
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not offenders, "\n".join(offenders)
+    assert (ROOT / "tests" / "fixtures" / "wire" / "SOURCES.md").is_file()
