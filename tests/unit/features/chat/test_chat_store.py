@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.config.confinement import PathRefused
 from qodeassist_lsp.core.content import Message, TextBlock
 from qodeassist_lsp.features.chat.history_format import ChatFile
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, slug
@@ -68,9 +69,33 @@ def test_delete_removes_the_attachments(tmp_path: Path) -> None:
     stored = store.store_attachment("c", source)
     assert stored.startswith("notes_") and stored.endswith(".md")
     assert store.stored_file("c", stored).read_text() == "x"
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(PathRefused, match="content folder"):
         store.stored_file("c", "../c.json")
     store.delete("c")
     assert not (tmp_path / "h").joinpath("c_content").exists()
     with pytest.raises(ChatNotFound):
         store.delete("c")
+
+
+def test_stored_paths_stay_inside_the_content_folder(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    (tmp_path / "secret.txt").write_text("secret")
+    store.content_dir("c").mkdir(parents=True)
+    for bad in (str(tmp_path / "secret.txt"), "../../secret.txt", "sub/../../x"):
+        with pytest.raises(PathRefused, match="is not a name inside its content folder"):
+            store.stored_file("c", bad)
+    os.symlink(tmp_path / "secret.txt", store.content_dir("c") / "link.txt")
+    with pytest.raises(PathRefused, match="leads to"):
+        store.stored_file("c", "link.txt")
+
+
+def test_a_symlinked_content_folder_is_refused(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/a.txt").write_text("a")
+    store.root.mkdir()
+    os.symlink(tmp_path / "elsewhere", store.content_dir("c"))
+    with pytest.raises(PathRefused):
+        store.stored_file("c", "a.txt")
+    with pytest.raises(PathRefused):
+        store.store_attachment("c", tmp_path / "elsewhere/a.txt")
