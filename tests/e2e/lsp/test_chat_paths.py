@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.core.content import Message, StoredAttachmentBlock, TextBlock
@@ -180,3 +181,17 @@ async def test_user_settings_allow_another_root(client, lsp_home, replay, setup)
     sent = await request(client, "chat/send", attach)
     await events.terminal(sent["requestId"])
     assert SECRET in json.dumps(replay.last.json)
+
+
+async def test_every_workspace_folder_counts(client, lsp_home, replay):
+    second = lsp_home / "second"
+    second.mkdir()
+    (second / "notes.md").write_text("from the second folder")
+    client.init_params.workspace_folders.append(types.WorkspaceFolder(second.as_uri(), "second"))
+    events = await start(client)
+    replay.script("/v1/chat/completions", chat_reply("ok"))
+    sent = await request(
+        client, "chat/send", {"message": "see", "attachments": [(second / "notes.md").as_uri()]}
+    )
+    await events.terminal(sent["requestId"])
+    assert "from the second folder" in json.dumps(replay.last.json)
