@@ -20,7 +20,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from qodeassist_lsp.config.confinement import Confinement, OutsideAllowedRoots, real_path
+from qodeassist_lsp.config.confinement import (
+    Confinement,
+    OutsideAllowedRoots,
+    PathRefused,
+    real_path,
+)
 from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError, decode, encode
 
 log = logging.getLogger("qodeassist.chat")
@@ -99,9 +104,12 @@ class ChatStore:
         """Read ``chat_id`` (raises ``ChatNotFound`` or ``HistoryFormatError``)."""
         path = self.path(chat_id)
         try:
-            text = path.read_text(encoding="utf-8")
+            # A FIFO named like a chat would block the server; a link may lead anywhere.
+            text = self._history_confinement().for_read(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ChatNotFound(f"no chat {chat_id!r} in {self.root}") from None
+        except PathRefused as exc:
+            raise HistoryFormatError(str(exc)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise HistoryFormatError(f"{path}: cannot read: {exc}") from None
         try:
@@ -188,6 +196,15 @@ class ChatStore:
                 f"{self.path(chat_id)} was edited or damaged — remove that block or the chat",
             )
         return folder.for_read(candidate, folder.roots[0])
+
+    def _history_confinement(self) -> Confinement:
+        """Return the history folder as the only root of history files."""
+        root = real_path(self.root)
+        return Confinement(
+            (root,),
+            scope=f"the chat history folder {root}",
+            advice="; history files must be regular files in it (see `chat.history_dir`)",
+        )
 
     def _content_confinement(self, chat_id: str) -> Confinement:
         """Return the chat's content folder as the only root (a linked folder leads out)."""

@@ -9,7 +9,7 @@ import pytest
 
 from qodeassist_lsp.config.confinement import PathRefused
 from qodeassist_lsp.core.content import Message, TextBlock
-from qodeassist_lsp.features.chat.history_format import ChatFile
+from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, slug
 
 
@@ -99,3 +99,16 @@ def test_a_symlinked_content_folder_is_refused(tmp_path: Path) -> None:
         store.stored_file("c", "a.txt")
     with pytest.raises(PathRefused):
         store.store_attachment("c", tmp_path / "elsewhere/a.txt")
+
+
+def test_history_files_must_be_regular_files_inside_the_folder(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    store.save("good", chat())
+    (tmp_path / "elsewhere.json").write_text(store.path("good").read_text())
+    os.symlink(tmp_path / "elsewhere.json", store.path("linked"))
+    os.mkfifo(store.path("pipe"))
+    with pytest.raises(HistoryFormatError, match="leads to"):
+        store.load("linked")
+    with pytest.raises(HistoryFormatError, match="is a FIFO"):
+        store.load("pipe")
+    assert [s.chat_id for s in store.list()] == ["good"]  # listing neither blocks nor follows
