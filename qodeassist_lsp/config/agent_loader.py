@@ -28,6 +28,7 @@ from qodeassist_lsp.config.definitions import (
 from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.system_prompt import (
+    PromptPathRefused,
     PromptRoots,
     SystemPromptError,
     SystemPromptRenderer,
@@ -163,9 +164,16 @@ def _check(
                 "provider_instance",
             )
         )
+    refused = renderer.check_paths(agent.system_prompt)
+    for message in refused:
+        found.append(resolved.problem("error", f"system_prompt: {message}", "system_prompt"))
     try:
         renderer.render(agent.system_prompt, language="python")
+    except PromptPathRefused as exc:
+        if str(exc) not in refused:
+            found.append(resolved.problem("error", f"system_prompt: {exc}", "system_prompt"))
     except SystemPromptError as exc:
+        # A variable unknown here (${PROJECT_DIR} without a project) is checked at send.
         if "${" not in agent.system_prompt:
             found.append(resolved.problem("error", str(exc), "system_prompt"))
     try:

@@ -48,7 +48,7 @@ class Configuration:
 
     def prompt_roots(self) -> PromptRoots:
         """Return the sandbox roots for rendering system prompts with this configuration."""
-        return PromptRoots(self.paths.bundled, self.paths.config_root, self.paths.project)
+        return prompt_roots(self.paths, self.settings)
 
 
 def load_configuration(
@@ -63,6 +63,8 @@ def load_configuration(
     """
     problems: list[ConfigProblem] = []
     project = paths.project_config
+    # Settings first: the agents' prompt paths are checked against the user's allowed_roots.
+    settings, settings_problems = load_settings(paths.config_root, paths.project, editor_settings)
     providers = load_providers(
         [
             (paths.bundled / "providers", Layer.BUNDLED),
@@ -84,7 +86,7 @@ def load_configuration(
     agents = build_agents(
         definitions,
         providers,
-        PromptRoots(paths.bundled, paths.config_root, paths.project),
+        prompt_roots(paths, settings),
         environments,
         problems,
     )
@@ -97,12 +99,17 @@ def load_configuration(
         problems,
     )
     overrides = load_overrides(paths.config_root / "agent_models.json", problems)
-    settings, settings_problems = load_settings(paths.config_root, paths.project, editor_settings)
     problems.extend(settings_problems)
     problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
     return Configuration(
         paths, providers, agents, pipelines, overrides, environments, settings, problems
     )
+
+
+def prompt_roots(paths: ConfigPaths, settings: Settings) -> PromptRoots:
+    """Return the folders system prompts may read: bundled, config, project, allowed roots."""
+    extra = tuple(Path(root).expanduser() for root in settings.general.allowed_roots)
+    return PromptRoots(paths.bundled, paths.config_root, paths.project, extra)
 
 
 def _cross_checks(

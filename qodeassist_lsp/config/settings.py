@@ -10,6 +10,7 @@ reload replaces as a whole.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import types
 import typing
@@ -120,6 +121,22 @@ class GeneralSettings(_Section):
         description="Serve completion, refactor and chat at all. Set `false` in a project's "
         "`.qodeassist/settings.toml` to switch QodeAssist off for that project only.",
     )
+    allowed_roots: list[str] = Field(
+        default_factory=list,
+        description="Extra folders, besides the workspace folders, whose files requests may "
+        "read (chat attachments, linked files, @-mentions, `read_file` in system prompts). "
+        "Absolute paths; `~` is expanded; symlinks are followed before the check.",
+        json_schema_extra=_USER_ONLY_EXTRA,
+    )
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _absolute_roots(cls, value: list[str]) -> list[str]:
+        """Reject relative roots: relative to what would depend on where the server started."""
+        for item in value:
+            if not os.path.isabs(os.path.expanduser(item.strip())):
+                raise ValueError(f"{item!r} is not an absolute path")
+        return [item.strip() for item in value]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Rendering an agent's ``system_prompt``: a sandboxed Jinja2 template with file helpers.
 
 ``${PROJECT_DIR}`` and ``${CONFIG_DIR}`` are substituted first. ``read_file`` and friends may
-only reach the project dir, the config dir and the bundled tree (``:/…`` paths); ``..``
-segments, symlinks leading out and absolute paths elsewhere are refused with a clear message.
+only reach the project dir, the config dir, the bundled tree (``:/…`` paths) and the user's
+``allowed_roots``; ``..`` segments, symlinks leading out and absolute paths elsewhere are refused
+by the ``Confinement`` resolver with a message naming the path and the setting. ``check_paths``
+finds such paths statically (in every branch of the template) so ``agents validate`` reports
+them before a send does.
 """
 
 from __future__ import annotations
@@ -14,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
+
+from qodeassist_lsp.config.confinement import (
+    ALLOWED_ROOTS_SETTING,
+    Confinement,
+    PathRefused,
+    kind_of,
+)
 
 MAX_READ_BYTES = 1024 * 1024
 _UNRESOLVED = "${"
@@ -24,6 +35,13 @@ class SystemPromptError(Exception):
     """The system prompt could not be rendered; the message says why and what to do."""
 
 
+class PromptPathRefused(SystemPromptError):
+    """A prompt file path leads outside the folders prompts may read (a configuration error)."""
+
+
+_PATH_HELPERS = frozenset({"read_file", "file_exists", "read_dir"})
+
+
 @dataclass(frozen=True)
 class PromptRoots:
     """The directories ``read_file`` may reach and the values of the ``${…}`` variables."""
@@ -31,11 +49,23 @@ class PromptRoots:
     bundled: Path
     config_dir: Path | None = None
     project_dir: Path | None = None
+    extra: tuple[Path, ...] = ()
+    """The user's ``allowed_roots``."""
 
     def allowed(self) -> list[Path]:
         """Return the resolved sandbox roots."""
-        roots = [self.bundled, self.config_dir, self.project_dir]
-        return [root.resolve() for root in roots if root is not None]
+        return list(self.confinement().roots)
+
+    def confinement(self) -> Confinement:
+        """Return the resolver of prompt file paths."""
+        roots = [r for r in (self.bundled, self.config_dir, self.project_dir) if r is not None]
+        return Confinement(
+            Confinement.of(roots, self.extra).roots,
+            scope="the folders system prompts may read (the project, the config dir and "
+            "bundled ':/' files)",
+            advice=f"; move the file there or add its folder to `{ALLOWED_ROOTS_SETTING}` in "
+            "your user settings",
+        )
 
 
 class SystemPromptRenderer:
@@ -43,6 +73,7 @@ class SystemPromptRenderer:
 
     def __init__(self, roots: PromptRoots) -> None:
         self._roots = roots
+        self._confinement = roots.confinement()
         env = SandboxedEnvironment(
             undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
         )
@@ -115,19 +146,44 @@ class SystemPromptRenderer:
                 base = self._roots.project_dir or self._roots.config_dir or self._roots.bundled
                 relative = candidate
         if ".." in relative.parts:
-            raise SystemPromptError(f"{path!r}: '..' is not allowed in prompt file paths")
-        resolved = (base / relative).resolve()
-        if not any(resolved.is_relative_to(root) for root in self._roots.allowed()):
-            raise SystemPromptError(
-                f"{path!r} is outside the allowed folders (the project, the config dir "
-                "and bundled ':/' files); move the file there"
+            raise PromptPathRefused(
+                f"{path!r}: '..' is not allowed in prompt file paths; name a file inside the "
+                f"project, the config dir, bundled ':/' files or `{ALLOWED_ROOTS_SETTING}`"
             )
-        return resolved
+        try:
+            return self._confinement.resolve(base / relative)
+        except PathRefused as exc:
+            raise PromptPathRefused(str(exc)) from None
+
+    def check_paths(self, source: str) -> list[str]:
+        """Return a message per literal helper path in ``source`` that would be refused.
+
+        Every ``read_file``/``file_exists``/``read_dir`` call with a constant path is checked,
+        also in branches the dry render does not take. Paths with a variable not known here
+        (``${PROJECT_DIR}`` without a project) are left to the render at send time.
+        """
+        try:
+            tree = self._env.parse(self.substitute(source))
+        except jinja2.TemplateSyntaxError:
+            return []  # the render reports it
+        found: list[str] = []
+        for helper, path in _literal_paths(tree):
+            if _UNRESOLVED in path:
+                continue
+            try:
+                resolved = self.resolve(path)
+                if helper == "read_file" and resolved.exists():
+                    _regular(path, resolved)
+            except SystemPromptError as exc:
+                if str(exc) not in found:
+                    found.append(str(exc))
+        return found
 
     def read_file(self, path: str) -> str:
         """Return the text of ``path`` (sandboxed); a missing file is an error."""
         resolved = self.resolve(path)
         try:
+            _regular(path, resolved)
             if resolved.stat().st_size > MAX_READ_BYTES:
                 raise SystemPromptError(f"{path!r} is larger than {MAX_READ_BYTES} bytes")
             return resolved.read_text(encoding="utf-8", errors="replace")
@@ -149,6 +205,29 @@ class SystemPromptRenderer:
             return sorted(entry.name for entry in resolved.iterdir())
         except OSError as exc:
             raise SystemPromptError(f"read_dir({path!r}): {exc.strerror}") from exc
+
+
+def _regular(path: str, resolved: Path) -> None:
+    """Refuse a FIFO or device by what it is (reading one would block or never end)."""
+    kind = kind_of(resolved.stat().st_mode)
+    if kind is not None:
+        raise PromptPathRefused(f"{path!r}: {resolved} is {kind}, not a regular file")
+
+
+def _literal_paths(tree: nodes.Template) -> list[tuple[str, str]]:
+    """Return ``(helper, path)`` for each constant path given to a helper (call or filter)."""
+    found: list[tuple[str, str]] = []
+    for call in tree.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name in _PATH_HELPERS and call.args:
+            first = call.args[0]
+            if isinstance(first, nodes.Const) and isinstance(first.value, str):
+                found.append((call.node.name, first.value))
+    for flt in tree.find_all(nodes.Filter):
+        node = flt.node
+        value = node.value if isinstance(node, nodes.Const) else None
+        if flt.name in _PATH_HELPERS and isinstance(value, str):
+            found.append((flt.name, value))
+    return found
 
 
 def head_lines(text: str, count: int) -> str:

@@ -112,8 +112,19 @@ class QodeAssistServer(LanguageServer):
                 self.chat_events.emit,
                 workspace=paths.project if paths is not None else None,
                 ignore=self.ignore_filter,
+                folders=self.workspace_folders,
             )
         return self._chat
+
+    def workspace_folders(self) -> list[Path]:
+        """Return the editor's workspace folders as they are now (they may change)."""
+        folders = [Path(p) for f in self.workspace.folders.values() if (p := to_fs_path(f.uri))]
+        if not folders and self.workspace.root_path:
+            folders.append(Path(self.workspace.root_path))
+        paths = self.backend.paths
+        if not folders and paths is not None and paths.project is not None:
+            folders.append(paths.project)
+        return folders
 
     def _send_chat_event(self, chat_id: str, event: SessionEvent) -> None:
         self.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})

@@ -1,9 +1,11 @@
 """Workspace files as chat sees them: attachments, linked files and stored content.
 
-Every file a chat reads goes through ``FileAccess``: a file excluded by ``.qodeassistignore`` is
-refused with a message naming it, and an open editor buffer wins over the file on disk (the user
-sees what they typed, not what was last saved). Attachments are copied beside the chat when sent
-and loaded back (with a cache keyed by path, modification time and size) for every request.
+Every file a chat reads goes through ``FileAccess``: a path outside the workspace folders (and
+the user's ``allowed_roots``), with symlinks followed, is refused by the ``Confinement`` resolver;
+a file excluded by ``.qodeassistignore`` is refused with a message naming it; and an open editor
+buffer wins over the file on disk (the user sees what they typed, not what was last saved).
+Attachments are copied beside the chat when sent and loaded back (with a cache keyed by path,
+modification time and size) for every request.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from qodeassist_lsp.config.confinement import Confinement, PathRefused
 from qodeassist_lsp.context.documents import DocumentStore, uri_to_path
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.content import (
@@ -62,6 +65,15 @@ class FileAccess:
     documents: DocumentStore
     ignore: IgnoreFilter | None = None
     workspace: Path | None = None
+    confinement: Confinement | None = None
+    """Where files may be read from; ``None`` = the ``workspace`` folder only."""
+
+    @property
+    def roots(self) -> Confinement:
+        """The confinement every read goes through."""
+        if self.confinement is not None:
+            return self.confinement
+        return Confinement.of([self.workspace] if self.workspace is not None else [])
 
     def resolve(self, uri_or_path: str) -> Path:
         """Return the path a ``file:`` URI or path names (relative to the workspace)."""
@@ -74,14 +86,24 @@ class FileAccess:
         return path
 
     def check(self, path: Path) -> None:
-        """Refuse ``path`` when it is ignored or not a readable file."""
+        """Refuse ``path`` when it is outside the roots, ignored or not a readable file."""
+        try:
+            self.roots.resolve(path)
+        except PathRefused as exc:
+            raise ChatInputError(str(exc)) from None
         if self.ignore is not None and self.ignore.is_ignored(path):
             raise ChatInputError(
                 f"{path} is excluded by {self.ignore.ignore_file}; remove it from the message "
                 "or change the ignore file"
             )
-        if self._document(path) is None and not path.is_file():
-            raise ChatInputError(f"{path}: no such file")
+        if self._document(path) is not None:
+            return
+        try:
+            self.roots.for_read(path)
+        except FileNotFoundError:
+            raise ChatInputError(f"{path}: no such file") from None
+        except PathRefused as exc:
+            raise ChatInputError(str(exc)) from None
 
     def _document(self, path: Path) -> str | None:
         target = os.path.normcase(os.path.abspath(path))
@@ -97,7 +119,7 @@ class FileAccess:
         if text is not None:
             return text
         try:
-            data = path.read_bytes()
+            data = self.roots.for_read(path).read_bytes()
         except OSError as exc:
             raise ChatInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
         if len(data) > MAX_TEXT_BYTES:
@@ -128,21 +150,22 @@ def store_attachments(
     access: FileAccess, store: ChatStore, chat_id: str, uris: Sequence[str]
 ) -> list[Block]:
     """Check every attachment, then copy them beside the chat; return their blocks."""
-    sources: list[tuple[Path, str | None]] = []
+    sources: list[tuple[Path, Path, str | None]] = []
     for uri in uris:
         path = access.resolve(uri)
         access.check(path)
+        real = access.roots.resolve(path)
         kind = media_type(path)
         if kind is not None:
-            size = path.stat().st_size
+            size = real.stat().st_size
             if size > MAX_IMAGE_BYTES:
                 raise ChatInputError(f"{path}: images over 20 MiB cannot be sent")
         else:
             access.read_text(path)  # refuse binaries and huge files before anything is stored
-        sources.append((path, kind))
+        sources.append((path, real, kind))
     blocks: list[Block] = []
-    for path, kind in sources:
-        stored = store.store_attachment(chat_id, path)
+    for path, real, kind in sources:
+        stored = store.store_attachment(chat_id, real, name=path.name)
         if kind is not None:
             blocks.append(StoredImageBlock(path.name, stored, kind))
         else:

@@ -5,7 +5,8 @@ relative to the workspace or a file name (``@parser.py``, ``@src/app/main.py:10-
 resolves to an open document first, then to the workspace file with that path or name (the
 shortest path wins). Resolved mentions become a markdown link to the file and, with a line
 range, a fenced snippet of those lines; anything that does not resolve stays as typed (e-mail
-addresses, decorators, handles).
+addresses, decorators, handles). A mention that resolves outside the workspace (``@../x``, a
+symlink leading out) is refused by ``FileAccess.check``, like an ignored file.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def resolve(access: FileAccess, name: str) -> Path | None:
     if root is None:
         return None
     direct = root / name
-    if direct.is_file():
+    if direct.exists() and not direct.is_dir():  # FIFOs too: refused by name, not skipped
         return direct
     return _find_in_workspace(root, name)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.confinement import Confinement, PathRefused
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -114,11 +115,13 @@ class ChatService:
         *,
         workspace: Path | None = None,
         ignore: Callable[[], IgnoreFilter | None] = lambda: None,
+        folders: Callable[[], Sequence[Path]] | None = None,
     ) -> None:
         self._runtime = runtime
         self._documents = documents
         self._sink = sink
         self._workspace = workspace
+        self._folders = folders or (lambda: [workspace] if workspace is not None else [])
         self._ignore = ignore
         self._chats: dict[str, Chat] = {}
         self._saves: set[asyncio.Task[None]] = set()
@@ -137,8 +140,9 @@ class ChatService:
         return ChatStore(root or config.paths.data_root / "chat_history")
 
     def files(self) -> FileAccess:
-        """Return the file access of the workspace, with the current ignore rules."""
-        return FileAccess(self._documents, self._ignore(), self._workspace)
+        """Return the file access of the workspace, with the current ignore rules and roots."""
+        roots = Confinement.of(self._folders(), self.settings.general.allowed_roots)
+        return FileAccess(self._documents, self._ignore(), self._workspace, roots)
 
     def _open(self, chat_id: str) -> Chat:
         chat = self._chats.get(chat_id)
@@ -210,6 +214,8 @@ class ChatService:
             linked = [str(access.resolve(uri)) for uri in params.linked_files]
             for path in linked:
                 access.check(Path(path))
+        if chat is not None:
+            self._check_history(chat, access, keep_linked=linked is None)
         text = mentions.expand(access, params.message) if message else ""
         created = chat is None
         if chat is None:
@@ -242,14 +248,48 @@ class ChatService:
         self._schedule_save(chat)
         return chat.chat_id, request
 
+    def _check_history(self, chat: Chat, access: FileAccess, *, keep_linked: bool) -> None:
+        """Refuse to send from a history file that points outside where it may read.
+
+        A history file is data anyone could have placed in the history folder: its linked files
+        must pass the same confinement as the ones a client sends, and its stored attachments
+        must be names inside the chat's content folder.
+        """
+        store = self.store()
+        where = f"chat {chat.chat_id!r} ({store.path(chat.chat_id)})"
+        if keep_linked:
+            for raw in chat.file.linked_files:
+                try:
+                    access.roots.resolve(raw)
+                except PathRefused as exc:
+                    raise ChatInputError(
+                        f"{where} links a file that may not be read: {exc}. Send with "
+                        "linkedFiles set to replace the chat's linked files"
+                    ) from None
+        for message in chat.history.messages:
+            for block in message.blocks:
+                if isinstance(block, (StoredAttachmentBlock, StoredImageBlock)):
+                    try:
+                        store.stored_file(chat.chat_id, block.stored_path)
+                    except PathRefused as exc:
+                        raise ChatInputError(str(exc)) from None
+                    except OSError:
+                        pass  # gone: sent as "[Attachment unavailable]"
+
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
         linked = list(chat.file.linked_files)
         if self.settings.chat.link_open_files:
             ignore = access.ignore
+            roots = access.roots
             for document in self._documents:
                 path = document.path
-                if path and path not in linked and not (ignore and ignore.is_ignored(path)):
+                if (
+                    path
+                    and path not in linked
+                    and roots.contains(path)
+                    and not (ignore and ignore.is_ignored(path))
+                ):
                     linked.append(path)
         return linked
 
@@ -437,7 +477,10 @@ class ChatService:
     def _attachment_tokens(self, access: FileAccess, path: Path) -> int:
         if media_type(path) is not None:
             try:
-                return tokens.image_tokens(path.read_bytes())
+                access.check(path)
+                return tokens.image_tokens(access.roots.for_read(path).read_bytes())
+            except ChatInputError:
+                return 0
             except OSError:
                 return tokens.UNREADABLE_IMAGE_TOKENS
         try:

@@ -20,6 +20,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from qodeassist_lsp.config.confinement import (
+    Confinement,
+    OutsideAllowedRoots,
+    PathRefused,
+    real_path,
+)
 from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError, decode, encode
 
 log = logging.getLogger("qodeassist.chat")
@@ -98,9 +104,12 @@ class ChatStore:
         """Read ``chat_id`` (raises ``ChatNotFound`` or ``HistoryFormatError``)."""
         path = self.path(chat_id)
         try:
-            text = path.read_text(encoding="utf-8")
+            # A FIFO named like a chat would block the server; a link may lead anywhere.
+            text = self._history_confinement().for_read(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ChatNotFound(f"no chat {chat_id!r} in {self.root}") from None
+        except PathRefused as exc:
+            raise HistoryFormatError(str(exc)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise HistoryFormatError(f"{path}: cannot read: {exc}") from None
         try:
@@ -159,22 +168,52 @@ class ChatStore:
         entries.sort(key=lambda entry: entry[0], reverse=True)
         return [summary for _mtime, summary in entries]
 
-    def store_attachment(self, chat_id: str, source: Path) -> str:
-        """Copy ``source`` into the chat's content folder; return the stored name."""
-        folder = self.content_dir(chat_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        stored = f"{source.stem}_{uuid.uuid4().hex[:8]}{source.suffix}"
-        shutil.copyfile(source, folder / stored)
+    def store_attachment(self, chat_id: str, source: Path, name: str = "") -> str:
+        """Copy ``source`` into the chat's content folder; return the stored name.
+
+        ``name`` is the file name the user attached (``source`` may be its real path).
+        """
+        folder = self._content_confinement(chat_id)
+        Path(folder.roots[0]).mkdir(parents=True, exist_ok=True)
+        base = Path(name or source.name)
+        stored = f"{base.stem}_{uuid.uuid4().hex[:8]}{base.suffix}"
+        shutil.copyfile(source, folder.for_write(stored, folder.roots[0]))
         return stored
 
     def stored_file(self, chat_id: str, stored_path: str) -> Path:
-        """Return the file of an attachment stored for ``chat_id`` (confined to its folder)."""
-        folder = self.content_dir(chat_id).resolve()
+        """Return the file of an attachment stored for ``chat_id`` (confined to its folder).
+
+        A history file is data, not a request: an absolute ``storedPath``, a ``..`` segment or a
+        link leading out of the chat's content folder is refused (``PathRefused``).
+        """
+        folder = self._content_confinement(chat_id)
         candidate = Path(stored_path)
-        path = (candidate if candidate.is_absolute() else folder / candidate).resolve()
-        if not path.is_relative_to(folder) and not candidate.is_absolute():
-            raise FileNotFoundError(f"{stored_path} is outside the chat's content folder")
-        return path
+        if candidate.is_absolute() or candidate.anchor or ".." in candidate.parts:
+            raise OutsideAllowedRoots(
+                stored_path,
+                f"stored attachment {stored_path!r} of chat {chat_id!r} is not a name inside "
+                f"its content folder {self.content_dir(chat_id)}; the history file "
+                f"{self.path(chat_id)} was edited or damaged — remove that block or the chat",
+            )
+        return folder.for_read(candidate, folder.roots[0])
+
+    def _history_confinement(self) -> Confinement:
+        """Return the history folder as the only root of history files."""
+        root = real_path(self.root)
+        return Confinement(
+            (root,),
+            scope=f"the chat history folder {root}",
+            advice="; history files must be regular files in it (see `chat.history_dir`)",
+        )
+
+    def _content_confinement(self, chat_id: str) -> Confinement:
+        """Return the chat's content folder as the only root (a linked folder leads out)."""
+        folder = real_path(self.root) / self.content_dir(chat_id).name
+        return Confinement(
+            (folder,),
+            scope=f"the chat's content folder {folder}",
+            advice="; stored attachments must stay inside it — remove that block or the chat",
+        )
 
 
 def title_of(chat: ChatFile) -> str:

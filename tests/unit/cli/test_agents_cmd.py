@@ -135,3 +135,35 @@ def test_secrets_set_without_keyring_says_what_to_do(run_cli, monkeypatch) -> No
 def test_secrets_unknown_provider(run_cli) -> None:
     code, _out, err = run_cli("secrets", "status", "Claud")
     assert code == 1 and "did you mean 'Claude'?" in err
+
+
+def test_validate_reports_prompt_paths_leading_outside(
+    run_cli, config_dir: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret")
+    (config_dir / "prompt.md").symlink_to(outside / "secret.md")
+    cases = {
+        "up.toml": '{{ read_file("${PROJECT_DIR}/../../x") }}',
+        "config_up.toml": '{% if language == "cpp" %}{{ read_file("${CONFIG_DIR}/../x") }}'
+        "{% endif %}",
+        "linked.toml": '{{ read_file("${CONFIG_DIR}/prompt.md") }}',
+    }
+    files = []
+    for index, (name, prompt) in enumerate(cases.items()):
+        path = config_dir / "agents" / name
+        path.write_text(
+            f'name = "Prompt {index}"\nextends = "Ollama Base Chat"\nmodel = "m"\n\n'
+            f"system_prompt = '{prompt}'\n"
+        )
+        files.append(path.resolve())
+    code, out, err = run_cli("agents", "validate", *map(str, files))
+    assert code == 1, out
+    by_file = {line.split(":5: error: system_prompt: ")[0]: line for line in out.splitlines()}
+    assert sorted(by_file) == sorted(map(str, files)), out
+    up, config_up, linked = (by_file[str(f)] for f in files)
+    assert "'..' is not allowed" in up and "/../../x" in up
+    assert "'..' is not allowed" in config_up and "config/../x" in config_up
+    assert "prompt.md (it leads to " in linked and "general.allowed_roots" in linked
+    assert "3 error(s)" in err

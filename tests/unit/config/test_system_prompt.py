@@ -3,7 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.config.system_prompt import PromptRoots, SystemPromptError, SystemPromptRenderer
+from qodeassist_lsp.config.system_prompt import (
+    PromptPathRefused,
+    PromptRoots,
+    SystemPromptError,
+    SystemPromptRenderer,
+)
 
 
 @pytest.fixture
@@ -40,7 +45,8 @@ def test_escapes_are_refused(roots: PromptRoots, path: str) -> None:
 
 def test_symlink_escape_is_refused(roots: PromptRoots, tmp_path: Path) -> None:
     os.symlink(tmp_path / "outside/secret.txt", tmp_path / "project/link.txt")
-    with pytest.raises(SystemPromptError, match="outside the allowed folders"):
+    refused = r"leads to .*outside the folders system prompts may read.*general\.allowed_roots"
+    with pytest.raises(SystemPromptError, match=refused):
         SystemPromptRenderer(roots).render("{{ read_file('${PROJECT_DIR}/link.txt') }}")
 
 
@@ -60,3 +66,45 @@ def test_syntax_error_is_reported(roots: PromptRoots) -> None:
 def test_include_is_disabled_in_system_prompts(roots: PromptRoots) -> None:
     with pytest.raises(SystemPromptError):
         SystemPromptRenderer(roots).render('{% include "personas/p.md" %}')
+
+
+def test_check_paths_finds_refused_literals_in_every_branch(
+    roots: PromptRoots, tmp_path: Path
+) -> None:
+    os.symlink(tmp_path / "outside/secret.txt", tmp_path / "config/linked.md")
+    source = (
+        '{% if language == "cpp" %}{{ read_file("${PROJECT_DIR}/../../x") }}{% endif %}\n'
+        '{{ "${CONFIG_DIR}/../x" | read_file }}{{ read_file("${CONFIG_DIR}/linked.md") }}\n'
+        '{{ read_file("${CONFIG_DIR}/mine.md") }}{{ read_file(some_variable) }}'
+    )
+    found = SystemPromptRenderer(roots).check_paths(source)
+    assert len(found) == 3
+    by_path = {
+        next(p for p in ("/../../x", "config/../x", "linked.md") if p in m): m for m in found
+    }
+    assert "'..' is not allowed" in by_path["/../../x"]
+    assert "'..' is not allowed" in by_path["config/../x"]
+    assert "(it leads to " in by_path["linked.md"]
+    assert "general.allowed_roots" in by_path["linked.md"]
+
+
+def test_check_paths_skips_variables_unknown_here(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    renderer = SystemPromptRenderer(PromptRoots(tmp_path / "b"))
+    assert renderer.check_paths("{{ read_file('${PROJECT_DIR}/../x') }}") == []
+
+
+def test_a_fifo_is_refused_as_a_fifo(roots: PromptRoots, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "config/pipe.md")
+    renderer = SystemPromptRenderer(roots)
+    with pytest.raises(PromptPathRefused, match="is a FIFO, not a regular file"):
+        renderer.render("{{ read_file('${CONFIG_DIR}/pipe.md') }}")
+    assert renderer.check_paths("{{ read_file('${CONFIG_DIR}/pipe.md') }}") != []
+
+
+def test_allowed_roots_widen_what_prompts_read(roots: PromptRoots, tmp_path: Path) -> None:
+    path = str(tmp_path / "outside/secret.txt")
+    with pytest.raises(PromptPathRefused):
+        SystemPromptRenderer(roots).render("{{ read_file('" + path + "') }}")
+    wider = PromptRoots(roots.bundled, roots.config_dir, roots.project_dir, (tmp_path / "outside",))
+    assert SystemPromptRenderer(wider).render("{{ read_file('" + path + "') }}") == "secret"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.content import (
@@ -103,3 +105,70 @@ def test_mentions_resolve_by_path_or_shortest_name(project: Path) -> None:
 def test_mentions_of_ignored_files_are_refused(project: Path) -> None:
     with pytest.raises(ChatInputError, match="excluded"):
         mentions.expand(access(project), "read @secret.env")
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    (folder / "dir").mkdir(parents=True)
+    (folder / "secret.txt").write_text("TOP SECRET")
+    (folder / "dir/deep.txt").write_text("DEEP SECRET")
+    return folder
+
+
+def test_paths_outside_the_workspace_are_refused(project: Path, outside: Path) -> None:
+    os.symlink(outside / "secret.txt", project / "link.txt")
+    os.symlink(outside / "dir", project / "linked_dir")
+    files = access(project)
+    for raw in ("../outside/secret.txt", str(outside / "secret.txt"), "link.txt"):
+        with pytest.raises(
+            ChatInputError, match=r"is outside the workspace folders.*allowed_roots"
+        ):
+            files.read_text(files.resolve(raw))
+    with pytest.raises(ChatInputError, match="outside"):
+        files.check(files.resolve("linked_dir/deep.txt"))
+    [block] = files.linked_blocks([str(project / "link.txt")])
+    assert isinstance(block, TextBlock) and "TOP SECRET" not in block.text
+    assert "[unavailable: " in block.text
+
+
+def test_an_open_buffer_outside_the_workspace_is_refused(project: Path, outside: Path) -> None:
+    documents = DocumentStore()
+    documents.open((outside / "secret.txt").as_uri(), "BUFFER SECRET")
+    files = access(project, documents)
+    with pytest.raises(ChatInputError, match="outside"):
+        files.read_text(outside / "secret.txt")
+
+
+def test_a_fifo_is_refused_as_a_fifo_not_as_missing(project: Path) -> None:
+    os.mkfifo(project / "pipe.txt")
+    files = access(project)
+    with pytest.raises(ChatInputError, match="is a FIFO, not a regular file"):
+        files.check(project / "pipe.txt")
+    with pytest.raises(ChatInputError, match="is a FIFO"):
+        mentions.expand(files, "see @pipe.txt")
+
+
+def test_outside_attachments_store_nothing(project: Path, outside: Path, tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "history")
+    with pytest.raises(ChatInputError, match="outside"):
+        store_attachments(access(project), store, "c1", [(outside / "secret.txt").as_uri()])
+    assert not store.content_dir("c1").exists()
+
+
+def test_mentions_leading_outside_are_refused(project: Path, outside: Path) -> None:
+    os.symlink(outside / "dir", project / "linked_dir")
+    files = access(project)
+    for message in ("see @../outside/secret.txt", "see @linked_dir/deep.txt:1-1"):
+        with pytest.raises(ChatInputError, match="outside the workspace folders"):
+            mentions.expand(files, message)
+
+
+def test_allowed_roots_admit_a_folder_outside(project: Path, outside: Path) -> None:
+    files = FileAccess(
+        DocumentStore(),
+        IgnoreFilter(project),
+        project,
+        Confinement.of([project], [str(outside)]),
+    )
+    assert files.read_text(outside / "secret.txt") == "TOP SECRET"

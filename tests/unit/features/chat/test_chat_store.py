@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.config.confinement import PathRefused
 from qodeassist_lsp.core.content import Message, TextBlock
-from qodeassist_lsp.features.chat.history_format import ChatFile
+from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, slug
 
 
@@ -68,9 +69,46 @@ def test_delete_removes_the_attachments(tmp_path: Path) -> None:
     stored = store.store_attachment("c", source)
     assert stored.startswith("notes_") and stored.endswith(".md")
     assert store.stored_file("c", stored).read_text() == "x"
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(PathRefused, match="content folder"):
         store.stored_file("c", "../c.json")
     store.delete("c")
     assert not (tmp_path / "h").joinpath("c_content").exists()
     with pytest.raises(ChatNotFound):
         store.delete("c")
+
+
+def test_stored_paths_stay_inside_the_content_folder(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    (tmp_path / "secret.txt").write_text("secret")
+    store.content_dir("c").mkdir(parents=True)
+    for bad in (str(tmp_path / "secret.txt"), "../../secret.txt", "sub/../../x"):
+        with pytest.raises(PathRefused, match="is not a name inside its content folder"):
+            store.stored_file("c", bad)
+    os.symlink(tmp_path / "secret.txt", store.content_dir("c") / "link.txt")
+    with pytest.raises(PathRefused, match="leads to"):
+        store.stored_file("c", "link.txt")
+
+
+def test_a_symlinked_content_folder_is_refused(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/a.txt").write_text("a")
+    store.root.mkdir()
+    os.symlink(tmp_path / "elsewhere", store.content_dir("c"))
+    with pytest.raises(PathRefused):
+        store.stored_file("c", "a.txt")
+    with pytest.raises(PathRefused):
+        store.store_attachment("c", tmp_path / "elsewhere/a.txt")
+
+
+def test_history_files_must_be_regular_files_inside_the_folder(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "h")
+    store.save("good", chat())
+    (tmp_path / "elsewhere.json").write_text(store.path("good").read_text())
+    os.symlink(tmp_path / "elsewhere.json", store.path("linked"))
+    os.mkfifo(store.path("pipe"))
+    with pytest.raises(HistoryFormatError, match="leads to"):
+        store.load("linked")
+    with pytest.raises(HistoryFormatError, match="is a FIFO"):
+        store.load("pipe")
+    assert [s.chat_id for s in store.list()] == ["good"]  # listing neither blocks nor follows
