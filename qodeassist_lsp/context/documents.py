@@ -30,6 +30,7 @@ __all__ = [
     "DocumentStore",
     "LineEdit",
     "diff_edit",
+    "has_line",
     "line_end_offset",
     "line_start_offset",
     "offset_at",
@@ -73,6 +74,19 @@ def line_start_offset(text: str, line: int) -> int:
         remaining -= found
         pos = end
     return size
+
+
+def has_line(text: str, line: int, start: int | None = None) -> bool:
+    """Whether 0-based ``line`` exists in ``text`` (``start``: its `line_start_offset`, if known).
+
+    The empty line after a final line break exists: the cursor can be there.
+    """
+    if line < 0:
+        return False
+    if start is None:
+        start = line_start_offset(text, line)
+    # Only a position at the very end needs the lines counted.
+    return start < len(text) or line == text.count("\n")
 
 
 def line_end_offset(text: str, start: int) -> int:

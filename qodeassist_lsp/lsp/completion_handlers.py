@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
+from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 _WORD_BEFORE = re.compile(r"[\w$]+$")
@@ -93,15 +93,19 @@ _TRIGGER_KINDS = {kind.value for kind in types.InlineCompletionTriggerKind}
 
 
 async def _complete(
-    ls: QodeAssistServer, uri: str, line: int, column: int, invoked: bool
+    ls: QodeAssistServer, method: str, uri: str, line: int, column: int, invoked: bool
 ) -> tuple[CompletionResult, str] | None:
-    """Run one completion; return the result and the cursor line's text, or None if stale."""
+    """Run one completion; return the result and the cursor line's text, or None if stale.
+
+    A line past the end of the document is refused (``JsonRpcInvalidParams``).
+    """
     service = await ls.completion_service()
     from qodeassist_lsp.features.completion.service import CompletionRequest, TriggerKind
 
     document = ls.documents.get(uri)
     if document is None:
         return None
+    require_line(method, uri, document.text, line)
     start, line_text = line_at(document.text, line)
     character = to_code_points(ls.workspace.position_codec, line_text, column)
     trigger = TriggerKind.INVOKED if invoked else TriggerKind.AUTOMATIC
@@ -157,7 +161,14 @@ def register(server: QodeAssistServer) -> None:
         if request.popup_open:
             # Items would have to extend the popup's selection; stay out of its way.
             return {"items": []}
-        answer = await _complete(ls, request.uri, request.line, request.character, request.invoked)
+        answer = await _complete(
+            ls,
+            types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            request.uri,
+            request.line,
+            request.character,
+            request.invoked,
+        )
         if answer is None:
             return {"items": []}
         result, line_text = answer
@@ -175,6 +186,7 @@ def register(server: QodeAssistServer) -> None:
             answer = await asyncio.wait_for(
                 _complete(
                     ls,
+                    types.TEXT_DOCUMENT_COMPLETION,
                     params.text_document.uri,
                     params.position.line,
                     params.position.character,

@@ -11,6 +11,13 @@ still had to tidy up. Text synchronisation is pygls's too, except that edits are
 (`take_edits`). Messages are dispatched on the fields they have, as pygls does, but without
 ``isinstance`` against ``typing.Protocol`` classes, which re-derives each protocol's members on
 every check (about 30 µs a message on Python 3.11, measured).
+
+A request whose params fail to structure is answered: pygls raises ``JsonRpcInvalidParams`` from
+``structure_message`` and its reader only reports it with ``window/showMessage``, so the request
+would never get a response. Here the failure becomes an `UnstructurableRequest`, which
+``handle_message`` answers with -32602 and a message naming the bad field. (pygls 2 has no
+public way to send a response, so the answer goes through the same private ``_send_response``
+as the direct requests'.)
 """
 
 from __future__ import annotations
@@ -24,12 +31,15 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import cattrs
+from cattrs.v import format_exception
 from lsprotocol import types
 from pygls.exceptions import (
     FeatureNotificationError,
     FeatureRequestError,
     JsonRpcException,
     JsonRpcInternalError,
+    JsonRpcInvalidParams,
     JsonRpcRequestCancelled,
 )
 from pygls.protocol import LanguageServerProtocol
@@ -61,6 +71,16 @@ class RawRequest:
     method: str
     jsonrpc: str
     params: dict[str, Any] | None = None
+
+
+@attrs.define
+class UnstructurableRequest:
+    """A request whose params could not be structured; it is answered with ``error``."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    error: JsonRpcInvalidParams
 
 
 class QodeProtocol(LanguageServerProtocol):
@@ -97,7 +117,19 @@ class QodeProtocol(LanguageServerProtocol):
                 and (params is None or type(params) is dict)
             ):
                 return RawRequest(ident, method, self.VERSION, params)
-        return super().structure_message(data)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            ident = data.get("id")
+            if (
+                not isinstance(method, str)
+                or not isinstance(ident, int | str)
+                or isinstance(ident, bool)
+                or "result" in data
+                or "error" in data
+            ):
+                raise  # not a request that can be answered: pygls's reader reports it
+            return UnstructurableRequest(ident, method, self.VERSION, _invalid_params(method, exc))
 
     def handle_message(self, message: Any) -> None:
         """Dispatch a decoded message to pygls's request/notification/response handling."""
@@ -106,6 +138,10 @@ class QodeProtocol(LanguageServerProtocol):
             return
         if self._shutdown and getattr(message, "method", "") != types.EXIT:
             log.warning("Server shutting down. No more requests!")
+            return
+        if isinstance(message, UnstructurableRequest):
+            log.warning("answering %s (id %r): %s", message.method, message.id, message.error)
+            self._send_error(message.id, message.error)
             return
         ctx = contextvars.copy_context()  # each handler runs in its own context, as in pygls
         if hasattr(message, "method") and hasattr(message, "params"):
@@ -224,6 +260,23 @@ class QodeProtocol(LanguageServerProtocol):
         if isinstance(failure, Exception):
             log.error("the didChange handler failed", exc_info=failure)
             self._server._report_server_error(failure, FeatureNotificationError)
+
+
+def _invalid_params(method: str, exc: JsonRpcException) -> JsonRpcInvalidParams:
+    """Say which field of ``method``'s params failed to structure, and why."""
+    cause = exc.__cause__
+    if isinstance(cause, cattrs.BaseValidationError):
+        problems = cattrs.transform_error(cause, path="$", format_exception=_problem)
+        said = "; ".join(problem.replace("@ $.", "at ") for problem in problems)
+    else:
+        said = str(cause or exc)
+    return JsonRpcInvalidParams(f"{method}: invalid params: {said}")
+
+
+def _problem(exc: BaseException, type_: type | None) -> str:
+    """Describe one structuring failure, with the validator's own words when it has some."""
+    what = format_exception(exc, type_)
+    return f"{what} ({exc})" if type(exc) is ValueError and str(exc) else what
 
 
 def _cancelled(msg_id: Any) -> JsonRpcException:

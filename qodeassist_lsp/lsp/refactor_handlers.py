@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points
+from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
@@ -51,10 +51,19 @@ def _supports_llm_tag(ls: QodeAssistServer) -> bool:
     return bool(code_action and code_action.tag_support)
 
 
+def _require_range(method: str, uri: str, text: str, selection: types.Range) -> None:
+    """Refuse (``JsonRpcInvalidParams``) a range with a line past the end of the document."""
+    for position in (selection.start, selection.end):
+        require_line(method, uri, text, position.line)
+
+
 async def _run(
-    ls: QodeAssistServer, args: dict[str, Any], token: types.ProgressToken | None
+    ls: QodeAssistServer, method: str, args: dict[str, Any], token: types.ProgressToken | None
 ) -> tuple[RefactorResult | None, str]:
-    """Run the refactor ``args`` describes; return the result and the instruction's title."""
+    """Run the refactor ``args`` describes; return the result and the instruction's title.
+
+    A range past the end of the document is refused (``JsonRpcInvalidParams``), never edited.
+    """
     from qodeassist_lsp.features.refactor.service import RefactorRequest
 
     service = await ls.refactor_service()
@@ -75,6 +84,7 @@ async def _run(
         selection.start.character,
     ):
         selection = types.Range(selection.end, selection.start)
+    _require_range(method, uri, document.text, selection)
     start = _code_points(ls, document.text, selection.start)
     end = _code_points(ls, document.text, selection.end)
     request = RefactorRequest(
@@ -152,6 +162,9 @@ def register(server: QodeAssistServer) -> None:
         document = ls.documents.get(params.text_document.uri)
         if document is None:
             return None
+        _require_range(
+            types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
+        )
         service = await ls.refactor_service()
         empty = params.range.start == params.range.end
         base = {
@@ -208,7 +221,7 @@ def register(server: QodeAssistServer) -> None:
         data = action.data if isinstance(action.data, dict) else None
         if data is None:
             return action
-        result, reason = await _run(ls, data, None)
+        result, reason = await _run(ls, types.CODE_ACTION_RESOLVE, data, None)
         if result is None or result.outcome != "ok":
             _explain(ls, result, reason)
             return action
@@ -217,7 +230,7 @@ def register(server: QodeAssistServer) -> None:
 
     @server.command(methods.CMD_REFACTOR)
     async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
-        result, title = await _run(ls, args, None)
+        result, title = await _run(ls, f"{methods.CMD_REFACTOR} command", args, None)
         if result is None or result.outcome != "ok":
             _explain(ls, result, title)
             return {"applied": False, "message": result.message if result else title}

@@ -6,10 +6,14 @@ the range through them and writing every line back out: about 1.7 ms of CPU per 
 found by counting line breaks at C speed, only the edited lines are converted from the
 client's position encoding, and the new text is one slice-and-join. The range also says what
 changed (`apply_changes`), so the document store need not compare the old and new text.
+
+A range past the end of the document is clamped to the end, as pygls does, but logged as a
+warning: the client's copy of the document no longer matches the server's.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from lsprotocol import types
@@ -17,6 +21,8 @@ from pygls.workspace.position_codec import PositionCodec
 
 from qodeassist_lsp.context.documents import LineEdit, line_end_offset, line_start_offset
 from qodeassist_lsp.lsp.positions import to_code_points
+
+log = logging.getLogger("qodeassist.lsp")
 
 
 def offset_of(text: str, position: types.Position, codec: PositionCodec) -> int:
@@ -52,7 +58,25 @@ def apply_change(
         return change.text, None
     start = offset_of(text, change.range.start, codec)
     end = max(start, offset_of(text, change.range.end, codec))
-    # A start past the end was clamped there: count the lines instead of trusting the client.
-    line = change.range.start.line if start < len(text) else text.count("\n")
+    line = change.range.start.line
+    if end >= len(text):  # only a range reaching the end can lie past it: count lines only then
+        last = text.count("\n")
+        if max(change.range.start.line, change.range.end.line) > last:
+            _warn_past_end(change.range, last + 1)
+        if start >= len(text):  # clamped to the end: count the lines instead of trusting the client
+            line = last
     edit = LineEdit(line, change.text, end - start)
     return text[:start] + change.text + text[end:], edit
+
+
+def _warn_past_end(edited: types.Range, lines: int) -> None:
+    start, end = edited.start, edited.end
+    log.warning(
+        "didChange: range %d:%d-%d:%d lies past the end of the document (%d lines) and was "
+        "clamped to its end; the client's copy of the document may be out of sync",
+        start.line,
+        start.character,
+        end.line,
+        end.character,
+        lines,
+    )

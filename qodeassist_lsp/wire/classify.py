@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo
+from qodeassist_lsp.wire.errors import DEFAULT_PROVIDER, ErrorCategory, ErrorContext, ErrorInfo
 
 MAX_DETAIL_CHARS = 2000
 
@@ -277,6 +277,30 @@ def classify_exception(exc: BaseException, ctx: ErrorContext | None = None) -> E
         category=ErrorCategory.NETWORK,
         message=_message(ErrorCategory.NETWORK, ctx, what, status=None, retry_after=None),
         provider_detail=_clip(f"{type(exc).__name__}: {exc}"),
+    )
+
+
+_HTML_STARTS = (b"<!doctype html", b"<html")
+
+
+def is_web_page(content_type: str, head: bytes) -> bool:
+    """Whether a response is an HTML page: by its ``Content-Type``, or by how its body starts."""
+    if content_type.split(";", 1)[0].strip().lower() in ("text/html", "application/xhtml+xml"):
+        return True
+    start = head[:64].lstrip().lower()
+    return start.startswith(_HTML_STARTS)
+
+
+def web_page(ctx: ErrorContext | None, url: str, api: str, body: bytes = b"") -> ErrorInfo:
+    """Describe a 2xx answer that is a web page (a captive portal, a wrong path), not the API."""
+    ctx = ctx or ErrorContext()
+    which = "the provider" if ctx.provider == DEFAULT_PROVIDER else f"provider {ctx.provider!r}"
+    address = url.split("?", 1)[0]  # a query may carry a key; the path is what to check
+    return ErrorInfo(
+        category=ErrorCategory.CONFIG,
+        message=f"{address} answered with a web page, not the {api} API — check the `url` of "
+        f"{which} (a wrong path, or a proxy or captive portal in the way).",
+        provider_detail=_clip(body.decode("utf-8", errors="replace")),
     )
 
 

@@ -4,7 +4,9 @@ The client owns the I/O the parsers leave out: compact JSON out, status check (a
 body is read whole and classified before any stream decoding), retries strictly before the
 first byte, first-byte and inactivity timeouts, and closing the HTTP stream on every exit,
 cancellation included. Failures before a 2xx response raise `WireError`; after it they
-arrive as a final `StreamError` event. Log lines on ``qodeassist.wire`` carry
+arrive as a final `StreamError` event. A 2xx answer that is an HTML page (a captive portal, a
+wrong path) is not the API: it is reported as such (a config error naming the provider's
+``url``), not as a stream that was cut off. Log lines on ``qodeassist.wire`` carry
 the request id; bodies only at DEBUG; secrets redacted everywhere.
 """
 
@@ -24,13 +26,18 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from qodeassist_lsp.wire.classify import classify_exception, classify_http_error
+from qodeassist_lsp.wire.classify import (
+    classify_exception,
+    classify_http_error,
+    is_web_page,
+    web_page,
+)
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, WireError, redact
 from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
 from qodeassist_lsp.wire.httpclient import HttpClient, Timeouts
 from qodeassist_lsp.wire.parser import StreamParser
 from qodeassist_lsp.wire.plain_transport import PlainResponse, PlainResponseBody, raw_headers
-from qodeassist_lsp.wire.protocols import WireProtocol
+from qodeassist_lsp.wire.protocols import API_NAMES, WireProtocol
 from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
 
@@ -166,6 +173,11 @@ class WireClient:
                     count += 1
                     yield [last]
                     return
+                if first and chunk is not None and is_web_page("", chunk):
+                    last = StreamError(self._web_page(url, chunk).redacted(secrets))
+                    count += 1
+                    yield [last]
+                    return
                 first = False
                 if chunk is not None and logger.isEnabledFor(logging.DEBUG):
                     log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
@@ -215,6 +227,8 @@ class WireClient:
             try:
                 payload = json.loads(raw)
             except ValueError as exc:
+                if is_web_page("", raw):
+                    raise WireError(self._web_page(page_url, raw).redacted(secrets)) from exc
                 raise WireError(
                     ErrorInfo(
                         category=ErrorCategory.PROVIDER,
@@ -289,6 +303,10 @@ class WireClient:
                 continue
             log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
             if response.is_success:
+                if is_web_page(_content_type(response), b""):
+                    info = self._web_page(url, await self._body_of(response)).redacted(secrets)
+                    log(logging.WARNING, "%s", info.message)
+                    raise WireError(info)
                 return response, deadline
             info = await self._error_from(response, secrets)
             delay = (
@@ -312,14 +330,21 @@ class WireClient:
         kept = [(n, v) for n, v in self._default_headers if n.lower() not in replaced]
         return kept + given
 
-    async def _error_from(self, response: Response, secrets: list[str]) -> ErrorInfo:
+    def _web_page(self, url: str, body: bytes) -> ErrorInfo:
+        return web_page(self._context, url, API_NAMES[self.protocol], body)
+
+    async def _body_of(self, response: Response) -> bytes:
+        """Read a whole body that is not a stream (an error, a web page), then close it."""
         try:
             async with asyncio.timeout(self._timeouts.inactivity):
-                body = await response.aread()
+                return await response.aread()
         except (TimeoutError, httpx.HTTPError):
-            body = b""
+            return b""
         finally:
             await response.aclose()
+
+    async def _error_from(self, response: Response, secrets: list[str]) -> ErrorInfo:
+        body = await self._body_of(response)
         info = classify_http_error(response.status_code, response.headers, body, self._context)
         return info.redacted(secrets)
 
@@ -367,6 +392,17 @@ def _parsed(url: str) -> httpx.URL:
     """Return ``url`` parsed, once per URL: an agent posts to the same one every time."""
     # httpx.URL is immutable, and parsing it was about half of build_request's cost, measured.
     return httpx.URL(url)
+
+
+def _content_type(response: Response) -> str:
+    """Return the response's ``Content-Type`` (without building httpx headers for a plain one)."""
+    if isinstance(response, PlainResponse):
+        for name, value in response.raw_headers:
+            if name.lower() == b"content-type":
+                return value.decode("latin-1")
+        return ""
+    content_type: str = response.headers.get("content-type", "")
+    return content_type
 
 
 def _redacted(events: list[WireEvent], secrets: list[str]) -> list[WireEvent]:

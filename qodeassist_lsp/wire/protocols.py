@@ -22,6 +22,18 @@ class WireProtocol(enum.StrEnum):
     LLAMACPP = "llamacpp"
 
 
+API_NAMES: dict[WireProtocol, str] = {
+    WireProtocol.ANTHROPIC: "Anthropic Messages",
+    WireProtocol.OPENAI_CHAT: "OpenAI Chat Completions",
+    WireProtocol.OPENAI_RESPONSES: "OpenAI Responses",
+    WireProtocol.GOOGLE: "Gemini",
+    WireProtocol.OLLAMA: "Ollama",
+    WireProtocol.MISTRAL: "Mistral",
+    WireProtocol.LLAMACPP: "llama.cpp",
+}
+"""The name of each protocol's API, as error messages tell the user what was expected."""
+
+
 class AuthStyle(enum.StrEnum):
     """Where an API key travels in a request."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from qodeassist_lsp.features.chat.files import (
     media_type,
     store_attachments,
 )
-from qodeassist_lsp.features.chat.history_format import ChatFile, encode, encode_message
+from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
@@ -97,6 +98,8 @@ class Chat:
     request_start: int = 0
     """History length before the user message of the latest request."""
     saving: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seen: tuple[Message, ...] = ()
+    """The messages this server last read from or wrote to the history file (see `save_merged`)."""
 
     @property
     def busy(self) -> bool:
@@ -125,6 +128,7 @@ class ChatService:
         self._ignore = ignore
         self._chats: dict[str, Chat] = {}
         self._saves: set[asyncio.Task[None]] = set()
+        self._tidied: set[Path] = set()
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -137,7 +141,11 @@ class ChatService:
         configured = self.settings.chat.history_dir
         config = self._runtime.configuration
         root = Path(configured).expanduser() if configured else None
-        return ChatStore(root or config.paths.data_root / "chat_history")
+        store = ChatStore(root or config.paths.data_root / "chat_history")
+        if store.root not in self._tidied:  # once per folder: saves killed mid-way left these
+            self._tidied.add(store.root)
+            store.remove_stale_temp_files()
+        return store
 
     def files(self) -> FileAccess:
         """Return the file access of the workspace, with the current ignore rules and roots."""
@@ -158,6 +166,7 @@ class ChatService:
         chat = Chat(
             chat_id, data, ConversationHistory(data.messages), StoredContentLoader(store, chat_id)
         )
+        chat.seen = tuple(data.messages)
         self._chats[chat_id] = chat
         return chat
 
@@ -326,20 +335,28 @@ class ChatService:
                 then()
             return
         chat.file.messages = list(chat.history.messages)
-        text = encode(chat.file) if chat.file.messages else None
-        task = asyncio.create_task(self._write(chat, text, then), name=f"qa-save-{chat.chat_id}")
+        # A snapshot: the history goes on changing while the save waits for its turn.
+        snapshot = dataclasses.replace(
+            chat.file,
+            messages=list(chat.file.messages),
+            linked_files=list(chat.file.linked_files),
+            usage=dict(chat.file.usage),
+        )
+        task = asyncio.create_task(
+            self._write(chat, snapshot, then), name=f"qa-save-{chat.chat_id}"
+        )
         self._saves.add(task)
         task.add_done_callback(self._saves.discard)
 
-    async def _write(self, chat: Chat, text: str | None, then: Callable[[], None] | None) -> None:
+    async def _write(self, chat: Chat, snapshot: ChatFile, then: Callable[[], None] | None) -> None:
+        """Save ``snapshot``, keeping what other writers added to the file meanwhile."""
         store = self.store()
         try:
             async with chat.saving:  # writes of one chat land in the order they were made
-                if text is None:
-                    with contextlib.suppress(ChatNotFound):
-                        await asyncio.to_thread(store.delete, chat.chat_id)
-                else:
-                    await asyncio.to_thread(store.write_text, chat.chat_id, text)
+                await asyncio.to_thread(store.save_merged, chat.chat_id, snapshot, chat.seen)
+                # What this server holds, not the merge: another writer's messages are not in
+                # its history, so the next save must find them in the file again and keep them.
+                chat.seen = tuple(snapshot.messages)
         except OSError as exc:
             log.error("could not save chat %s in %s: %s", chat.chat_id, store.root, exc)
         finally:
@@ -434,6 +451,7 @@ class ChatService:
         new = Chat(
             new_id, data, ConversationHistory(data.messages), StoredContentLoader(store, new_id)
         )
+        new.seen = tuple(data.messages)
         self._chats[new_id] = new
         log.info("compressed chat %s into %s", chat.chat_id, new_id)
         return new

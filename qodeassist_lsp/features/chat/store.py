@@ -5,20 +5,34 @@ A chat's id is its file name without ``.json``: the first line of the first mess
 directory, are flushed to disk and renamed over the old file, so a crash or a kill leaves
 either the previous or the new version, never a torn one. Attachments live in
 ``<id>_content/`` beside the file.
+
+Several writers may share a chat: two servers on one data folder, or two sends. `save_merged`
+therefore holds an advisory lock on ``.<id>.lock`` beside the file while it re-reads the file,
+keeps the messages another writer added since this one last saw the chat, and writes the
+union: no writer's message is lost (the last writer no longer wins). Temporary files a killed
+save left behind are removed by `remove_stale_temp_files`, which the chat service runs once per
+history folder.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
 import datetime as dt
+import json
 import logging
 import os
 import re
 import shutil
+import sys
 import tempfile
+import time
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from qodeassist_lsp.config.confinement import (
     Confinement,
@@ -26,12 +40,22 @@ from qodeassist_lsp.config.confinement import (
     PathRefused,
     real_path,
 )
-from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError, decode, encode
+from qodeassist_lsp.core.content import Message
+from qodeassist_lsp.features.chat.history_format import (
+    ChatFile,
+    HistoryFormatError,
+    decode,
+    encode,
+    encode_message,
+)
 
 log = logging.getLogger("qodeassist.chat")
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
 _ID = re.compile(r"^[^/\\\x00]{1,200}$")
+TEMP_SUFFIX = ".tmp"
+STALE_TEMP_S = 60.0
+"""A temporary file this old belongs to no live save (a save renames its file in milliseconds)."""
 
 
 class ChatNotFound(LookupError):
@@ -128,7 +152,7 @@ class ChatStore:
         """Write already-encoded history ``text`` atomically."""
         path = self.path(chat_id)
         self.root.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{path.stem[:40]}.", suffix=".tmp", dir=self.root)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.stem[:40]}.", suffix=TEMP_SUFFIX, dir=self.root)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -140,6 +164,76 @@ class ChatStore:
                 os.unlink(temp)
             raise
 
+    def save_merged(
+        self, chat_id: str, chat: ChatFile, seen: Sequence[Message]
+    ) -> tuple[Message, ...]:
+        """Write ``chat`` merged with what other writers added to the file; return the merge.
+
+        ``seen`` are the messages this writer knew the file to hold (what it loaded or last
+        wrote). Under the chat's lock the file is re-read; its messages that are not in ``seen``
+        were added by another writer and are kept, after ``chat``'s. A chat that ends up
+        without messages is deleted.
+        """
+        with self._locked(chat_id):
+            theirs: list[Message] = []
+            usage: dict[str, dict[str, int]] = {}
+            try:
+                on_disk = self.load(chat_id)
+            except ChatNotFound:
+                pass
+            except HistoryFormatError as exc:
+                log.warning("%s; it is overwritten with this server's copy of the chat", exc)
+            else:
+                theirs = added_messages(seen, on_disk.messages)
+                usage = on_disk.usage
+            if theirs:
+                log.info("chat %s: kept %d message(s) another writer added", chat_id, len(theirs))
+            messages = (*chat.messages, *theirs)
+            if not messages:
+                with contextlib.suppress(ChatNotFound):
+                    self.delete(chat_id)
+                return ()
+            merged = dataclasses.replace(
+                chat, messages=list(messages), usage={**usage, **chat.usage}
+            )
+            self.write_text(chat_id, encode(merged))
+            return messages
+
+    @contextlib.contextmanager
+    def _locked(self, chat_id: str) -> Iterator[None]:
+        """Hold the advisory lock of ``chat_id`` (a ``.<id>.lock`` file beside the history)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self._lock_path(chat_id), "a+b") as handle:
+            _lock(handle)
+            try:
+                yield
+            finally:
+                _unlock(handle)
+
+    def _lock_path(self, chat_id: str) -> Path:
+        return self.root / f".{self.path(chat_id).stem}.lock"
+
+    def remove_stale_temp_files(self, older_than: float = STALE_TEMP_S) -> int:
+        """Delete temporary files of saves killed mid-way; return how many went.
+
+        Only files older than ``older_than`` seconds go: a younger one may be another server's
+        save in progress.
+        """
+        if not self.root.is_dir():
+            return 0
+        removed = 0
+        cutoff = time.time() - older_than
+        for temp in self.root.glob(f".*{TEMP_SUFFIX}"):
+            try:
+                if temp.stat().st_mtime <= cutoff:
+                    temp.unlink()
+                    removed += 1
+            except OSError:  # gone meanwhile, or not ours to delete
+                continue
+        if removed:
+            log.info("removed %d temporary file(s) of interrupted saves in %s", removed, self.root)
+        return removed
+
     def delete(self, chat_id: str) -> None:
         """Remove the chat and its attachments (raises ``ChatNotFound``)."""
         path = self.path(chat_id)
@@ -148,6 +242,8 @@ class ChatStore:
         except FileNotFoundError:
             raise ChatNotFound(f"no chat {chat_id!r}") from None
         shutil.rmtree(self.content_dir(chat_id), ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self._lock_path(chat_id).unlink()
 
     def list(self) -> list[ChatSummary]:
         """Return every readable chat, most recently updated first."""
@@ -214,6 +310,57 @@ class ChatStore:
             scope=f"the chat's content folder {folder}",
             advice="; stored attachments must stay inside it — remove that block or the chat",
         )
+
+
+def added_messages(seen: Sequence[Message], on_disk: Sequence[Message]) -> list[Message]:
+    """Return the messages of ``on_disk`` that are not among ``seen``, in their order.
+
+    Messages are compared by content (an identical message counts once per occurrence), since
+    user messages carry no id.
+    """
+    remaining = collections.Counter(_key(message) for message in seen)
+    added = []
+    for message in on_disk:
+        key = _key(message)
+        if remaining[key] > 0:
+            remaining[key] -= 1
+        else:
+            added.append(message)
+    return added
+
+
+def _key(message: Message) -> str:
+    return json.dumps(encode_message(message), sort_keys=True, ensure_ascii=False)
+
+
+def _lock(handle: IO[bytes]) -> None:
+    """Take an exclusive advisory lock on ``handle``, waiting for it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        while True:  # LK_LOCK gives up after ten one-second tries; keep waiting
+            try:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                return
+            except OSError:
+                continue
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+def _unlock(handle: IO[bytes]) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def title_of(chat: ChatFile) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -320,6 +321,64 @@ async def test_history_survives_a_server_restart(client, lsp_home, replay):
         assert contents == ["First question", "First answer", "Second question"]
     finally:
         await stop_server(second)
+
+
+def saved_texts(home: Path, chat_id: str) -> list[str]:
+    """The texts of the messages in a chat's history file, as a third reader sees them."""
+    saved = json.loads((home / "data/chat_history" / f"{chat_id}.json").read_text())
+    return [b.get("text", "") for m in saved["messages"] for b in m["blocks"]]
+
+
+async def test_two_servers_writing_one_chat_lose_no_message(client, lsp_home, replay):
+    events = await start(client)
+    replay.script("/v1/chat/completions", chat_reply("answer 0"))
+    sent = await request(client, "chat/send", {"message": "question 0"})
+    chat_id = sent["chatId"]
+    await events.terminal(sent["requestId"])
+    # A save killed mid-way left its temporary file; the next server to open the folder tidies.
+    stale = lsp_home / "data/chat_history" / f".{chat_id[:40]}.killed.tmp"
+    stale.write_text('{"version": "0.3", "mess')
+    os.utime(stale, (stale.stat().st_mtime - 3600,) * 2)
+
+    second = pytest_lsp.make_test_lsp_client()
+    await second.start_io(sys.executable, "-m", "qodeassist_lsp")
+    try:
+        other_events = await start_plain(second, lsp_home)
+        await request(second, "chat/get", {"chatId": chat_id})  # both servers hold the chat
+        assert not stale.exists()
+        replay.script("/v1/chat/completions", chat_reply("answer", " 1", delay=0.05))
+        replay.script("/v1/chat/completions", chat_reply("answer", " 2", delay=0.05))
+        one = request(client, "chat/send", {"chatId": chat_id, "message": "question 1"})
+        two = request(second, "chat/send", {"chatId": chat_id, "message": "question 2"})
+        one, two = await asyncio.gather(one, two)
+        await events.terminal(one["requestId"])
+        await other_events.terminal(two["requestId"])
+        texts_on_disk = saved_texts(lsp_home, chat_id)
+        for text in ("question 0", "answer 0", "question 1", "question 2"):
+            assert text in texts_on_disk
+        assert sorted(t for t in texts_on_disk if t.startswith("answer ")) == [
+            "answer 0",
+            "answer 1",
+            "answer 2",
+        ]
+        assert len(texts_on_disk) == 6
+    finally:
+        await stop_server(second)
+
+
+async def test_a_second_send_on_a_busy_chat_loses_nothing(client, lsp_home, replay):
+    events = await start(client)
+    replay.script("/v1/chat/completions", held_reply("partial"))
+    replay.script("/v1/chat/completions", chat_reply("second answer"))
+    first = await request(client, "chat/send", {"message": "first question"})
+    await events.first(first["requestId"], "text")
+    second = await request(
+        client, "chat/send", {"chatId": first["chatId"], "message": "second question"}
+    )
+    assert (await events.terminal(first["requestId"]))["kind"] == "cancelled"
+    assert (await events.terminal(second["requestId"]))["kind"] == "finished"
+    on_disk = saved_texts(lsp_home, first["chatId"])
+    assert on_disk[0] == "first question" and on_disk[-2:] == ["second question", "second answer"]
 
 
 async def start_plain(client: Any, home: Path) -> Events:

@@ -212,6 +212,27 @@ async def test_provider_down_is_reported_and_the_server_keeps_serving(client, ls
     assert status.state == "ready"
 
 
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "text/event-stream"])
+async def test_a_web_page_instead_of_the_api_is_reported_as_such(
+    client, lsp_home, replay, content_type
+) -> None:
+    # A captive portal or a wrong path answers 200 with a page (labelled as one, or not).
+    page = b"<!doctype html><html><body>Welcome to the guest network</body></html>"
+    replay.script("/v1/completions", Reply(body=page, content_type=content_type))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert list(answer.items) == []
+    for _ in range(50):
+        if client.messages:
+            break
+        await asyncio.sleep(0.05)
+    [message] = [m.message for m in client.messages if "web page" in m.message]
+    assert f"{replay.url}/v1/completions answered with a web page, not the " in message
+    assert "check the `url` of provider 'Embedded'" in message
+    assert "cut off" not in message
+
+
 async def test_completion_fallback_for_clients_without_inline_completion(
     client, lsp_home, replay
 ) -> None:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace.position_codec import PositionCodec
 
-from qodeassist_lsp.lsp.positions import line_at, to_client_units, to_code_points, units
+from qodeassist_lsp.lsp.positions import (
+    line_at,
+    require_line,
+    to_client_units,
+    to_code_points,
+    units,
+)
 
 LINES = ["", "plain ascii = 1", 'x="😋" + "é"', "ünïcödé ✓", "😋😋"]
 ENCODINGS = [
@@ -52,3 +59,16 @@ def test_line_at_returns_the_line_without_its_break() -> None:
     assert line_at(text, 1) == (7, "second")
     assert line_at(text, 2) == (14, "third")
     assert line_at(text, 9) == (len(text), "")
+
+
+def test_a_line_past_the_end_of_the_document_is_refused_by_name() -> None:
+    for text, last in (("", 0), ("a", 0), ("a\nb", 1), ("a\nb\n", 2), ("a\r\nb\r\n", 2)):
+        for line in range(last + 1):
+            require_line("m", "file:///x", text, line)
+        with pytest.raises(JsonRpcInvalidParams) as raised:
+            require_line("textDocument/completion", "file:///x", text, last + 1)
+        message = str(raised.value)
+        assert message.startswith(f"textDocument/completion: line {last + 1} is past the end")
+        assert "file:///x" in message and f"has {last + 1} line" in message
+    with pytest.raises(JsonRpcInvalidParams):
+        require_line("m", "file:///x", "a\nb", -1)

@@ -12,7 +12,7 @@ from pygls.exceptions import JsonRpcException
 
 from qodeassist_lsp.context.documents import LineEdit
 from qodeassist_lsp.lsp.app import create_server
-from qodeassist_lsp.lsp.protocol import QodeProtocol, RawRequest
+from qodeassist_lsp.lsp.protocol import QodeProtocol, RawRequest, UnstructurableRequest
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
@@ -137,12 +137,60 @@ async def test_direct_requests_are_decoded_without_cattrs_and_malformed_ones_are
     )
     assert isinstance(message, RawRequest)
     assert (message.id, message.method, message.params) == (7, method, params)
-    # Anything the fast path does not vouch for goes through pygls's checks as before.
+    # Anything the fast path does not vouch for goes through pygls's checks, and is answered.
+    malformed = protocol.structure_message(
+        {"jsonrpc": "2.0", "id": 8, "method": method, "params": [1]}
+    )
+    assert isinstance(malformed, UnstructurableRequest)
+    assert malformed.id == 8 and malformed.error.code == -32602
+    # A message that is no request cannot be answered: it is still pygls's reader's to report.
     with pytest.raises(JsonRpcException):
-        protocol.structure_message({"jsonrpc": "2.0", "id": 8, "method": method, "params": [1]})
+        protocol.structure_message({"jsonrpc": "2.0", "method": method, "params": [1]})
     boolean = protocol.structure_message(
         {"jsonrpc": "2.0", "id": True, "method": method, "params": params}
     )
     assert boolean.id is True  # what cattrs makes of it (int | str accepts a bool)
+    if server.start_task is not None:
+        server.start_task.cancel()
+
+
+async def test_requests_whose_params_fail_to_structure_are_answered_with_invalid_params(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, protocol, sink = _initialized(tmp_path, monkeypatch)
+    reported: list[Exception] = []
+    monkeypatch.setattr(server, "report_server_error", lambda error, source: reported.append(error))
+    uri = (tmp_path / "a.py").as_uri()
+    at = {"textDocument": {"uri": uri}}
+    bad = {
+        "negative": ("textDocument/completion", {**at, "position": {"line": -1, "character": 0}}),
+        "huge": ("textDocument/completion", {**at, "position": {"line": 0, "character": 2**31}}),
+        "missing": ("textDocument/completion", at),
+        "action": (
+            "textDocument/codeAction",
+            {
+                **at,
+                "range": {
+                    "start": {"line": -3, "character": 0},
+                    "end": {"line": 0, "character": 0},
+                },
+                "context": {"diagnostics": []},
+            },
+        ),
+    }
+    for ident, (method, params) in bad.items():
+        _deliver(protocol, {"id": ident, "method": method, "params": params})
+    answers = _answers(sink)
+    for ident, (method, _params) in bad.items():
+        error = answers[ident]["error"]
+        assert error["code"] == -32602, ident
+        assert error["message"].startswith(f"{method}: invalid params: "), error
+    assert "Position.line" in answers["negative"]["error"]["message"]
+    assert "but was -1" in answers["negative"]["error"]["message"]
+    assert "params.position" in answers["negative"]["error"]["message"]
+    assert "Position.character" in answers["huge"]["error"]["message"]
+    assert "required field missing at params.position" in answers["missing"]["error"]["message"]
+    assert "params.range.start" in answers["action"]["error"]["message"]
+    assert reported == []  # answered, so no out-of-band "Error in server" message
     if server.start_task is not None:
         server.start_task.cancel()

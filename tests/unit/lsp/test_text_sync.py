@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 
 import pytest
@@ -73,6 +74,21 @@ def test_edits_at_and_past_the_end_append() -> None:
     far = types.Position(40, 7)
     change = types.TextDocumentContentChangePartial(range=types.Range(far, far), text="!")
     assert apply_change("one", change, codec)[0] == "one!"
+
+
+def test_a_range_past_the_end_is_clamped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    codec = PositionCodec()
+    with caplog.at_level(logging.WARNING, logger="qodeassist.lsp"):
+        assert apply_change("one\ntwo", _partial((1, 3), (7, 2), "!"), codec)[0] == "one\ntwo!"
+    [record] = caplog.records
+    assert "1:3-7:2" in record.getMessage() and "2 lines" in record.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="qodeassist.lsp"):
+        # The end of the last line, the empty line after a final break, a long column: in range.
+        apply_change("one\ntwo", _partial((1, 3), (1, 3), "!"), codec)
+        apply_change("one\ntwo\n", _partial((2, 0), (2, 0), "!"), codec)
+        apply_change("one\ntwo", _partial((0, 99), (0, 99), "!"), codec)
+    assert caplog.records == []
 
 
 def test_a_column_past_the_line_end_stops_before_the_line_break() -> None:

@@ -157,3 +157,15 @@ def test_error_info_is_redacted_on_creation() -> None:
     )
     assert "hunter2-secret" not in again.message
     assert str(WireError(again)) == again.message
+
+
+def test_web_pages_are_told_from_api_answers_by_type_or_first_bytes() -> None:
+    from qodeassist_lsp.wire.classify import is_web_page
+
+    assert is_web_page("text/html; charset=UTF-8", b"")
+    assert is_web_page("application/xhtml+xml", b"")
+    assert is_web_page("", b"\r\n  <!DOCTYPE HTML PUBLIC>")
+    assert is_web_page("text/event-stream", b"<html lang=en>")
+    assert not is_web_page("text/event-stream", b'data: {"html": "<html>"}\n\n')
+    assert not is_web_page("application/json", b'{"error": "<!doctype html>"}')
+    assert not is_web_page("", b"")

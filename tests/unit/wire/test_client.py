@@ -382,3 +382,53 @@ async def test_breaking_out_closes_the_response(kit) -> None:
             break
         await stream.aclose()
     assert body.closed
+
+
+PORTAL = b"<!DOCTYPE html>\n<html><head><title>Sign in to the hotel Wi-Fi</title></head></html>"
+
+
+async def test_a_web_page_instead_of_the_api_says_so_and_names_the_url_to_check() -> None:
+    served: list[tuple[str, bytes]] = [
+        ("text/html; charset=utf-8", PORTAL),  # announced as HTML: no stream starts
+        ("text/event-stream", b"  " + PORTAL),  # a proxy that mislabels its page
+        ("", PORTAL),
+    ]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        content_type, body = served.pop(0)
+        headers = {"content-type": content_type} if content_type else {}
+        return httpx.Response(200, headers=headers, stream=Chunks([body]))
+
+    http, client = client_for(handler, WireProtocol.OPENAI_CHAT)
+    url = "http://10.0.0.1/v1/chat/completions"
+    async with http:
+        with pytest.raises(WireError) as caught:
+            await collect(client, url)
+        errors = [caught.value.info]
+        for _ in range(2):
+            *_, last = await collect(client, url)
+            assert isinstance(last, StreamError)
+            errors.append(last.error)
+    for info in errors:
+        assert info.category is ErrorCategory.CONFIG
+        assert info.message.startswith(
+            f"{url} answered with a web page, not the OpenAI Chat Completions API — "
+            "check the `url` of provider 'Claude'"
+        )
+        assert "cut off" not in info.message and "hotel Wi-Fi" in info.provider_detail
+
+
+async def test_a_web_page_instead_of_the_model_list_says_so() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=PORTAL)  # no content type: the body tells
+
+    http, client = client_for(handler, WireProtocol.OLLAMA)
+    async with http:
+        with pytest.raises(WireError) as caught:
+            await client.list_models("http://localhost:11434/api/tags?key=abcdefgh123", {})
+    info = caught.value.info
+    assert info.category is ErrorCategory.CONFIG
+    assert info.message.startswith(
+        "http://localhost:11434/api/tags answered with a web page, not the Ollama API"
+    )
+    assert "abcdefgh123" not in info.message

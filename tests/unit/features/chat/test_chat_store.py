@@ -112,3 +112,69 @@ def test_history_files_must_be_regular_files_inside_the_folder(tmp_path: Path) -
     with pytest.raises(HistoryFormatError, match="is a FIFO"):
         store.load("pipe")
     assert [s.chat_id for s in store.list()] == ["good"]  # listing neither blocks nor follows
+
+
+def _said(who: str, n: int) -> Message:
+    return Message("user", (TextBlock(f"{who} {n}"),))
+
+
+def test_two_writers_on_one_chat_lose_no_message(tmp_path: Path) -> None:
+    """Two servers on one data folder, each appending to its own copy of the same chat."""
+    import threading
+
+    barrier = threading.Barrier(2)
+    rounds = 40
+
+    def server(who: str) -> None:
+        store = ChatStore(tmp_path)  # each server has its own store and its own history
+        messages: list[Message] = []
+        seen: tuple[Message, ...] = ()
+        barrier.wait()
+        for n in range(rounds):
+            messages.append(_said(who, n))
+            store.save_merged("shared", ChatFile(messages=list(messages), agent="A"), seen)
+            seen = tuple(messages)
+
+    threads = [threading.Thread(target=server, args=(who,)) for who in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    saved = [m.text for m in ChatStore(tmp_path).load("shared").messages]
+    expected = {f"{who} {n}" for who in ("a", "b") for n in range(rounds)}
+    assert set(saved) == expected and len(saved) == len(expected)
+    # Each writer's own messages keep their order.
+    for who in ("a", "b"):
+        assert [t for t in saved if t.startswith(who)] == [f"{who} {n}" for n in range(rounds)]
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_merge_keeps_the_other_writers_messages_but_not_ones_this_writer_dropped(
+    tmp_path: Path,
+) -> None:
+    store = ChatStore(tmp_path)
+    first, mine, theirs = _said("x", 1), _said("me", 2), _said("them", 3)
+    store.save("c", ChatFile(messages=[first, first]))
+    other = ChatStore(tmp_path)
+    other.save_merged("c", ChatFile(messages=[first, first, theirs]), (first, first))
+    # This writer rolled one of its two identical messages back and added its own.
+    written = store.save_merged("c", ChatFile(messages=[first, mine]), (first, first))
+    assert written == (first, mine, theirs)
+    assert [m.text for m in store.load("c").messages] == ["x 1", "me 2", "them 3"]
+    # Nothing left on either side: the file goes.
+    assert store.save_merged("c", ChatFile(), (first, mine, theirs)) == ()
+    assert not store.exists("c")
+
+
+def test_temp_files_of_interrupted_saves_are_removed_but_not_a_live_one(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    store.save("c1", chat())
+    stale = tmp_path / ".c1.abc123.tmp"
+    live = tmp_path / ".c1.def456.tmp"
+    for temp in (stale, live):
+        temp.write_text("{half a chat")
+    old = os.stat(stale).st_mtime - 3600
+    os.utime(stale, (old, old))
+    assert store.remove_stale_temp_files() == 1
+    assert not stale.exists() and live.exists()  # young: maybe another server's save
+    assert store.load("c1").messages  # the chat itself is untouched
