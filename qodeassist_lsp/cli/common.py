@@ -50,10 +50,17 @@ def config_paths(args: argparse.Namespace) -> ConfigPaths:
 
 
 def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) -> Configuration:
-    """Load the configuration the global options point at."""
+    """Load the configuration the global options point at and apply its ``[logging]``."""
     from qodeassist_lsp.config.configuration import load_configuration
+    from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
 
-    return load_configuration(config_paths(args), extra_agent_files or [])
+    config = load_configuration(config_paths(args), extra_agent_files or [])
+    apply_logging_settings(
+        config.settings.logging,
+        env_level=os.environ.get(LEVEL_ENV) or None,
+        base_dir=config.paths.config_root,
+    )
+    return config
 
 
 def secrets_for(config: Configuration) -> SecretStore:

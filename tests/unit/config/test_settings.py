@@ -113,7 +113,7 @@ def test_defaults_follow_the_original() -> None:
     assert (t.max_tool_continuations, t.terminal_command_timeout_s) == (30, 30)
     assert all(t.enabled.model_dump().values())
     assert (s.mcp.enable_server, s.mcp.server_port, s.mcp.enable_clients) == (False, 3456, False)
-    assert s.logging.level == "info" and not s.logging.log_requests
+    assert s.logging.level == "warning" and not s.logging.log_requests
 
 
 def test_terminal_allow_list_default_depends_on_os() -> None:
