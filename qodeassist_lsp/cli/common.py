@@ -19,6 +19,11 @@ EXIT_USAGE = 2
 EXIT_PROVIDER = 3
 
 
+def exit_code_for(category: str) -> int:
+    """Return the exit code of a failed request: 1 for a configuration error, else 3."""
+    return EXIT_CONFIG if category == "config" else EXIT_PROVIDER
+
+
 class CliError(Exception):
     """A failure to report on stderr as one line, with the exit code it maps to."""
 

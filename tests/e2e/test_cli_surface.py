@@ -55,3 +55,32 @@ def test_the_level_setting_quiets_stderr_and_the_environment_wins(
     replay.script(target.route, Reply("openai_chat/stream_text_with_usage.sse"))
     quiet = workspace.run("chat", "--agent", target.agent, "A question")
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.describe()
+
+
+# --------------------------------------------------------------------------- exit codes
+def test_a_missing_local_extra_is_a_configuration_error_said_once(tmp_path: Path) -> None:
+    # A package that shadows xllamacpp and fails to import, as when the extra is not installed.
+    shadow = tmp_path / "shadow" / "xllamacpp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("simulated: no xllamacpp")\n')
+    workspace = Workspace(
+        tmp_path / "ws",
+        "http://127.0.0.1:9",
+        log_level="",
+        extra_env={"PYTHONPATH": str(shadow.parent)},
+    )
+    (workspace.config / "pipelines.toml").unlink()  # the bundled Embedded pipelines apply
+    source = workspace.project / "a.py"
+    source.write_text("def f():\n    return \n")
+    result = workspace.run("complete", str(source), "--line", "2", "--col", "12")
+    assert result.returncode == 1, result.describe()
+    assert result.stderr.count("pip install 'qodeassist-lsp[local]'") == 1, result.describe()
+    assert result.stdout == ""
+
+
+def test_chat_refuses_an_empty_message(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path, "http://127.0.0.1:9")
+    for message in ("", "  \n"):
+        result = workspace.run("chat", "--agent", TARGETS["openai"].agent, message)
+        assert result.returncode == 2, result.describe()
+        assert "the message is empty" in result.stderr and result.stdout == ""
