@@ -135,3 +135,15 @@ def test_secrets_set_without_keyring_says_what_to_do(run_cli, monkeypatch) -> No
 def test_secrets_unknown_provider(run_cli) -> None:
     code, _out, err = run_cli("secrets", "status", "Claud")
     assert code == 1 and "did you mean 'Claude'?" in err
+
+
+def test_no_agent_claims_tools_while_tools_are_planned(run_cli) -> None:
+    code, out, _ = run_cli("agents", "list", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert not any(row["tools"] for row in rows)
+    with_tools = [row["name"] for row in rows if row["toolsPlanned"]]
+    assert with_tools, "some bundled agents set enable_tools"
+    code, table, _ = run_cli("agents", "list")
+    line = next(line for line in table.splitlines() if line.startswith(with_tools[0] + " "))
+    assert "tools(planned)" in line and ",tools," not in f",{line.split()[-1]},"
