@@ -65,6 +65,10 @@ def serve_server(args: argparse.Namespace) -> int:
     if tcp:
         server.start_tcp(*_address(tcp))
     elif ws:
+        import importlib.util
+
+        if importlib.util.find_spec("websockets") is None:
+            raise CliError("serve --ws needs the ws extra: pip install 'qodeassist-lsp[ws]'")
         server.start_ws(*_address(ws))
     else:
         if sys.stdin.isatty():
