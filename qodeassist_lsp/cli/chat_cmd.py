@@ -2,7 +2,8 @@
 
 Plain mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
 ``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
-model finished, 3 with the typed error on stderr when the request failed, 130 when interrupted.
+model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
+configuration error), 2 for an empty message, 130 when interrupted.
 """
 
 from __future__ import annotations
