@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from qodeassist_lsp import __version__
 from qodeassist_lsp.cli import serve_cmd
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
-from qodeassist_lsp.core.logs import configure_logging
+from qodeassist_lsp.core.logs import LEVEL_ENV, configure_logging
 
 
 def global_options(suppress: bool) -> argparse.ArgumentParser:
@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arguments[1:])
     else:
         args = build_parser().parse_args(arguments)
-    configure_logging(os.environ.get("QODEASSIST_LOG_LEVEL", "WARNING"), sys.stderr)
+    # Until a command loads the configuration and applies its [logging] (see common.load).
+    configure_logging(os.environ.get(LEVEL_ENV) or "WARNING", sys.stderr)
     # With no command, run the server on stdio: that is how editors start language servers.
     handler = getattr(args, "handler", serve_cmd.serve_server)
     try:

@@ -2,7 +2,8 @@
 
 Plain mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
 ``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
-model finished, 3 with the typed error on stderr when the request failed, 130 when interrupted.
+model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
+configuration error), 2 for an empty message, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError, exit_code_for, load
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import user_text
@@ -49,6 +50,8 @@ def pick_chat_agent(config: Configuration, requested: str | None) -> str:
 
 def run_chat(args: argparse.Namespace) -> int:
     """Send one message and stream the answer."""
+    if not args.message.strip():
+        raise CliError("nothing to send: the message is empty", EXIT_USAGE)
     config = load(args)
     agent = pick_chat_agent(config, args.agent)
     return asyncio.run(_chat(config, agent, args.message, jsonl=args.events == "jsonl"))
@@ -101,5 +104,5 @@ async def _chat(config: Configuration, agent: str, message: str, *, jsonl: bool)
     if isinstance(terminal, FailedEvent):
         error = terminal.error
         print(f"qodeassist-lsp: {error.category} error: {error.message}", file=sys.stderr)
-        return EXIT_PROVIDER
+        return exit_code_for(str(error.category))
     return EXIT_OK

@@ -19,6 +19,11 @@ EXIT_USAGE = 2
 EXIT_PROVIDER = 3
 
 
+def exit_code_for(category: str) -> int:
+    """Return the exit code of a failed request: 1 for a configuration error, else 3."""
+    return EXIT_CONFIG if category == "config" else EXIT_PROVIDER
+
+
 class CliError(Exception):
     """A failure to report on stderr as one line, with the exit code it maps to."""
 
@@ -50,10 +55,17 @@ def config_paths(args: argparse.Namespace) -> ConfigPaths:
 
 
 def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) -> Configuration:
-    """Load the configuration the global options point at."""
+    """Load the configuration the global options point at and apply its ``[logging]``."""
     from qodeassist_lsp.config.configuration import load_configuration
+    from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
 
-    return load_configuration(config_paths(args), extra_agent_files or [])
+    config = load_configuration(config_paths(args), extra_agent_files or [])
+    apply_logging_settings(
+        config.settings.logging,
+        env_level=os.environ.get(LEVEL_ENV) or None,
+        base_dir=config.paths.config_root,
+    )
+    return config
 
 
 def secrets_for(config: Configuration) -> SecretStore:

@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load, read_source
+from qodeassist_lsp.cli.common import (
+    EXIT_OK,
+    CliError,
+    exit_code_for,
+    load,
+    read_source,
+)
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.context.documents import DocumentStore
@@ -65,7 +71,8 @@ def run_complete(args: argparse.Namespace) -> int:
     config = _with_agent(load(args), args.agent)
     result = asyncio.run(_complete(config, path, text, args.line - 1, args.col - 1))
     if result.error is not None:
-        raise CliError(f"{result.error.category} error: {result.error.message}", EXIT_PROVIDER)
+        category = str(result.error.category)
+        raise CliError(f"{category} error: {result.error.message}", exit_code_for(category))
     if args.json:
         payload = {
             "agent": result.agent,

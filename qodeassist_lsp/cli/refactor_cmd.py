@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load, read_source
+from qodeassist_lsp.cli.common import (
+    EXIT_OK,
+    EXIT_PROVIDER,
+    EXIT_USAGE,
+    CliError,
+    load,
+    read_source,
+)
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -55,7 +62,7 @@ def parse_range(value: str, text: str) -> tuple[int, int, int, int]:
     """Parse ``L1:C1-L2:C2`` (1-based) into a checked 0-based range of ``text``."""
     match = _RANGE.match(value.strip())
     if match is None:
-        raise CliError(f"--range {value!r}: expected L1:C1-L2:C2, e.g. 3:1-5:10")
+        raise CliError(f"--range {value!r}: expected L1:C1-L2:C2, e.g. 3:1-5:10", EXIT_USAGE)
     l1, c1, l2, c2 = (int(group) for group in match.groups())
     lines = text.split("\n")
     for line, col in ((l1, c1), (l2, c2)):
@@ -65,7 +72,7 @@ def parse_range(value: str, text: str) -> tuple[int, int, int, int]:
         if not 1 <= col <= width + 1:
             raise CliError(f"--range: column {col} is outside line {line} (1–{width + 1})")
     if (l2, c2) < (l1, c1):
-        raise CliError(f"--range {value!r}: the end is before the start")
+        raise CliError(f"--range {value!r}: the end is before the start", EXIT_USAGE)
     return l1 - 1, c1 - 1, l2 - 1, c2 - 1
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import shlex
 import sys
 from typing import Any
 
@@ -90,5 +91,13 @@ def secret_status(args: argparse.Namespace) -> int:
     )
     for provider in providers:
         ref, env = provider.api_key_ref, provider.api_key_env or None
+        if provider.api.key_optional and store.get(ref, env) is None:
+            where = f"set {env} or " if env else ""
+            command = f"qodeassist-lsp secrets set {shlex.quote(provider.name)}"
+            print(
+                f"{provider.name}: no key needed (a local server; only if you switched its "
+                f"authentication on: {where}run `{command}`)"
+            )
+            continue
         print(f"{provider.name}: {store.describe(ref, env)}")
     return EXIT_OK

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -55,11 +59,16 @@ def serve_server(args: argparse.Namespace) -> int:
     from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
-    server.backend.listeners.append(freeze_long_lived)  # after each configuration load
+    server.backend.listeners.append(_apply_logging)  # after each configuration load
+    server.backend.listeners.append(freeze_long_lived)
     tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
     if tcp:
         server.start_tcp(*_address(tcp))
     elif ws:
+        import importlib.util
+
+        if importlib.util.find_spec("websockets") is None:
+            raise CliError("serve --ws needs the ws extra: pip install 'qodeassist-lsp[ws]'")
         server.start_ws(*_address(ws))
     else:
         if sys.stdin.isatty():
@@ -70,3 +79,13 @@ def serve_server(args: argparse.Namespace) -> int:
             )
         return serve_stdio(server)
     return EXIT_OK
+
+
+def _apply_logging(config: Configuration) -> None:
+    from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
+
+    apply_logging_settings(
+        config.settings.logging,
+        env_level=os.environ.get(LEVEL_ENV) or None,
+        base_dir=config.paths.config_root,
+    )

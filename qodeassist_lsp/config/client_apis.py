@@ -21,6 +21,8 @@ class ClientApi:
     models_endpoint: str
     openai_family: bool = False
     """Model listing uses ``/models`` when the URL ends in ``/v1``, else ``/v1/models``."""
+    key_optional: bool = False
+    """A local server that needs no key unless its owner switched authentication on."""
 
 
 _OPENAI = WireProtocol.OPENAI_CHAT
@@ -36,17 +38,29 @@ CLIENT_APIS: dict[str, ClientApi] = {
             "/models/${MODEL}:streamGenerateContent?alt=sse",
             "/models",
         ),
-        ClientApi("llama.cpp", WireProtocol.LLAMACPP, "/v1/chat/completions", "/v1/models"),
+        ClientApi(
+            "llama.cpp",
+            WireProtocol.LLAMACPP,
+            "/v1/chat/completions",
+            "/v1/models",
+            key_optional=True,
+        ),
         ClientApi("Mistral AI", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
         ClientApi("Codestral", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
-        ClientApi("Ollama (Native)", WireProtocol.OLLAMA, "/api/chat", "/api/tags"),
-        ClientApi("Ollama (OpenAI-compatible)", _OPENAI, "/chat/completions", "/models", True),
+        ClientApi(
+            "Ollama (Native)", WireProtocol.OLLAMA, "/api/chat", "/api/tags", key_optional=True
+        ),
+        ClientApi(
+            "Ollama (OpenAI-compatible)", _OPENAI, "/chat/completions", "/models", True, True
+        ),
         ClientApi("OpenAI (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
         ClientApi("OpenAI (Responses API)", _RESPONSES, "/responses", "/models", True),
         ClientApi("OpenAI Compatible", _OPENAI, "/chat/completions", "/models", True),
         ClientApi("OpenRouter", _OPENAI, "/chat/completions", "/models", True),
-        ClientApi("LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
-        ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True),
+        ClientApi(
+            "LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True, True
+        ),
+        ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True, True),
     )
 }
 

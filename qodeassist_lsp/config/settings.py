@@ -532,18 +532,20 @@ class LoggingSettings(_Section):
     """``[logging]``: what the server logs and where."""
 
     level: LogLevel = Field(
-        default="info",
-        description="Least severe level logged (to the editor's log and `log_file`).",
+        default="warning",
+        description="Least severe level logged (to stderr — the editor's log — and `log_file`). "
+        "`QODEASSIST_LOG_LEVEL`, when set, wins.",
     )
     log_file: str = Field(
         default="",
-        description="Also append logs to this file (`~` is expanded); empty = no log file.",
+        description="Also append logs to this file (`~` is expanded; a relative path is relative "
+        "to `<config>`); empty = no log file.",
         json_schema_extra=_USER_ONLY_EXTRA,
     )
     log_requests: bool = Field(
         default=False,
         description="Log request and response bodies (secrets redacted). Only takes effect at "
-        '`level = "debug"`.',
+        '`level = "debug"` (`QODEASSIST_LOG_LEVEL=DEBUG` implies it).',
     )
 
 

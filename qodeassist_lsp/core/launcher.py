@@ -318,7 +318,7 @@ class ProviderLauncher:
             self.last_error = error.info
             self._failed_at = time.monotonic()
             self._forget(LauncherState.FAILED)
-            log.warning("%s", error.info.message)
+            log.info("%s", error.info.message)  # raised: the caller reports it
             if error is exc:
                 raise
             raise error from exc

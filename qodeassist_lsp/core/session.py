@@ -339,7 +339,8 @@ class Session:
         log.info("[%s] finished: %s", request.id, stop)
 
     def _fail(self, request: Request, info: ErrorInfo, rollback: int | None) -> None:
-        log.warning("[%s] failed (%s): %s", request.id, info.category, info.message)
+        # INFO: the failure is the request's result; whoever shows it to the user logs it.
+        log.info("[%s] failed (%s): %s", request.id, info.category, info.message)
         if rollback is not None:
             self.history.truncate(rollback)
         request.emit(FailedEvent(request.id, info))

@@ -127,16 +127,15 @@ class Backend:
             else:
                 await self._runtime.reload(config)
             self._ready.set()
-        errors = len(config.errors)
+        for listener in self.listeners:  # first: one applies [logging], which the line below obeys
+            listener(config)
         log.info(
             "configuration loaded: %d agents, %d providers, %d problem(s) (%d error(s))",
             len(config.agents),
             len(config.providers),
             len(config.problems),
-            errors,
+            len(config.errors),
         )
-        for listener in self.listeners:
-            listener(config)
         return config
 
     def problems_for(self, path: Path) -> list[ConfigProblem]:

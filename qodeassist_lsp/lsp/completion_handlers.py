@@ -112,6 +112,7 @@ async def _complete(
     request = CompletionRequest(document, line, character, trigger, start + character)
     result = await service.complete(request)
     if result.error is not None:
+        log.warning("completion (%s) failed: %s", result.agent, result.error.message)
         ls.show_error(
             f"completion:{result.agent}:{result.error.category}",
             f"qodeassist completion ({result.agent}): {result.error.message}",

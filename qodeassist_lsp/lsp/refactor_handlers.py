@@ -137,6 +137,7 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
         message = result.message or str(result.outcome)
         if result.error is not None:
             message = f"{result.error.category} error: {result.error.message}"
+            log.warning("refactor failed: %s", message)
     ls.window_show_message(
         types.ShowMessageParams(
             type=types.MessageType.Warning, message=f"qodeassist refactor: {message}"

@@ -127,7 +127,10 @@ class QodeAssistServer(LanguageServer):
         return folders
 
     def _send_chat_event(self, chat_id: str, event: SessionEvent) -> None:
-        self.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
+        payload = event.to_json()
+        if payload.get("kind") == "failed":  # the session logs it at INFO only
+            log.warning("chat %s failed: %s", chat_id, payload.get("error", {}).get("message"))
+        self.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **payload})
 
     async def refactor_service(self) -> RefactorService:
         """Return the refactor service once the configuration is ready."""

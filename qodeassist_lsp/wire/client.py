@@ -42,6 +42,8 @@ from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
 
 logger = logging.getLogger("qodeassist.wire")
+body_logger = logging.getLogger("qodeassist.wire.body")
+"""Request and response bodies, at DEBUG; ``[logging] log_requests`` switches it on."""
 
 Response = httpx.Response | PlainResponse
 """A response being streamed: httpx's, or the plain transport's own (no httpx objects)."""
@@ -78,6 +80,12 @@ class _RequestLog:
         if logger.isEnabledFor(level):
             text = message % args if args else message
             logger.log(level, "[%s] %s", self.request_id, redact(text, self._secrets))
+
+    def body(self, message: str, *args: object) -> None:
+        """Log a request or response body at DEBUG on the body logger."""
+        if body_logger.isEnabledFor(logging.DEBUG):
+            text = message % args if args else message
+            body_logger.debug("[%s] %s", self.request_id, redact(text, self._secrets))
 
 
 class WireClient:
@@ -149,8 +157,8 @@ class WireClient:
         log = _RequestLog(request_id or token_hex(6), secrets)
         content = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
         log(logging.INFO, "POST %s (%d bytes)", url, len(content))
-        if logger.isEnabledFor(logging.DEBUG):  # decoding a prompt-sized body is not free
-            log(logging.DEBUG, "request body: %s", content.decode())
+        if body_logger.isEnabledFor(logging.DEBUG):  # decoding a prompt-sized body is not free
+            log.body("request body: %s", content.decode())
         started = time.monotonic()
         response, deadline = await self._open("POST", url, headers, content, log, secrets)
         count = 0
@@ -179,8 +187,8 @@ class WireClient:
                     yield [last]
                     return
                 first = False
-                if chunk is not None and logger.isEnabledFor(logging.DEBUG):
-                    log(logging.DEBUG, "chunk: %s", chunk.decode("utf-8", "replace"))
+                if chunk is not None and body_logger.isEnabledFor(logging.DEBUG):
+                    log.body("chunk: %s", chunk.decode("utf-8", "replace"))
                 events = parser.close() if chunk is None else parser.feed(chunk)
                 if events:
                     count += len(events)
@@ -316,7 +324,7 @@ class WireClient:
             )
             if delay is None:
                 log(logging.WARNING, "%s", info.message)
-                log(logging.DEBUG, "error body: %s", info.provider_detail)
+                log.body("error body: %s", info.provider_detail)
                 raise WireError(info)
             log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
             await self._sleep(delay)

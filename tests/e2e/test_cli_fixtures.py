@@ -39,6 +39,11 @@ from tests.support.workspace import PLANTED_KEY, PROVIDERS, CliResult, Workspace
 EXIT_OK, EXIT_CONFIG, EXIT_USAGE, EXIT_PROVIDER = 0, 1, 2, 3
 
 
+def exit_code(category: str) -> int:
+    """SPEC §3: a configuration error (unknown model, …) exits 1, other failures 3."""
+    return EXIT_CONFIG if category == "config" else EXIT_PROVIDER
+
+
 @dataclass(frozen=True)
 class SecretEcho:
     """A provider that echoes the caller's key back in an error (some do, partly masked)."""
@@ -306,7 +311,7 @@ def test_stream(batch: Batch, case: StreamCase) -> None:
     else:
         assert terminal["error"]["category"] == detail, ran.fail()
         assert case.said in terminal["error"]["message"], ran.fail()
-        assert ran.result.returncode == EXIT_PROVIDER, ran.fail()
+        assert ran.result.returncode == exit_code(detail), ran.fail()
         assert terminal["error"]["message"] in the_error_line(ran, detail)
 
 
@@ -315,7 +320,7 @@ def test_stream(batch: Batch, case: StreamCase) -> None:
 def test_http_error(batch: Batch, case: HttpErrorCase) -> None:
     ran = batch[case]
     target = TARGETS[case.target]
-    assert ran.result.returncode == EXIT_PROVIDER, ran.fail()
+    assert ran.result.returncode == exit_code(case.category), ran.fail()
     assert len(ran.requests) == case.attempts, ran.fail(f"{len(ran.requests)} requests")
     terminal = single_terminal(ran)
     assert [e["kind"] for e in ran.result.events] == ["failed"], ran.fail()

@@ -9,9 +9,10 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    ``drop_prose``, and always in single-line mode, where a comment is never a useful
    suggestion. Leading and trailing blank lines of processed output go.
 2. An echo of the cursor line's text before the cursor is removed from the first line.
-3. Stop rules: single-line mode keeps the first line; a non-blank line repeated a third time
-   in a row ends the suggestion; so does a line equal to the first non-blank line below the
-   cursor (the model reached code that already exists).
+3. Stop rules: single-line mode keeps the first line; a line (or a block of lines) that
+   repeats the one right before it ends the suggestion before the repetition (the model is
+   looping); so does a line equal to the first non-blank line below the cursor (the model
+   reached code that already exists).
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``).
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
@@ -41,6 +42,8 @@ _INTRO: Final = re.compile(
 _INTRO_LOOKAHEAD: Final = 3
 _OPENERS: Final = "([{"
 _CLOSERS: Final = ")]}"
+_MAX_BLOCK: Final = 8
+"""The longest block of lines checked for an immediate repetition."""
 
 
 def _never_a_tag(tag: str) -> bool:
@@ -168,8 +171,9 @@ class Postprocessor:
             return lines[:1], complete or len(lines) > 1
         below = opts.next_line.rstrip()
         for index, line in enumerate(lines):
-            if index >= 2 and line.strip() and line == lines[index - 1] == lines[index - 2]:
-                return lines[:index], True
+            repeat = _repeat_start(lines, index)
+            if repeat is not None:
+                return lines[:repeat], True
             if index >= 1 and below.strip() and line.rstrip() == below:
                 return lines[:index], True
         return lines, False
@@ -190,6 +194,22 @@ class Postprocessor:
         if removed <= 0 or closed - opened < removed:
             return lines
         return [*lines[:-1], last[: len(last) - len(tail)]]
+
+
+def _repeat_start(lines: list[str], index: int) -> int | None:
+    """Where a repetition ending at ``lines[index]`` starts, if it is one (else None).
+
+    A repetition is a line equal to the line before it, or a block of up to ``_MAX_BLOCK``
+    lines equal to the block right before it: a model looping, not code (identical
+    consecutive statements are rare; a line of closing brackets alone is not counted).
+    """
+    for size in range(1, min(_MAX_BLOCK, (index + 1) // 2) + 1):
+        block = lines[index - size + 1 : index + 1]
+        if block == lines[index - 2 * size + 1 : index - size + 1] and any(
+            line.strip().strip(_CLOSERS + ";,") for line in block
+        ):
+            return index - size + 1
+    return None
 
 
 def alternatives(text: str, limit: int) -> list[str]:

@@ -101,3 +101,35 @@ async def test_reload_command(client) -> None:
     )
     assert result["errors"] == 0 and result["agents"] >= 40
     await client.shutdown_session()
+
+
+@pytest.fixture
+def settings_log_level(_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``QODEASSIST_LOG_LEVEL``: the server takes its level from ``[logging]``."""
+    monkeypatch.delenv("QODEASSIST_LOG_LEVEL")
+
+
+async def test_logging_settings_apply_at_start_and_on_reload(
+    settings_log_level: None, client: LanguageClient, lsp_home: Path
+) -> None:
+    config = lsp_home / "config"
+    (config / "settings.toml").write_text('[logging]\nlevel = "info"\nlog_file = "first.log"\n')
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+    assert (config / "first.log").read_text().count("configuration loaded") == 1
+
+    (config / "settings.toml").write_text(
+        '[logging]\nlevel = "info"\nlog_file = "logs/second.log"\n'
+    )
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.reloadConfiguration")
+    )
+    assert (config / "logs" / "second.log").read_text().count("configuration loaded") == 1
+    assert (config / "first.log").read_text().count("configuration loaded") == 1
+
+    (config / "settings.toml").write_text('[logging]\nlevel = "error"\nlog_file = "first.log"\n')
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.reloadConfiguration")
+    )
+    assert (config / "first.log").read_text().count("configuration loaded") == 1
+    await client.shutdown_session()

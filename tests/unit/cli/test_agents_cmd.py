@@ -167,3 +167,15 @@ def test_validate_reports_prompt_paths_leading_outside(
     assert "'..' is not allowed" in config_up and "config/../x" in config_up
     assert "prompt.md (it leads to " in linked and "general.allowed_roots" in linked
     assert "3 error(s)" in err
+
+
+def test_no_agent_claims_tools_while_tools_are_planned(run_cli) -> None:
+    code, out, _ = run_cli("agents", "list", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert not any(row["tools"] for row in rows)
+    with_tools = [row["name"] for row in rows if row["toolsPlanned"]]
+    assert with_tools, "some bundled agents set enable_tools"
+    code, table, _ = run_cli("agents", "list")
+    line = next(line for line in table.splitlines() if line.startswith(with_tools[0] + " "))
+    assert "tools(planned)" in line and ",tools," not in f",{line.split()[-1]},"

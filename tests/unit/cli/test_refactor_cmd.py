@@ -99,17 +99,18 @@ def test_refactor_provider_failure_exits_3(run_cli, replay, sample) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
+    ("value", "message", "exit_code"),
     [
-        ("2-3", "expected L1:C1-L2:C2"),
-        ("9:1-9:2", "line 9 is outside"),
-        ("2:1-2:99", "column 99 is outside"),
-        ("2:5-1:1", "the end is before the start"),
+        ("2-3", "expected L1:C1-L2:C2", 2),  # malformed: a usage error
+        ("a:b-c:d", "expected L1:C1-L2:C2", 2),
+        ("2:5-1:1", "the end is before the start", 2),
+        ("9:1-9:2", "line 9 is outside", 1),  # well-formed, but not in this file
+        ("2:1-2:99", "column 99 is outside", 1),
     ],
 )
-def test_refactor_range_errors(run_cli, sample, value, message) -> None:
+def test_refactor_range_errors(run_cli, sample, value, message, exit_code) -> None:
     code, _out, err = run_cli("refactor", str(sample), "--range", value)
-    assert code == 1 and message in err
+    assert code == exit_code and message in err
 
 
 def test_refactor_unknown_instruction_id_is_a_user_error(run_cli, replay, sample) -> None:

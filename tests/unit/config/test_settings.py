@@ -21,14 +21,20 @@ from qodeassist_lsp.config.settings_loader import (
     EDITOR_SOURCE,
     SettingsLayer,
     find_key_line,
-    load_settings,
     merge_settings,
     project_settings_path,
     read_settings_file,
     user_settings_path,
 )
+from qodeassist_lsp.config.settings_loader import load_settings as load_all_settings
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
+
+
+def load_settings(*args: Any, **kwargs: Any) -> tuple[Settings, list[ConfigProblem]]:
+    """``load_settings`` without the "planned section" warnings (tested on their own below)."""
+    settings, problems = load_all_settings(*args, **kwargs)
+    return settings, [p for p in problems if "is planned" not in p.message]
 
 
 def write(path: Path, text: str) -> Path:
@@ -113,7 +119,7 @@ def test_defaults_follow_the_original() -> None:
     assert (t.max_tool_continuations, t.terminal_command_timeout_s) == (30, 30)
     assert all(t.enabled.model_dump().values())
     assert (s.mcp.enable_server, s.mcp.server_port, s.mcp.enable_clients) == (False, 3456, False)
-    assert s.logging.level == "info" and not s.logging.log_requests
+    assert s.logging.level == "warning" and not s.logging.log_requests
 
 
 def test_terminal_allow_list_default_depends_on_os() -> None:
@@ -550,3 +556,24 @@ name = "b"
 )
 def test_find_key_line(path: tuple[str | int, ...], line: int | None) -> None:
     assert find_key_line(TOML, path) == line
+
+
+def test_keys_of_planned_sections_are_checked_and_warned_about(tmp_path: Path) -> None:
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    (config_dir / "settings.toml").write_text(
+        "[completion]\ndebounce_ms = 200\n\n[tools.enabled]\nread_file = false\n\n"
+        "[mcp]\nenable_clients = true\n\n[skills]\nenabled = false\n",
+        encoding="utf-8",
+    )
+    settings, problems = load_all_settings(config_dir)
+    planned = [p for p in problems if "is planned" in p.message]
+    assert [(p.key, p.line, p.severity) for p in planned] == [
+        ("tools", 4, "warning"),
+        ("mcp", 7, "warning"),
+        ("skills", 10, "warning"),
+    ]
+    assert len(problems) == 3
+    assert not settings.skills.enabled  # still read and checked, for when the features land
+    _, quiet = load_all_settings(None, editor={"completion": {"debounceMs": 200}, "tools": {}})
+    assert quiet == []

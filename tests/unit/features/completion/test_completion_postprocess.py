@@ -74,11 +74,28 @@ def test_single_line_cut_and_prose_dropped() -> None:
     assert post(single_line=True, comment_prefix="#").process("Sure:\n```py\nx\n```").text == "x"
 
 
-def test_repeated_lines_stop_on_the_third() -> None:
+def test_a_repeated_line_stops_before_the_repetition() -> None:
     p = post()
     processed = p.process("a()\nb()\nb()\nb()\nb()\n")
-    assert processed == Processed("a()\nb()\nb()", True)
+    assert processed == Processed("a()\nb()", True)
     assert p.process("\n\n\nx").text == "\n\n\nx"  # blank lines are not repetition
+    assert p.process("f(g(\n  x\n))\n))").text == "f(g(\n  x\n))\n))"  # closers alone
+
+
+def test_the_reported_completion_after_y_equals_loses_its_repeated_line() -> None:
+    # `complete` on "x = 1\ny = " returned this, the last line twice.
+    p = post(line_before="y = ")
+    processed = p.process("2\nz = 3\nprint(x,y,z)\nprint(x,y,z)")
+    assert processed == Processed("2\nz = 3\nprint(x,y,z)", True)
+    assert p.should_stop("2\nz = 3\nprint(x,y,z)\nprint(x,y,z)\n")
+
+
+def test_a_repeated_block_stops_before_the_repetition() -> None:
+    p = post()
+    looping = "total = 0\nfor x in xs:\n    total += x\nfor x in xs:\n    total += x\n"
+    assert p.process(looping) == Processed("total = 0\nfor x in xs:\n    total += x", True)
+    # an earlier line coming back later, not right after itself, is ordinary code
+    assert p.process("i += 1\nf(i)\ni += 1\ng(i)").text == "i += 1\nf(i)\ni += 1\ng(i)"
 
 
 def test_stops_at_the_line_below_the_cursor() -> None:

@@ -1,0 +1,47 @@
+"""``secrets status``: where each provider's key comes from, and which providers need none."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.cli.conftest import RunCli
+
+LOCAL = (
+    "Ollama (Native)",
+    "Ollama (OpenAI-compatible)",
+    "llama.cpp",
+    "LM Studio (Chat Completions)",
+    "LM Studio (Responses API)",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    for name in ("OLLAMA_API_KEY", "LLAMACPP_API_KEY", "LMSTUDIO_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _status_lines(run_cli: RunCli) -> dict[str, str]:
+    code, out, err = run_cli("secrets", "status")
+    assert code == 0, err
+    return dict(line.split(": ", 1) for line in out.splitlines())
+
+
+def test_local_servers_need_no_key(run_cli: RunCli) -> None:
+    lines = _status_lines(run_cli)
+    for name in LOCAL:
+        assert lines[name].startswith("no key needed"), lines[name]
+        assert "not set" not in lines[name]
+    assert "OLLAMA_API_KEY" in lines["Ollama (Native)"]  # still says how, for a proxied server
+    assert "is not set" in lines["OpenAI (Chat Completions)"]  # cloud providers do need one
+
+
+def test_a_local_server_key_that_is_set_is_reported(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LMSTUDIO_API_KEY", "lm-secret-value")
+    lines = _status_lines(run_cli)
+    line = lines["LM Studio (Chat Completions)"]
+    assert "LMSTUDIO_API_KEY" in line and "no key needed" not in line
+    assert "lm-secret-value" not in line
