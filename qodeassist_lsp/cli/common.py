@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -19,7 +20,7 @@ EXIT_USAGE = 2
 EXIT_PROVIDER = 3
 
 
-class CliError(Exception):
+class CliError(QodeAssistError):
     """A failure to report on stderr as one line, with the exit code it maps to."""
 
     def __init__(self, message: str, exit_code: int = EXIT_CONFIG) -> None:

@@ -16,11 +16,13 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 MAX_READ_BYTES = 1024 * 1024
 _UNRESOLVED = "${"
 
 
-class SystemPromptError(Exception):
+class SystemPromptError(QodeAssistError):
     """The system prompt could not be rendered; the message says why and what to do."""
 
 

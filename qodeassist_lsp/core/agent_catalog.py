@@ -12,6 +12,7 @@ from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.agent import AgentFactory
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 PIPELINE_ALIASES = {
     "completion": "code_completion",
@@ -26,7 +27,7 @@ PIPELINE_ALIASES = {
 PIPELINE_SLOTS = ("code_completion", "chat_assistant", "chat_compression", "quick_refactor")
 
 
-class UnknownPipeline(ValueError):
+class UnknownPipeline(QodeAssistError, ValueError):
     """A pipeline name that is none of the four slots or their aliases."""
 
 

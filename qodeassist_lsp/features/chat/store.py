@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError, decode, encode
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.chat")
 
@@ -28,7 +29,7 @@ _UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
 _ID = re.compile(r"^[^/\\\x00]{1,200}$")
 
 
-class ChatNotFound(LookupError):
+class ChatNotFound(QodeAssistError, LookupError):
     """No chat with that id exists."""
 
 
