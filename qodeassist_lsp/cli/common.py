@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -24,7 +25,7 @@ def exit_code_for(category: str) -> int:
     return EXIT_CONFIG if category == "config" else EXIT_PROVIDER
 
 
-class CliError(Exception):
+class CliError(QodeAssistError):
     """A failure to report on stderr as one line, with the exit code it maps to."""
 
     def __init__(self, message: str, exit_code: int = EXIT_CONFIG) -> None:

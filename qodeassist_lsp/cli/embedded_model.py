@@ -31,6 +31,7 @@ import platformdirs
 
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.core.launcher import OWNER_PID_ENV
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 MODEL_ID = "gemma3-270m"
 """The model name the server reports and the bundled Embedded agents send."""
@@ -58,7 +59,7 @@ TRANSCRIPT_TEMPLATE = (
 _OWNER_POLL_S = 1.0
 
 
-class EmbeddedError(Exception):
+class EmbeddedError(QodeAssistError):
     """A problem the user fixes by installing or configuring something (exit code 78)."""
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.core.runtime import Runtime
-from qodeassist_lsp.wire.errors import WireError
+from qodeassist_lsp.wire.errors import CategorizedError
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def list_models(args: argparse.Namespace) -> int:
 async def _list(runtime: Runtime, name: str) -> int:
     try:
         models = await runtime.provider(name).list_models()
-    except WireError as exc:
+    except CategorizedError as exc:  # the request, or the [launch] server first
         raise CliError(f"{exc.info.category} error: {exc.info.message}", EXIT_PROVIDER) from exc
     finally:
         await runtime.aclose()

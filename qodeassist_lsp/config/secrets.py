@@ -23,6 +23,8 @@ import keyring
 from keyring.backend import KeyringBackend
 from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 __all__ = [
     "DOTENV_FILE_NAME",
     "KEYRING_SERVICE",
@@ -45,7 +47,7 @@ _EXPORT = re.compile(r"^export\s+")
 _ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
-class SecretStoreError(RuntimeError):
+class SecretStoreError(QodeAssistError, RuntimeError):
     """A secret could not be stored or removed; the message says what to do instead."""
 
 

@@ -29,13 +29,13 @@ from qodeassist_lsp.config.settings import (
     is_user_only,
     type_name,
 )
+from qodeassist_lsp.config.toml_source import find_key_line
 
 __all__ = [
     "EDITOR_SOURCE",
     "PROJECT_DIR_NAME",
     "SETTINGS_FILE_NAME",
     "SettingsLayer",
-    "find_key_line",
     "load_settings",
     "merge_settings",
     "project_settings_path",
@@ -411,78 +411,3 @@ def _shown(value: object) -> str:
     else:
         text = repr(value)
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
-
-
-# --------------------------------------------------------------------------------------------
-# Locating keys in TOML text. tomllib keeps no positions, so the text is scanned for table
-# headers and key/value lines; good enough for settings files, which are flat and hand-written.
-
-_BARE_OR_QUOTED = r'(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|\'[^\']*\')'
-_DOTTED = rf"{_BARE_OR_QUOTED}(?:\s*\.\s*{_BARE_OR_QUOTED})*"
-_HEADER_RE = re.compile(rf"^\s*(\[\[?)\s*({_DOTTED})\s*\]\]?\s*(?:#.*)?$")
-_KEY_RE = re.compile(rf"^\s*({_DOTTED})\s*=")
-_PART_RE = re.compile(_BARE_OR_QUOTED)
-
-
-def _split_dotted(text: str) -> tuple[str, ...]:
-    parts = []
-    for match in _PART_RE.finditer(text):
-        part = match.group(0)
-        if part[0] in "\"'":
-            part = part[1:-1]
-        parts.append(part)
-    return tuple(parts)
-
-
-def find_key_line(text: str, path: Iterable[str | int]) -> int | None:
-    """Return the 1-based line where ``path`` (section, key, …) is set, or None.
-
-    Integers in ``path`` index arrays of tables; when the exact key is not found, the line of the
-    closest enclosing table or key is returned instead.
-    """
-    wanted = tuple(path)
-    lines = _index_lines(text)
-    for length in range(len(wanted), 0, -1):
-        prefix = wanted[:length]
-        for line_number, location in lines:
-            if location == prefix:
-                return line_number
-        # A dotted key or inline table may set the prefix and more in one line.
-        for line_number, location in lines:
-            if location[:length] == prefix and all(isinstance(p, str) for p in prefix):
-                return line_number
-    return None
-
-
-def _index_lines(text: str) -> list[tuple[int, tuple[str | int, ...]]]:
-    """Map each header or key line to the full path it defines."""
-    result: list[tuple[int, tuple[str | int, ...]]] = []
-    table: tuple[str | int, ...] = ()
-    array_counts: dict[tuple[str, ...], int] = {}
-    in_multiline: str | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if in_multiline is not None:
-            if line.count(in_multiline) % 2 == 1:
-                in_multiline = None
-            continue
-        header = _HEADER_RE.match(line)
-        if header:
-            names = _split_dotted(header.group(2))
-            if header.group(1) == "[[":
-                index = array_counts.get(names, 0)
-                array_counts[names] = index + 1
-                table = (*names, index)
-                result.append((number, table))
-                result.append((number, names))
-            else:
-                table = names
-                result.append((number, table))
-            continue
-        key = _KEY_RE.match(line)
-        if key:
-            result.append((number, (*table, *_split_dotted(key.group(1)))))
-            for quote in ('"""', "'''"):
-                if line.count(quote) % 2 == 1:
-                    in_multiline = quote
-                    break
-    return result

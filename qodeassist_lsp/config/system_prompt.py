@@ -26,12 +26,13 @@ from qodeassist_lsp.config.confinement import (
     PathRefused,
     kind_of,
 )
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 MAX_READ_BYTES = 1024 * 1024
 _UNRESOLVED = "${"
 
 
-class SystemPromptError(Exception):
+class SystemPromptError(QodeAssistError):
     """The system prompt could not be rendered; the message says why and what to do."""
 
 

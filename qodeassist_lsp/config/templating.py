@@ -20,11 +20,13 @@ import jinja2
 from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 _MARKERS = ("{{", "{%")
 SIGNATURE_SUFFIX = "\n[Signature: "
 
 
-class TemplateError(Exception):
+class TemplateError(QodeAssistError):
     """A body template failed to compile or render; ``key`` is the dotted body path."""
 
     def __init__(self, key: str, message: str, snippet: str = "") -> None:

@@ -18,16 +18,17 @@ from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.templating import BodyTemplate
 from qodeassist_lsp.core.cache_control import apply_cache_control
-from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, WireProtocol, auth_headers
+from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.protocols import KEYS_IN_URL, PROMPT_CACHING, auth_headers, keyed_url
 from qodeassist_lsp.wire.registry import protocol_api
 from qodeassist_lsp.wire.tools import ToolSpec
-from qodeassist_lsp.wire.urls import join_url, with_query_param
+from qodeassist_lsp.wire.urls import join_url
 
 MODEL_PLACEHOLDER = "${MODEL}"
 REDACTED = "***"
 
 
-class AgentNotAvailable(LookupError):
+class AgentNotAvailable(QodeAssistError, LookupError):
     """The agent does not exist, is abstract or broken, or its provider instance is missing."""
 
 
@@ -89,17 +90,14 @@ class Agent:
         protocol = self.api.protocol
         if self.enable_tools and tools:
             body["tools"] = protocol_api(protocol).tool_definitions(list(tools))
-        if self.profile.cache_prompt and protocol is WireProtocol.ANTHROPIC:
+        caching = self.profile.cache_prompt and protocol in PROMPT_CACHING
+        if caching:
             body = apply_cache_control(body, self.profile.cache_breakpoints, self.profile.cache_ttl)
-        if protocol is WireProtocol.GOOGLE:
-            # Gemini names the model in the URL and streams through ?alt=sse.
-            body.pop("model", None)
-            body.pop("stream", None)
-        url = join_url(self.provider.url, self.endpoint)
-        long_ttl = self.profile.cache_prompt and self.profile.cache_ttl == "1h"
+        for key in KEYS_IN_URL.get(protocol, ()):
+            body.pop(key, None)
+        url = keyed_url(protocol, join_url(self.provider.url, self.endpoint), api_key)
+        long_ttl = caching and self.profile.cache_ttl == "1h"
         headers = auth_headers(protocol, api_key, long_cache_ttl=long_ttl)
-        if api_key and AUTH_STYLE[protocol] is AuthStyle.QUERY_KEY:
-            url = with_query_param(url, "key", api_key)
         return PreparedRequest(url, headers, body)
 
 

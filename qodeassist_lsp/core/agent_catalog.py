@@ -12,6 +12,7 @@ from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.agent import AgentFactory
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 PIPELINE_ALIASES = {
     "completion": "code_completion",
@@ -29,7 +30,7 @@ claims tools, whatever its ``enable_tools`` says; ``toolsPlanned`` keeps that fl
 PIPELINE_SLOTS = ("code_completion", "chat_assistant", "chat_compression", "quick_refactor")
 
 
-class UnknownPipeline(ValueError):
+class UnknownPipeline(QodeAssistError, ValueError):
     """A pipeline name that is none of the four slots or their aliases."""
 
 

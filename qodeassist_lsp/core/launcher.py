@@ -9,7 +9,7 @@ output (for error messages) and are stopped with their owner; detached ones outl
 Several language servers of one user share one server: the start is serialised by a lock file
 per ``ready_url`` host and port in the run directory, so the second process waits for the first
 and then adopts its server instead of racing it for the port. Within one process concurrent
-``ensure_ready`` calls share one start. Every failure is a ``WireError`` whose message says what
+``ensure_ready`` calls share one start. Every failure is a ``LaunchError`` whose message says what
 to do.
 """
 
@@ -49,9 +49,14 @@ from qodeassist_lsp.core.processes import (
     try_lock,
     unlock,
 )
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
 
 log = logging.getLogger("qodeassist.launcher")
+
+
+class LaunchError(CategorizedError):
+    """A ``[launch]`` server could not be started, adopted or reached; ``info`` says why."""
+
 
 ADOPT_PROBE_TIMEOUT_S = 1.5
 PROBE_TIMEOUT_S = 2.0
@@ -228,7 +233,7 @@ class ProviderLauncher:
     # -- start -----------------------------------------------------------------------------
 
     async def ensure_ready(self) -> None:
-        """Return once the server answers; start or adopt it first if needed (``WireError``)."""
+        """Return once the server answers; start or adopt it first if needed (``LaunchError``)."""
         if self._state is LauncherState.READY and await self._still_ready():
             return
         task = self._start_task
@@ -239,20 +244,20 @@ class ProviderLauncher:
                 and time.monotonic() - self._failed_at < self._cooldown
             ):
                 # Fail fast instead of respawning a broken command on every keystroke.
-                raise WireError(self.last_error)
+                raise LaunchError(self.last_error)
             task = asyncio.create_task(self._start(), name=f"launch-{self.name}")
             task.add_done_callback(_retrieve)
             self._start_task = task
         await asyncio.wait({task})
         if task.cancelled():
-            raise WireError(
+            raise LaunchError(
                 ErrorInfo(ErrorCategory.NETWORK, f"starting the {self.name} server was cancelled")
             )
         error = task.exception()
         if error is not None:
-            # _start turns every failure into a WireError; each waiter gets its own.
-            info = error.info if isinstance(error, WireError) else self.last_error
-            raise WireError(info or ErrorInfo(ErrorCategory.NETWORK, str(error))) from error
+            # _start turns every failure into a LaunchError; each waiter gets its own.
+            info = error.info if isinstance(error, LaunchError) else self.last_error
+            raise LaunchError(info or ErrorInfo(ErrorCategory.NETWORK, str(error))) from error
 
     async def _still_ready(self) -> bool:
         owned = self._owned
@@ -308,8 +313,8 @@ class ProviderLauncher:
             await self._kill_owned()
             error = (
                 exc
-                if isinstance(exc, WireError)
-                else WireError(
+                if isinstance(exc, LaunchError)
+                else LaunchError(
                     ErrorInfo(
                         ErrorCategory.NETWORK, f"could not start the {self.name} server: {exc}"
                     )
@@ -357,9 +362,9 @@ class ProviderLauncher:
                 return False
         raise self._port_taken(probe)
 
-    def _port_taken(self, probe: _Probe) -> WireError:
+    def _port_taken(self, probe: _Probe) -> LaunchError:
         parts = urlsplit(self.config.ready_url or "")
-        return WireError(
+        return LaunchError(
             ErrorInfo(
                 ErrorCategory.CONFIG,
                 f"{parts.hostname}:{_port_of(parts.scheme, parts.port)} is taken by a program "
@@ -406,9 +411,9 @@ class ProviderLauncher:
             )
         return [program, *args], str(cwd)
 
-    def _config_error(self, problem: str) -> WireError:
+    def _config_error(self, problem: str) -> LaunchError:
         where = f" in {self._source}" if self._source else ""
-        return WireError(
+        return LaunchError(
             ErrorInfo(
                 ErrorCategory.CONFIG,
                 f"cannot start the {self.name} server: {problem}{where}",
@@ -434,7 +439,7 @@ class ProviderLauncher:
                     creationflags=_NEW_PROCESS_GROUP,
                 )
         except TimeoutError as exc:
-            raise WireError(
+            raise LaunchError(
                 ErrorInfo(
                     ErrorCategory.NETWORK,
                     f"the {self.name} server did not start within {SPAWN_TIMEOUT_S:g} s",
@@ -483,7 +488,7 @@ class ProviderLauncher:
         except TimeoutError as exc:
             helper.kill()
             await helper.wait()
-            raise WireError(
+            raise LaunchError(
                 ErrorInfo(
                     ErrorCategory.NETWORK,
                     f"the {self.name} server did not start within {SPAWN_TIMEOUT_S:g} s",
@@ -496,7 +501,7 @@ class ProviderLauncher:
         if "error" in answer:
             raise self._config_error(f"{argv[0]!r} could not be run: {answer['error']}")
         if not isinstance(answer.get("pid"), int):
-            raise WireError(
+            raise LaunchError(
                 ErrorInfo(ErrorCategory.NETWORK, f"could not start the {self.name} server")
             )
         pid: int = answer["pid"]
@@ -526,7 +531,7 @@ class ProviderLauncher:
             else:
                 await asyncio.sleep(pause)
         tail = self.output_tail()
-        raise WireError(
+        raise LaunchError(
             ErrorInfo(
                 ErrorCategory.NETWORK,
                 f"the {self.name} server did not become ready within {timeout:g} s "
@@ -536,9 +541,9 @@ class ProviderLauncher:
             )
         )
 
-    async def _exit_error(self, owned: _Owned) -> WireError:
+    async def _exit_error(self, owned: _Owned) -> LaunchError:
         if owned.process is None:
-            return WireError(
+            return LaunchError(
                 ErrorInfo(
                     ErrorCategory.NETWORK,
                     f"the detached {self.name} server exited before it was ready; its output is "
@@ -550,7 +555,7 @@ class ProviderLauncher:
         code = owned.process.returncode
         tail = self.output_tail()
         category = ErrorCategory.CONFIG if code == EX_CONFIG else ErrorCategory.NETWORK
-        return WireError(
+        return LaunchError(
             ErrorInfo(
                 category,
                 f"the {self.name} server exited with code {code} before it was ready"
@@ -615,7 +620,7 @@ class ProviderLauncher:
             deadline = time.monotonic() + self.config.ready_timeout_s + 10
             while not try_lock(handle):
                 if time.monotonic() > deadline:
-                    raise WireError(
+                    raise LaunchError(
                         ErrorInfo(
                             ErrorCategory.NETWORK,
                             f"another qodeassist-lsp process has been starting the {self.name} "

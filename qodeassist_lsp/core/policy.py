@@ -15,7 +15,7 @@ from qodeassist_lsp.config.settings import (
     RefactorSettings,
     Settings,
 )
-from qodeassist_lsp.wire.httpclient import Timeouts
+from qodeassist_lsp.wire.client import Timeouts
 from qodeassist_lsp.wire.retry import RetryPolicy
 
 

@@ -1,8 +1,9 @@
 """``GenericProvider``: one class for all thirteen ``client_api`` values.
 
-A provider wraps one provider instance: its shared ``httpx.AsyncClient``, its API key (through
+A provider wraps one provider instance: its own ``httpx.AsyncClient``, its API key (through
 the secrets port), and the wire protocol its ``client_api`` speaks. What differs between APIs
-lives in the agent's ``[body]`` and in the wire modules, never here.
+lives in the agent's ``[body]`` and in the wire modules, never here. The client's transport is
+injectable, as in httpx: tests pass an ``httpx.MockTransport`` to the code production runs.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from qodeassist_lsp.config.secrets import SecretsPort
 from qodeassist_lsp.core.agent import PreparedRequest
 from qodeassist_lsp.core.health import ProviderHealth
 from qodeassist_lsp.core.launcher import ProviderLauncher
-from qodeassist_lsp.wire.client import WireClient
-from qodeassist_lsp.wire.errors import ErrorContext, WireError
+from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorContext
 from qodeassist_lsp.wire.events import StreamError, WireEvent
-from qodeassist_lsp.wire.httpclient import Timeouts, make_http_client
-from qodeassist_lsp.wire.protocols import AUTH_STYLE, AuthStyle, auth_headers
+from qodeassist_lsp.wire.protocols import auth_headers, keyed_url
 from qodeassist_lsp.wire.retry import RetryPolicy
-from qodeassist_lsp.wire.urls import join_url, with_query_param
+from qodeassist_lsp.wire.urls import join_url
 
 
 class GenericProvider:
@@ -35,16 +35,16 @@ class GenericProvider:
         self,
         instance: ProviderInstance,
         secrets: SecretsPort,
-        http: httpx.AsyncClient | None = None,
         *,
+        transport: httpx.AsyncBaseTransport | None = None,
         launcher: ProviderLauncher | None = None,
     ) -> None:
+        """Talk to ``instance`` through ``transport`` (httpx's default when None)."""
         self.instance = instance
         # Owned by the runtime, which outlives providers: aclose() leaves it alone.
         self.launcher = launcher
         self._secrets = secrets
-        self._http = http or make_http_client()
-        self._owns_http = http is None
+        self._http = make_http_client(transport=transport)
         self.health = ProviderHealth(instance.name)
         # One WireClient per policy (in practice one per pipeline), not one per request.
         self._clients: dict[tuple[Timeouts, RetryPolicy], WireClient] = {}
@@ -74,7 +74,10 @@ class GenericProvider:
         retry: RetryPolicy,
         request_id: str,
     ) -> AsyncGenerator[list[WireEvent], None]:
-        """Send ``request`` and yield its typed events, a list per read (raises ``WireError``).
+        """Send ``request`` and yield its typed events, a list per read.
+
+        Raises ``WireError`` when no answer starts, ``LaunchError`` when the ``[launch]``
+        server cannot be started.
 
         Each request's time to first event and outcome feed ``health``.
         """
@@ -107,7 +110,7 @@ class GenericProvider:
                             failed = True
                             self.health.record_error(event.error)
                     yield batch
-        except WireError as exc:
+        except CategorizedError as exc:
             failed = True
             self.health.record_error(exc.info)
             raise
@@ -115,17 +118,15 @@ class GenericProvider:
             self.health.record_ok()
 
     async def list_models(self, timeouts: Timeouts | None = None) -> list[str]:
-        """Return the model ids the instance offers (raises ``WireError`` on failure)."""
+        """Return the model ids the instance offers (``WireError``, ``LaunchError`` on failure)."""
         await self.ensure_launched()
         api = self.instance.api
         key = self.api_key()
         url = join_url(self.instance.url, models_endpoint(api, self.instance.url))
-        if key and AUTH_STYLE[api.protocol] is AuthStyle.QUERY_KEY:
-            url = with_query_param(url, "key", key)
+        url = keyed_url(api.protocol, url, key)
         client = WireClient(self._http, api.protocol, timeouts=timeouts, context=self.error_context)
         return await client.list_models(url, auth_headers(api.protocol, key))
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this provider created it."""
-        if self._owns_http:
-            await self._http.aclose()
+        """Close the provider's HTTP client."""
+        await self._http.aclose()

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 
-class NoAgentMatches(LookupError):
+class NoAgentMatches(QodeAssistError, LookupError):
     """No agent of the roster accepts the file; the message says how to fix the roster."""
 
 

@@ -52,7 +52,7 @@ from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.wire import events as wire
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo, WireError
 
 log = logging.getLogger("qodeassist.session")
 
@@ -67,6 +67,10 @@ def new_request_id() -> str:
     """Return a short id unique in this process (request ids tag log lines; items use it too)."""
     # 12 hex digits: random per process, then a counter (no system call per request).
     return f"{_ID_PREFIX}{next(_ID_NUMBERS):06x}"
+
+
+class ToolLimitError(CategorizedError):
+    """A request asked for more tool rounds than ``tools.max_tool_continuations`` allows."""
 
 
 class _Stopped(Exception):
@@ -293,7 +297,7 @@ class Session:
                     return
                 rounds += 1
                 if rounds > self.policy.max_tool_rounds:
-                    raise WireError(
+                    raise ToolLimitError(
                         ErrorInfo(
                             ErrorCategory.TOOL,
                             f"tool continuation limit reached ({self.policy.max_tool_rounds} "
@@ -308,7 +312,7 @@ class Session:
         except _Stopped:
             log.info("[%s] cancelled", rid)
             request.emit(CancelledEvent(rid))
-        except WireError as exc:
+        except CategorizedError as exc:  # the provider, its [launch] server, the tool limit
             self._fail(request, exc.info, None if request.received else rollback)
         except SystemPromptError as exc:
             info = ErrorInfo(

@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.core.session import Request
@@ -29,7 +30,7 @@ log = logging.getLogger("qodeassist.server")
 PROGRESS_EVERY_CHARS = 200
 
 
-class RequestFailed(JsonRpcException):
+class RequestFailed(QodeAssistError, JsonRpcException):
     """LSP ``RequestFailed``: valid params, but the work failed (the message says why)."""
 
     CODE = -32803

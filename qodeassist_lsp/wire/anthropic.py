@@ -28,8 +28,6 @@ from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
 from qodeassist_lsp.wire.turns import AssistantTurn
 from qodeassist_lsp.wire.urls import with_query_param
 
-MODELS_ENDPOINT = "/v1/models?limit=1000"
-
 _STOP: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",

@@ -1,31 +1,39 @@
 """`WireClient`: one streamed request from POST to typed events, and model listing.
 
-The client owns the I/O the parsers leave out: compact JSON out, status check (a non-2xx
-body is read whole and classified before any stream decoding), retries strictly before the
-first byte, first-byte and inactivity timeouts, and closing the HTTP stream on every exit,
-cancellation included. Failures before a 2xx response raise `WireError`; after it they
-arrive as a final `StreamError` event. A 2xx answer that is an HTML page (a captive portal, a
-wrong path) is not the API: it is reported as such (a config error naming the provider's
-``url``), not as a stream that was cut off. Log lines on ``qodeassist.wire`` carry
-the request id; bodies only at DEBUG; secrets redacted everywhere.
+Every provider call goes through one ``httpx.AsyncClient`` (`make_http_client`, one per
+provider instance); its transport is injectable, so unit tests hand an ``httpx.MockTransport``
+to the very code that talks to real providers. The client owns the I/O the parsers leave out:
+compact JSON out, status check (a non-2xx body is read whole and classified before any stream
+decoding), retries strictly before the first byte, first-byte and inactivity timeouts, and
+closing the HTTP stream on every exit, cancellation included. Failures before a 2xx response
+raise `WireError`; after it they arrive as a final `StreamError` event. A 2xx answer that is
+an HTML page (a captive portal, a wrong path) is not the API: it is reported as such (a config
+error naming the provider's ``url``), not as a stream that was cut off. Log lines on
+``qodeassist.wire`` carry the request id; bodies go to ``qodeassist.wire.body`` at DEBUG;
+secrets redacted everywhere.
+
+LLM streams need three timeouts httpx does not express directly: how long to wait for the
+first byte of the answer (a local model may be loading), how long a silent gap between chunks
+may last, and how long to connect. `WireClient` enforces the first two with asyncio and hands
+httpx the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import random
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from secrets import token_hex
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
+from qodeassist_lsp import __version__
 from qodeassist_lsp.wire.classify import (
     classify_exception,
     classify_http_error,
@@ -34,9 +42,7 @@ from qodeassist_lsp.wire.classify import (
 )
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, WireError, redact
 from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
-from qodeassist_lsp.wire.httpclient import HttpClient, Timeouts
 from qodeassist_lsp.wire.parser import StreamParser
-from qodeassist_lsp.wire.plain_transport import PlainResponse, PlainResponseBody, raw_headers
 from qodeassist_lsp.wire.protocols import API_NAMES, WireProtocol
 from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
@@ -45,28 +51,53 @@ logger = logging.getLogger("qodeassist.wire")
 body_logger = logging.getLogger("qodeassist.wire.body")
 """Request and response bodies, at DEBUG; ``[logging] log_requests`` switches it on."""
 
-Response = httpx.Response | PlainResponse
-"""A response being streamed: httpx's, or the plain transport's own (no httpx objects)."""
 ParserFactory = Callable[[str, ErrorContext], StreamParser]
 Sleep = Callable[[float], Awaitable[None]]
+_Chunks = AsyncGenerator[bytes, None]
 
+USER_AGENT = f"qodeassist-lsp/{__version__}"
+LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=30.0)
 MAX_MODEL_PAGES = 20
 _DRAIN_SECONDS = 0.25
 _DRAIN_BYTES = 64 * 1024
 _SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
 
 
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds allowed per phase of a streamed request; None disables a limit."""
+
+    connect: float | None = 10.0
+    first_byte: float | None = 60.0
+    inactivity: float | None = 120.0
+    write: float | None = 30.0
+
+    def for_httpx(self) -> httpx.Timeout:
+        """Build the httpx timeout: connect/write/pool as given, read as a backstop behind ours."""
+        limits = [t for t in (self.first_byte, self.inactivity) if t is not None]
+        read = max(limits) + 5.0 if len(limits) == 2 else None
+        return httpx.Timeout(connect=self.connect, read=read, write=self.write, pool=self.connect)
+
+
+def make_http_client(
+    *, transport: httpx.AsyncBaseTransport | None = None, timeouts: Timeouts | None = None
+) -> httpx.AsyncClient:
+    """Create a provider's client: pool limits, user agent, and ``transport`` if given."""
+    return httpx.AsyncClient(
+        transport=transport,
+        timeout=(timeouts or Timeouts()).for_httpx(),
+        limits=LIMITS,
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT},
+    )
+
+
 def _secrets_in(url: str, headers: Mapping[str, str]) -> list[str]:
-    found = list(_query_secrets(url))
+    found = [v for k, v in parse_qsl(urlsplit(url).query) if k.lower() in ("key", "api_key")]
     for name, value in headers.items():
         if name.lower() in _SECRET_HEADERS:
             found.append(value.split()[-1] if value.split() else value)
     return found
-
-
-@functools.lru_cache(maxsize=64)
-def _query_secrets(url: str) -> tuple[str, ...]:
-    return tuple(v for k, v in parse_qsl(urlsplit(url).query) if k.lower() in ("key", "api_key"))
 
 
 class _RequestLog:
@@ -89,7 +120,7 @@ class _RequestLog:
 
 
 class WireClient:
-    """Streams requests of one wire protocol through a shared ``httpx.AsyncClient``."""
+    """Streams requests of one wire protocol through a provider's ``httpx.AsyncClient``."""
 
     def __init__(
         self,
@@ -114,11 +145,6 @@ class WireClient:
         self._context = context or ErrorContext()
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._plain = http.plain if isinstance(http, HttpClient) else None
-        # WireClient bounds every read itself (first byte, inactivity), so requests handed to
-        # the plain transport directly carry no second read timer.
-        self._direct_timeouts = {**self._timeouts.for_httpx().as_dict(), "read": None}
-        self._default_headers = http.headers.raw
 
     async def stream(
         self,
@@ -159,58 +185,54 @@ class WireClient:
         log(logging.INFO, "POST %s (%d bytes)", url, len(content))
         if body_logger.isEnabledFor(logging.DEBUG):  # decoding a prompt-sized body is not free
             log.body("request body: %s", content.decode())
-        started = time.monotonic()
-        response, deadline = await self._open("POST", url, headers, content, log, secrets)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         count = 0
         last: WireEvent | None = None
-        chunks = response.aiter_bytes()
+        streaming = False
         try:
-            parser = self._parser_factory(url, self._context)  # once the request has gone out
-            # A plain body read raw (nothing to decode) says when the next chunk is already here.
-            raw = (
-                response.stream
-                if isinstance(response, PlainResponse) and not response.encoded
-                else None
-            )
-            first = True
-            while True:
-                try:
-                    chunk = await self._read(chunks, raw, deadline, first=first)
-                except (TimeoutError, httpx.HTTPError) as exc:
-                    last = StreamError(self._failure(exc, first=first).redacted(secrets))
-                    count += 1
-                    yield [last]
-                    return
-                if first and chunk is not None and is_web_page("", chunk):
-                    last = StreamError(self._web_page(url, chunk).redacted(secrets))
-                    count += 1
-                    yield [last]
-                    return
-                first = False
-                if chunk is not None and body_logger.isEnabledFor(logging.DEBUG):
-                    log.body("chunk: %s", chunk.decode("utf-8", "replace"))
-                events = parser.close() if chunk is None else parser.feed(chunk)
-                if events:
-                    count += len(events)
-                    last = events[-1]
-                    yield _redacted(events, secrets)
-                if chunk is None:
-                    return
-                if parser.ended:
-                    if not _ended_in_buffer(response):
+            async with (
+                self._opened("POST", url, headers, content, log, secrets) as (response, deadline),
+                # httpx types aiter_bytes as an iterator; it is a generator, closed here first.
+                contextlib.aclosing(cast(_Chunks, response.aiter_bytes())) as chunks,
+            ):
+                streaming = True
+                parser = self._parser_factory(url, self._context)
+                first = True
+                while True:
+                    try:
+                        chunk = await self._read(chunks, deadline, first=first)
+                    except (TimeoutError, httpx.HTTPError) as exc:
+                        last = StreamError(self._failure(exc, first=first).redacted(secrets))
+                        count += 1
+                        yield [last]
+                        return
+                    if first and chunk is not None and is_web_page("", chunk):
+                        last = StreamError(self._web_page(url, chunk).redacted(secrets))
+                        count += 1
+                        yield [last]
+                        return
+                    first = False
+                    if chunk is not None and body_logger.isEnabledFor(logging.DEBUG):
+                        log.body("chunk: %s", chunk.decode("utf-8", "replace"))
+                    events = parser.close() if chunk is None else parser.feed(chunk)
+                    if events:
+                        count += len(events)
+                        last = events[-1]
+                        yield _redacted(events, secrets)
+                    if chunk is None:
+                        return
+                    if parser.ended:
                         await _drain(chunks)
-                    return
+                        return
         finally:
-            if isinstance(chunks, AsyncGenerator):
-                await chunks.aclose()
-            await response.aclose()
-            elapsed = (time.monotonic() - started) * 1000
+            elapsed = (loop.time() - started) * 1000
             if isinstance(last, MessageStop):
                 reason = last.stop_reason
                 log(logging.INFO, "finished: %s, %d events, %.0f ms", reason, count, elapsed)
             elif isinstance(last, StreamError):
                 log(logging.WARNING, "failed: %s", last.error.message)
-            else:
+            elif streaming:
                 log(logging.INFO, "closed after %d events, %.0f ms", count, elapsed)
 
     async def list_models(self, url: str, headers: Mapping[str, str]) -> list[str]:
@@ -224,14 +246,13 @@ class WireClient:
             if page_url is None:
                 break
             log(logging.INFO, "GET %s", page_url)
-            response, _deadline = await self._open("GET", page_url, headers, None, log, secrets)
+            opened = self._opened("GET", page_url, headers, None, log, secrets)
             try:
-                async with asyncio.timeout(self._timeouts.inactivity):
+                async with opened as (response, _), asyncio.timeout(self._timeouts.inactivity):
                     raw = await response.aread()
             except (TimeoutError, httpx.HTTPError) as exc:
-                raise WireError(classify_exception(exc, self._context).redacted(secrets)) from exc
-            finally:
-                await response.aclose()
+                info = classify_exception(exc, self._context).redacted(secrets)
+                raise WireError(info) from exc
             try:
                 payload = json.loads(raw)
             except ValueError as exc:
@@ -249,7 +270,8 @@ class WireClient:
             page_url = api.next_models_page(page_url, payload)
         return ids
 
-    async def _open(
+    @contextlib.asynccontextmanager
+    async def _opened(
         self,
         method: str,
         url: str,
@@ -257,35 +279,23 @@ class WireClient:
         content: bytes | None,
         log: _RequestLog,
         secrets: list[str],
-    ) -> tuple[Response, float | None]:
-        """Send until a 2xx arrives, retrying only what the policy allows; raise otherwise."""
+    ) -> AsyncIterator[tuple[httpx.Response, float | None]]:
+        """Send until a 2xx arrives (retrying only what the policy allows), raise otherwise.
+
+        Yields the response and the first-byte deadline; the response is closed on every exit.
+        """
         loop = asyncio.get_running_loop()
+        request = self._http.build_request(
+            method, url, headers=headers, content=content, timeout=self._timeouts.for_httpx()
+        )
         attempt = 0
         while True:
             attempt += 1
             first_byte = self._timeouts.first_byte
             deadline = loop.time() + first_byte if first_byte is not None else None
-            parsed = _parsed(url)
             try:
                 async with asyncio.timeout_at(deadline):
-                    response: Response
-                    if self._plain is not None and parsed.scheme == "http":
-                        response = await self._plain.open(
-                            method,
-                            parsed,
-                            self._wire_headers(headers),
-                            content,
-                            self._direct_timeouts,
-                        )
-                    else:
-                        request = self._http.build_request(
-                            method,
-                            parsed,
-                            headers=headers,
-                            content=content,
-                            timeout=self._timeouts.for_httpx(),
-                        )
-                        response = await self._http.send(request, stream=True)
+                    response = await self._http.send(request, stream=True)
             except TimeoutError as exc:
                 info = self._stalled(first_byte, first=True)
                 log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
@@ -309,14 +319,18 @@ class WireClient:
                 )
                 await self._sleep(delay)
                 continue
-            log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
-            if response.is_success:
-                if is_web_page(_content_type(response), b""):
+            try:
+                log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
+                if response.is_success:
+                    content_type = response.headers.get("content-type", "")
+                    if not is_web_page(content_type, b""):
+                        yield response, deadline
+                        return
                     info = self._web_page(url, await self._body_of(response)).redacted(secrets)
-                    log(logging.WARNING, "%s", info.message)
-                    raise WireError(info)
-                return response, deadline
-            info = await self._error_from(response, secrets)
+                else:
+                    info = await self._error_from(response, secrets)
+            finally:
+                await response.aclose()
             delay = (
                 self._retry.delay(attempt, info.retry_after, self._rng)
                 if self._retry.retries_status(response.status_code, response.headers)
@@ -329,45 +343,27 @@ class WireClient:
             log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
             await self._sleep(delay)
 
-    def _wire_headers(self, headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-        """Merge ``headers`` over the client's defaults, as wire byte pairs."""
-        if not headers:
-            return list(self._default_headers)
-        given = raw_headers(headers.items())
-        replaced = {name.lower() for name, _ in given}
-        kept = [(n, v) for n, v in self._default_headers if n.lower() not in replaced]
-        return kept + given
-
     def _web_page(self, url: str, body: bytes) -> ErrorInfo:
         return web_page(self._context, url, API_NAMES[self.protocol], body)
 
-    async def _body_of(self, response: Response) -> bytes:
-        """Read a whole body that is not a stream (an error, a web page), then close it."""
+    async def _body_of(self, response: httpx.Response) -> bytes:
+        """Read a whole body that is not a stream (an error, a web page)."""
         try:
             async with asyncio.timeout(self._timeouts.inactivity):
                 return await response.aread()
         except (TimeoutError, httpx.HTTPError):
             return b""
-        finally:
-            await response.aclose()
 
-    async def _error_from(self, response: Response, secrets: list[str]) -> ErrorInfo:
+    async def _error_from(self, response: httpx.Response, secrets: list[str]) -> ErrorInfo:
         body = await self._body_of(response)
         info = classify_http_error(response.status_code, response.headers, body, self._context)
         return info.redacted(secrets)
 
     async def _read(
-        self,
-        chunks: AsyncIterator[bytes],
-        raw: PlainResponseBody | None,
-        deadline: float | None,
-        *,
-        first: bool,
+        self, chunks: AsyncIterator[bytes], deadline: float | None, *, first: bool
     ) -> bytes | None:
         """Return the next piece of the body (None at its end) within the first-byte/idle limit."""
         try:
-            if raw is not None and raw.ready:  # bytes at hand: no wait, no timer
-                return await anext(chunks)
             if first:
                 async with asyncio.timeout_at(deadline):
                     return await anext(chunks)
@@ -395,24 +391,6 @@ class WireClient:
         )
 
 
-@functools.lru_cache(maxsize=64)
-def _parsed(url: str) -> httpx.URL:
-    """Return ``url`` parsed, once per URL: an agent posts to the same one every time."""
-    # httpx.URL is immutable, and parsing it was about half of build_request's cost, measured.
-    return httpx.URL(url)
-
-
-def _content_type(response: Response) -> str:
-    """Return the response's ``Content-Type`` (without building httpx headers for a plain one)."""
-    if isinstance(response, PlainResponse):
-        for name, value in response.raw_headers:
-            if name.lower() == b"content-type":
-                return value.decode("latin-1")
-        return ""
-    content_type: str = response.headers.get("content-type", "")
-    return content_type
-
-
 def _redacted(events: list[WireEvent], secrets: list[str]) -> list[WireEvent]:
     if not secrets:
         return events
@@ -422,12 +400,6 @@ def _redacted(events: list[WireEvent], secrets: list[str]) -> list[WireEvent]:
         else event
         for event in events
     ]
-
-
-def _ended_in_buffer(response: Response) -> bool:
-    """Whether the rest of a plain-transport body was already received (nothing to await)."""
-    stream = response.stream
-    return isinstance(stream, PlainResponseBody) and stream.finish_buffered(_DRAIN_BYTES)
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

@@ -1,9 +1,35 @@
-"""Typed wire errors and secret redaction.
+"""The package's error tree, typed error information and secret redaction.
 
-Every failure the wire layer reports, whether an HTTP status, a provider's error envelope,
-a transport exception or a stream cut short, becomes one `ErrorInfo` with a category the
-editor can act on (open the key settings, retry, fix the agent). Redaction runs on every
-message and detail when it is created, so no caller can forget it.
+Every failure the editor is told about, whether an HTTP status, a provider's error envelope,
+a transport exception, a stream cut short, a server that will not start or a tool loop that
+will not end, becomes one `ErrorInfo` with a category the editor can act on (open the key
+settings, retry, fix the agent). Redaction runs on every message and detail when it is
+created, so no caller can forget it.
+
+One base exception, defined here at the lowest layer so every layer can raise below it. The
+tree (each class lives in the module named on its right; a second base in brackets is kept
+so existing ``except LookupError`` and the like still hold)::
+
+    QodeAssistError                         every error the package raises on purpose
+    ├── CategorizedError                    carries an ErrorInfo: the category on the wire
+    │   ├── WireError                       a provider request failed before its stream began
+    │   ├── LaunchError                     core.launcher: a [launch] server did not come up
+    │   ├── ToolLimitError                  core.session: a request ran out of tool rounds
+    │   └── CompressionFailed               features.chat.compressor: no summary was made
+    ├── TemplateError                       config.templating: a [body] template failed
+    ├── SystemPromptError                   config.system_prompt: a prompt file failed
+    ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
+    ├── AgentNotAvailable [LookupError]     core.agent: no such usable agent or instance
+    ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
+    ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name
+    ├── ChatNotFound [LookupError]          features.chat.store
+    ├── ChatInputError [ValueError]         features.chat.files: an attachment is refused
+    ├── HistoryFormatError [ValueError]     features.chat.history_format
+    ├── RequestFailed [JsonRpcException]    lsp.chat_handlers: LSP RequestFailed (-32803)
+    ├── EmbeddedError                       cli.embedded_model
+    └── CliError                            cli.common: a command cannot go on
+
+Private control-flow signals (``session._Stopped``) are not errors and stay outside the tree.
 """
 
 from __future__ import annotations
@@ -80,12 +106,20 @@ class ErrorInfo:
         )
 
 
-class WireError(Exception):
-    """Raised when a request fails before its stream starts; carries the `ErrorInfo`."""
+class QodeAssistError(Exception):
+    """Base of every error qodeassist-lsp raises on purpose (the tree is drawn above)."""
+
+
+class CategorizedError(QodeAssistError):
+    """An error that carries its `ErrorInfo`: the category and message the editor gets."""
 
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(info.message)
         self.info = info
+
+
+class WireError(CategorizedError):
+    """Raised when a request fails before its stream starts; carries the `ErrorInfo`."""
 
 
 DEFAULT_PROVIDER = "the provider"

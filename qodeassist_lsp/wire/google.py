@@ -28,8 +28,6 @@ from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, is_synthetic_id
 from qodeassist_lsp.wire.turns import AssistantTurn
 from qodeassist_lsp.wire.urls import with_query_param
 
-MODELS_ENDPOINT = "/models"
-
 UNSUPPORTED_SCHEMA_KEYS = frozenset(
     {
         "$schema",

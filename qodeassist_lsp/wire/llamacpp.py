@@ -14,8 +14,6 @@ from qodeassist_lsp.wire import openai_chat
 from qodeassist_lsp.wire.events import StopReason, TextDelta, Usage
 from qodeassist_lsp.wire.parser import JsonObject, SSEParser, int_of, obj, text_of
 
-MODELS_ENDPOINT = openai_chat.MODELS_ENDPOINT
-NATIVE_ENDPOINTS = ("/completion", "/completions", "/infill")
 tool_definitions = openai_chat.tool_definitions
 build_continuation = openai_chat.build_continuation
 parse_model_list = openai_chat.parse_model_list

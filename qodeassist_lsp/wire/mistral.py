@@ -17,7 +17,6 @@ from qodeassist_lsp.wire.tools import ToolResult
 from qodeassist_lsp.wire.turns import AssistantTurn
 
 MistralParser = openai_chat.OpenAIChatParser
-MODELS_ENDPOINT = openai_chat.MODELS_ENDPOINT
 tool_definitions = openai_chat.tool_definitions
 parse_model_list = openai_chat.parse_model_list
 next_models_page = openai_chat.next_models_page

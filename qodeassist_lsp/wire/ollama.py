@@ -27,8 +27,6 @@ from qodeassist_lsp.wire.parser import (
 from qodeassist_lsp.wire.tools import ToolResult, is_synthetic_id
 from qodeassist_lsp.wire.turns import AssistantTurn
 
-MODELS_ENDPOINT = "/api/tags"
-
 _STOP: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
 
 tool_definitions = openai_chat.tool_definitions

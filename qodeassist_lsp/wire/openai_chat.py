@@ -31,8 +31,6 @@ from qodeassist_lsp.wire.parser import (
 from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
 from qodeassist_lsp.wire.turns import AssistantTurn
 
-MODELS_ENDPOINT = "/v1/models"
-
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
     "eos": "end_turn",

@@ -30,7 +30,6 @@ from qodeassist_lsp.wire.parser import (
 from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
 from qodeassist_lsp.wire.turns import AssistantTurn
 
-MODELS_ENDPOINT = openai_chat.MODELS_ENDPOINT
 parse_model_list = openai_chat.parse_model_list
 next_models_page = openai_chat.next_models_page
 

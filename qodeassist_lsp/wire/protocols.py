@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 
+from qodeassist_lsp.wire.urls import with_query_param
+
 
 class WireProtocol(enum.StrEnum):
     """A family of HTTP request/stream shapes handled by one wire client module."""
@@ -57,6 +59,20 @@ AUTH_STYLE: dict[WireProtocol, AuthStyle] = {
     WireProtocol.MISTRAL: AuthStyle.BEARER,
     WireProtocol.LLAMACPP: AuthStyle.BEARER,
 }
+
+
+PROMPT_CACHING: frozenset[WireProtocol] = frozenset({WireProtocol.ANTHROPIC})
+"""Protocols whose request bodies take prompt-cache breakpoints (``cache_control``)."""
+
+KEYS_IN_URL: dict[WireProtocol, tuple[str, ...]] = {WireProtocol.GOOGLE: ("model", "stream")}
+"""Body keys a protocol carries in its URL instead (Gemini: the model, and ``?alt=sse``)."""
+
+
+def keyed_url(protocol: WireProtocol, url: str, api_key: str | None) -> str:
+    """Return ``url`` with ``api_key`` in its query when ``protocol`` sends the key there."""
+    if api_key and AUTH_STYLE[protocol] is AuthStyle.QUERY_KEY:
+        return with_query_param(url, "key", api_key)
+    return url
 
 
 def auth_headers(

@@ -14,17 +14,13 @@ from qodeassist_lsp.core.content import Message, TextBlock, user_text
 from qodeassist_lsp.core.events import CancelledEvent, FailedEvent
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.session_manager import SessionManager
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
 
 SUMMARY_HEADING = "# Chat Summary\n\n"
 
 
-class CompressionFailed(Exception):
+class CompressionFailed(CategorizedError):
     """The summary could not be made; ``info`` says why, with a category."""
-
-    def __init__(self, info: ErrorInfo) -> None:
-        super().__init__(info.message)
-        self.info = info
 
 
 def transcript(messages: Sequence[Message]) -> str:

@@ -29,6 +29,7 @@ from qodeassist_lsp.core.content import (
     TextBlock,
 )
 from qodeassist_lsp.features.chat.store import ChatStore
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -44,7 +45,7 @@ MAX_IMAGE_BYTES = 20 * 1024 * 1024
 LINKED_HEADER = "Linked files (current content, refreshed every request):\n"
 
 
-class ChatInputError(ValueError):
+class ChatInputError(QodeAssistError, ValueError):
     """Something the user sent cannot be used; the message says what to change."""
 
 

@@ -25,6 +25,7 @@ from qodeassist_lsp.core.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 VERSION = "0.3"
 LEGACY_VERSIONS = frozenset({"0.1", "0.2"})
@@ -32,7 +33,7 @@ _LEGACY_ROLES = {0: "system", 1: "user", 2: "assistant", 3: "tool", 4: "file_edi
 _SIGNATURE_MARK = "\n[Signature:"
 
 
-class HistoryFormatError(ValueError):
+class HistoryFormatError(QodeAssistError, ValueError):
     """The file is not a chat history this version can read."""
 
 

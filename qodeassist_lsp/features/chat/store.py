@@ -48,6 +48,7 @@ from qodeassist_lsp.features.chat.history_format import (
     encode,
     encode_message,
 )
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.chat")
 
@@ -58,7 +59,7 @@ STALE_TEMP_S = 60.0
 """A temporary file this old belongs to no live save (a save renames its file in milliseconds)."""
 
 
-class ChatNotFound(LookupError):
+class ChatNotFound(QodeAssistError, LookupError):
     """No chat with that id exists."""
 
 

@@ -20,7 +20,6 @@ from qodeassist_lsp.config.settings import (
 from qodeassist_lsp.config.settings_loader import (
     EDITOR_SOURCE,
     SettingsLayer,
-    find_key_line,
     merge_settings,
     project_settings_path,
     read_settings_file,
@@ -515,47 +514,6 @@ def test_editor_settings_that_are_not_an_object() -> None:
     settings, problems = load_settings(None, None, ["nope"])
     assert only(problems).severity == "error"
     assert settings == Settings()
-
-
-# -- find_key_line ----------------------------------------------------------------------------
-
-TOML = """\
-# comment
-top = 1
-[completion]
-debounce_ms = 3
-"lines_before" = 4
-text = '''
-fake = 1
-'''
-[tools]
-enabled.read_file = true
-[tools.enabled]
-edit_file = false
-[[completion.custom_languages]]
-name = "a"
-[[completion.custom_languages]]
-name = "b"
-"""
-
-
-@pytest.mark.parametrize(
-    ("path", "line"),
-    [
-        (("completion",), 3),
-        (("completion", "debounce_ms"), 4),
-        (("completion", "lines_before"), 5),
-        (("completion", "fake"), 3),
-        (("tools", "enabled", "read_file"), 10),
-        (("tools", "enabled", "edit_file"), 12),
-        (("completion", "custom_languages", 1, "name"), 16),
-        (("completion", "custom_languages", 0), 13),
-        (("completion", "missing"), 3),
-        (("nowhere", "x"), None),
-    ],
-)
-def test_find_key_line(path: tuple[str | int, ...], line: int | None) -> None:
-    assert find_key_line(TOML, path) == line
 
 
 def test_keys_of_planned_sections_are_checked_and_warned_about(tmp_path: Path) -> None:

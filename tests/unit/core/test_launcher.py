@@ -20,7 +20,7 @@ from qodeassist_lsp.config.providers import LaunchConfig
 from qodeassist_lsp.core import launcher as launcher_module
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FinishedEvent, TextEvent
-from qodeassist_lsp.core.launcher import LauncherState, ProviderLauncher
+from qodeassist_lsp.core.launcher import LaunchError, LauncherState, ProviderLauncher
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.wire.errors import ErrorCategory, WireError
 
@@ -310,7 +310,7 @@ async def test_another_process_adopts_and_takes_over_when_owner_exits(
 async def test_timeout_kills_the_server_and_says_so(tiny: Tiny, launchers: list) -> None:
     launcher = tiny.launcher("--status", "503", ready_timeout_s=1.0)
     launchers.append(launcher)
-    with pytest.raises(WireError) as caught:
+    with pytest.raises(LaunchError) as caught:
         await launcher.ensure_ready()
     info = caught.value.info
     assert info.category is ErrorCategory.NETWORK
@@ -323,7 +323,7 @@ async def test_timeout_kills_the_server_and_says_so(tiny: Tiny, launchers: list)
 async def test_crash_reports_exit_code_and_output_tail(tiny: Tiny, launchers: list) -> None:
     launcher = tiny.launcher("--exit", "3")
     launchers.append(launcher)
-    with pytest.raises(WireError) as caught:
+    with pytest.raises(LaunchError) as caught:
         await launcher.ensure_ready()
     info = caught.value.info
     assert info.category is ErrorCategory.NETWORK
@@ -331,7 +331,7 @@ async def test_crash_reports_exit_code_and_output_tail(tiny: Tiny, launchers: li
     assert "not a GGUF file" in info.message and "giving up" in info.message
     assert launcher.state is LauncherState.FAILED and launcher.last_error == info
     # Within the cool-down the same error comes back without spawning again.
-    with pytest.raises(WireError):
+    with pytest.raises(LaunchError):
         await launcher.ensure_ready()
     assert len(tiny.spawns()) == 1
 
@@ -339,7 +339,7 @@ async def test_crash_reports_exit_code_and_output_tail(tiny: Tiny, launchers: li
 async def test_exit_code_1_is_a_configuration_error(tiny: Tiny, launchers: list) -> None:
     launcher = tiny.launcher("--exit", "1")
     launchers.append(launcher)
-    with pytest.raises(WireError) as caught:
+    with pytest.raises(LaunchError) as caught:
         await launcher.ensure_ready()
     assert caught.value.info.category is ErrorCategory.CONFIG
 
@@ -347,7 +347,7 @@ async def test_exit_code_1_is_a_configuration_error(tiny: Tiny, launchers: list)
 async def test_missing_command_is_a_configuration_error(tiny: Tiny, launchers: list) -> None:
     launcher = tiny.launcher(command="qodeassist-no-such-server-binary")
     launchers.append(launcher)
-    with pytest.raises(WireError) as caught:
+    with pytest.raises(LaunchError) as caught:
         await launcher.ensure_ready()
     info = caught.value.info
     assert info.category is ErrorCategory.CONFIG
@@ -374,7 +374,7 @@ async def test_port_taken_by_another_program(tiny: Tiny, launchers: list) -> Non
         launcher = tiny.launcher()
         launchers.append(launcher)
         server = asyncio.create_task(answer_404())
-        with pytest.raises(WireError) as caught:
+        with pytest.raises(LaunchError) as caught:
             await launcher.ensure_ready()
         await server
     info = caught.value.info
@@ -428,7 +428,7 @@ async def test_environment_expansion_and_default_cwd(tiny: Tiny, launchers: list
 async def test_cwd_is_expanded_and_checked(tiny: Tiny, launchers: list) -> None:
     launcher = tiny.launcher(cwd="${NOWHERE_DIR}/x", env={"NOWHERE_DIR": str(tiny.root / "no")})
     launchers.append(launcher)
-    with pytest.raises(WireError) as caught:
+    with pytest.raises(LaunchError) as caught:
         await launcher.ensure_ready()
     assert caught.value.info.category is ErrorCategory.CONFIG
     assert "working directory" in caught.value.info.message
@@ -472,7 +472,7 @@ async def test_stop_during_start_cancels_it(tiny: Tiny, launchers: list) -> None
             break
         await asyncio.sleep(0.05)
     await launcher.stop()
-    with pytest.raises(WireError, match="cancelled"):
+    with pytest.raises(LaunchError, match="cancelled"):
         await starting
     assert await wait_gone(tiny.spawns()[0])
     assert launcher.state is LauncherState.IDLE
@@ -567,7 +567,7 @@ async def test_runtime_does_not_start_without_auto_start(tree, tiny: Tiny) -> No
     write_tiny_provider(tree, tiny, auto_start=False)
     runtime = Runtime(tree.load())
     try:
-        with pytest.raises(WireError):
+        with pytest.raises(WireError):  # the request is sent, and nothing answers it
             await runtime.provider("Tiny").list_models()
         assert tiny.spawns() == []
     finally:

@@ -109,7 +109,7 @@ async def make_session(tree, tmp_path) -> AsyncIterator[Callable[..., tuple[Sess
     )
     config = tree.load()
     factory = AgentFactory(config)
-    clients: list[httpx.AsyncClient] = []
+    providers: list[GenericProvider] = []
 
     def make(handler: Handler, agent: str = "Tooled", **policy: Any):
         seen: list[dict[str, Any]] = []
@@ -118,11 +118,12 @@ async def make_session(tree, tmp_path) -> AsyncIterator[Callable[..., tuple[Sess
             seen.append(json.loads(request.content))
             return handler(request)
 
-        http = httpx.AsyncClient(transport=httpx.MockTransport(record))
-        clients.append(http)
         provider = GenericProvider(
-            config.providers["Local"], SecretStore(tmp_path, environ={}), http
+            config.providers["Local"],
+            SecretStore(tmp_path, environ={}),
+            transport=httpx.MockTransport(record),
         )
+        providers.append(provider)
         session = Session(
             factory.create(agent),
             provider,
@@ -132,8 +133,8 @@ async def make_session(tree, tmp_path) -> AsyncIterator[Callable[..., tuple[Sess
         return session, seen
 
     yield make
-    for client in clients:
-        await client.aclose()
+    for provider in providers:
+        await provider.aclose()
 
 
 def reply(body: bytes, status: int = 200) -> httpx.Response:

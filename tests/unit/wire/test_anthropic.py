@@ -235,4 +235,3 @@ def test_model_list_and_pagination(kit) -> None:
         "https://api.anthropic.com/v1/models?limit=1000&after_id=last_id"
     )
     assert anthropic.next_models_page(url, {**payload, "has_more": False}) is None
-    assert anthropic.MODELS_ENDPOINT == "/v1/models?limit=1000"

@@ -10,10 +10,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from qodeassist_lsp.wire.client import WireClient
+from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, WireError
 from qodeassist_lsp.wire.events import MessageStop, StreamError, TextDelta
-from qodeassist_lsp.wire.httpclient import Timeouts, make_http_client
 from qodeassist_lsp.wire.protocols import WireProtocol, auth_headers
 from qodeassist_lsp.wire.retry import NO_RETRY, RetryPolicy
 

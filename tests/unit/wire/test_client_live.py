@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from qodeassist_lsp.wire.client import WireClient
+from qodeassist_lsp.wire.client import WireClient, make_http_client
 from qodeassist_lsp.wire.events import MessageStop, TextDelta
-from qodeassist_lsp.wire.httpclient import make_http_client
 from qodeassist_lsp.wire.protocols import WireProtocol
 
 
@@ -103,3 +102,93 @@ async def test_cancelling_the_stream_closes_the_upstream_connection_quickly(kit)
         with pytest.raises(asyncio.CancelledError):
             await task
     assert closed_at - cancelled_at < 0.1
+
+
+SSE = (
+    b'data: {"choices":[{"text":"Hel","index":0}]}\n\n'
+    b'data: {"choices":[{"text":"lo","index":0,"finish_reason":"stop"}]}\n\n'
+    b"data: [DONE]\n\n"
+)
+STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
+
+
+def chunked(*pieces: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes | None:
+    """Read one request (head and Content-Length body); None at end of stream."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    match = re.search(rb"(?i)content-length: *(\d+)", head)
+    return head + await reader.readexactly(int(match.group(1)) if match else 0)
+
+
+async def test_a_stream_ending_in_the_buffer_or_after_a_pause_keeps_its_connection() -> None:
+    connections = 0
+    late_end, hung_up = asyncio.Event(), asyncio.Event()
+
+    async def end_later(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while await read_request(reader) is not None:
+            if not late_end.is_set():
+                writer.write(STREAM_HEAD + chunked(SSE)[:-5])  # all but the terminator
+                await writer.drain()
+                await asyncio.sleep(0.05)  # the end arrives after the parser has finished
+                writer.write(b"0\r\n\r\n")
+                late_end.set()
+            else:
+                writer.write(STREAM_HEAD + chunked(SSE))  # the end in the same packet
+            await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+        hung_up.set()
+
+    listener = await asyncio.start_server(end_later, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1/completions"
+    try:
+        async with make_http_client() as http:
+            wire = WireClient(http, WireProtocol.OPENAI_CHAT)
+            for _ in range(3):
+                events = [e async for e in wire.stream(url, {}, {"prompt": "x"})]
+                assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
+        await asyncio.wait_for(hung_up.wait(), 5)  # the client's close reached the server
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert late_end.is_set() and connections == 1
+
+
+async def test_the_request_carries_host_length_user_agent_and_the_given_headers() -> None:
+    seen: list[bytes] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await read_request(reader) or b"")
+        writer.write(STREAM_HEAD + chunked(SSE))
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    listener = await asyncio.start_server(record, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        async with make_http_client() as http:
+            wire = WireClient(http, WireProtocol.OPENAI_CHAT)
+            url = f"http://127.0.0.1:{port}/v1/completions"
+            events = [e async for e in wire.stream(url, {"X-Api-Key": "k"}, {"p": 1})]
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    head, _, body = seen[0].partition(b"\r\n\r\n")
+    lines = [line.lower() for line in head.split(b"\r\n")]
+    assert lines[0] == b"post /v1/completions http/1.1"
+    assert f"host: 127.0.0.1:{port}".encode() in lines
+    assert b"content-length: 7" in lines and body == b'{"p":1}'
+    assert b"x-api-key: k" in lines
+    assert any(line.startswith(b"user-agent: qodeassist-lsp/") for line in lines)
+    assert events[-1] == MessageStop("end_turn", "stop")

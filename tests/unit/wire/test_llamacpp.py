@@ -67,5 +67,4 @@ def test_non_streamed_native_reply(kit) -> None:
 def test_shapes_delegate_to_openai_chat() -> None:
     assert llamacpp.build_continuation is openai_chat.build_continuation
     assert llamacpp.tool_definitions is openai_chat.tool_definitions
-    assert llamacpp.MODELS_ENDPOINT == "/v1/models"
     assert llamacpp.parse_model_list({"object": "list", "data": [{"id": "gemma"}]}) == ["gemma"]

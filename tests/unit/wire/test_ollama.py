@@ -142,4 +142,3 @@ def test_continuation_with_provider_ids_and_thinking() -> None:
 def test_model_list_from_tags(kit) -> None:
     payload = json.loads(kit.bytes("ollama/tags_docs.json"))
     assert ollama.parse_model_list(payload) == ["deepseek-r1:latest", "llama3.2:latest"]
-    assert ollama.MODELS_ENDPOINT == "/api/tags"

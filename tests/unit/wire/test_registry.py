@@ -39,6 +39,5 @@ def test_parser_for_endpoint(protocol, url, parser) -> None:
 @pytest.mark.parametrize("protocol", list(P))
 def test_every_protocol_has_request_shapes(protocol) -> None:
     api = protocol_api(protocol)
-    assert api.models_endpoint.startswith("/")
     assert api.tool_definitions([ToolSpec("f", "F")])
     assert api.parse_model_list({}) == []

@@ -162,8 +162,11 @@ async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
             answers.pop(0)(script)
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=script)
 
-    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    provider = GenericProvider(config.providers["Local"], SecretStore(tmp_path, environ={}), http)
+    provider = GenericProvider(
+        config.providers["Local"],
+        SecretStore(tmp_path, environ={}),
+        transport=httpx.MockTransport(handler),
+    )
     sessions = SessionManager(
         AgentFactory(config), lambda name: provider, config.settings, config.prompt_roots()
     )
@@ -188,7 +191,7 @@ async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
     yield h
     service.close()
     await asyncio.sleep(0)
-    await http.aclose()
+    await provider.aclose()
 
 
 async def until(predicate: Callable[[], bool], seconds: float = 2.0) -> None:

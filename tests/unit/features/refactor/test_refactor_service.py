@@ -68,7 +68,7 @@ async def make(tree, tmp_path) -> AsyncIterator[Callable[[Handler], Backend]]:
         '[pipelines]\nchat_assistant = ["Chat"]\nquick_refactor = "Chat"\n',
     )
     config = tree.load()
-    clients: list[httpx.AsyncClient] = []
+    providers: list[GenericProvider] = []
 
     def build(handler: Handler) -> Backend:
         seen: list[dict[str, Any]] = []
@@ -77,19 +77,20 @@ async def make(tree, tmp_path) -> AsyncIterator[Callable[[Handler], Backend]]:
             seen.append(json.loads(request.content))
             return handler(request)
 
-        http = httpx.AsyncClient(transport=httpx.MockTransport(record))
-        clients.append(http)
         provider = GenericProvider(
-            config.providers["Local"], SecretStore(tmp_path, environ={}), http
+            config.providers["Local"],
+            SecretStore(tmp_path, environ={}),
+            transport=httpx.MockTransport(record),
         )
+        providers.append(provider)
         manager = SessionManager(
             AgentFactory(config), lambda _name: provider, config.settings, config.prompt_roots()
         )
         return Backend(config, manager, seen)
 
     yield build
-    for client in clients:
-        await client.aclose()
+    for provider in providers:
+        await provider.aclose()
 
 
 LIBRARY = [
