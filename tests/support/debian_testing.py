@@ -77,4 +77,3 @@ def unpack(dest: Path, packages: Sequence[str], *, timeout: float = 300) -> None
         _apt(options, "install", "-y", "-qq", "--download-only", *packages, timeout=timeout)
         for deb in sorted((state / "cache" / "archives").glob("*.deb")):
             subprocess.run(["dpkg-deb", "-x", str(deb), str(dest)], check=True, timeout=timeout)
-
