@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
@@ -26,7 +26,7 @@ def replay():
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.e2e.lsp.conftest import server_env
 
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 CHAT = "/v1/chat/completions"
 
@@ -16,7 +16,7 @@ CHAT = "/v1/chat/completions"
 def replay(config_dir: Path):
     with ReplayServer() as server:
         (config_dir / "providers").mkdir()
-        (config_dir / "providers" / "embedded.toml").write_text(embedded_instance(server.url))
+        write_embedded_instances(config_dir / "providers", server.url)
         yield server
 
 
