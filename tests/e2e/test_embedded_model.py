@@ -192,7 +192,7 @@ async def test_refactor_of_the_example_parses_or_is_refused(runtime: Runtime) ->
     spliced = text[:start] + result.new_text + text[end:]
     if result.outcome == "ok":
         ast.parse(spliced)  # code that parses, never garbage
-        assert "def fibonacci" in result.new_text
+        assert "def " in result.new_text  # still a function, not a list of numbers
     else:
         assert result.verdict is not None and result.message
     print(f"refactor: {result.outcome}: {result.message}\n{result.new_text}")
