@@ -26,6 +26,7 @@ from qodeassist_lsp.core.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from qodeassist_lsp.core.repetition import REPETITION_STOP
 from qodeassist_lsp.core.runtime import Runtime
 
 
@@ -79,6 +80,8 @@ class _Printer:
         elif isinstance(event, (FinishedEvent, FailedEvent)) and self.text_open:
             sys.stdout.write("\n")
             sys.stdout.flush()
+        if isinstance(event, FinishedEvent) and event.stop_reason == REPETITION_STOP:
+            print("[stopped: the answer started repeating itself]", file=sys.stderr)
 
 
 async def _chat(config: Configuration, agent: str, message: str, *, jsonl: bool) -> int:

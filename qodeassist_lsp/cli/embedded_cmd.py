@@ -1,9 +1,10 @@
 """``qodeassist-lsp embedded serve|prepare``: the built-in offline model server.
 
-``serve`` is what the bundled Embedded provider instance's ``[launch]`` table runs: it loads the
-tiny model (assembling it on first use) into llama.cpp and serves the OpenAI-compatible API on
+``serve`` is what the bundled Embedded provider instances' ``[launch]`` tables run: it loads a
+tiny model (``--bundled``: the base model for completion, the instruct model for chat; assembled
+or fetched on first use) into llama.cpp and serves the OpenAI-compatible API on
 loopback until SIGTERM/SIGINT or until the language server that started it exits. ``prepare``
-assembles the model ahead of time and prints its path (CI images, air-gapped installs).
+assembles both models ahead of time and prints their paths (CI images, air-gapped installs).
 
 Exit codes: 0 after a clean stop, 1 (SPEC §3's configuration error) for a problem the user fixes —
 missing ``local`` extra, port taken, model that does not load — which the launcher reports as a
@@ -19,11 +20,13 @@ from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
 from qodeassist_lsp.cli.embedded_model import (
+    BUNDLED_MODELS,
     DEFAULT_CTX,
     DEFAULT_PORT,
-    TRANSCRIPT,
+    MODEL_ID,
     EmbeddedError,
     ServeOptions,
+    ensure_instruct_model,
     ensure_model,
     serve,
 )
@@ -42,7 +45,13 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     run.add_argument("--port", type=int, default=DEFAULT_PORT, help="default: %(default)s")
     run.add_argument("--host", default="127.0.0.1", help="default: %(default)s")
     run.add_argument(
-        "--model", type=Path, metavar="PATH", help="a GGUF file instead of the bundled model"
+        "--bundled",
+        choices=BUNDLED_MODELS,
+        default=MODEL_ID,
+        help="which bundled model to serve (default: %(default)s)",
+    )
+    run.add_argument(
+        "--model", type=Path, metavar="PATH", help="a GGUF file instead of a bundled model"
     )
     run.add_argument(
         "--threads",
@@ -55,14 +64,16 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--chat-template",
-        default=TRANSCRIPT,
         metavar="NAME",
-        help="'transcript' (Question/Answer lines, default) or a llama.cpp built-in name",
+        help="'transcript' (Question/Answer lines; default for the base model), 'model' (the "
+        "GGUF's own; default otherwise) or a llama.cpp built-in name",
     )
     run.add_argument("--verbose", action="store_true", help="llama.cpp's informational logs")
     run.set_defaults(handler=run_serve)
     prepare = actions.add_parser(
-        "prepare", parents=[shared], help="assemble the embedded model now and print its path"
+        "prepare",
+        parents=[shared],
+        help="assemble or fetch the embedded models now and print their paths",
     )
     prepare.set_defaults(handler=run_prepare)
 
@@ -73,6 +84,7 @@ def run_serve(args: argparse.Namespace) -> int:
         port=args.port,
         host=args.host,
         model=args.model,
+        bundled=args.bundled,
         threads=max(1, args.threads),
         ctx_size=max(256, args.ctx_size),
         chat_template=args.chat_template,
@@ -86,9 +98,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
-    """Assemble the model if needed and print where it is."""
+    """Assemble or fetch the models if needed and print where they are."""
     try:
         print(ensure_model())
+        print(ensure_instruct_model())
     except EmbeddedError as exc:
         raise CliError(str(exc), EX_CONFIG) from exc
     return EXIT_OK

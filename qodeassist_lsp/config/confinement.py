@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 ALLOWED_ROOTS_SETTING = "general.allowed_roots"
 """The settings key (user-level only) that lists extra folders requests may read."""
 
@@ -28,7 +30,7 @@ _HOW_TO_ALLOW = (
 )
 
 
-class PathRefused(PermissionError):
+class PathRefused(QodeAssistError, PermissionError):
     """A file access the confinement rule refuses; ``str()`` says which path and why."""
 
     def __init__(self, path: Path | str, message: str) -> None:

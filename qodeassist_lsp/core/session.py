@@ -49,6 +49,7 @@ from qodeassist_lsp.core.events import (
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
+from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
 from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.wire import events as wire
@@ -173,6 +174,7 @@ class _RoundState:
 
     usage: _RoundUsage = field(default_factory=_RoundUsage)
     stop: str = "end_turn"
+    repetition: RepetitionWatch = field(default_factory=RepetitionWatch)
 
 
 def _four(values: list[int]) -> tuple[int, int, int, int]:
@@ -380,6 +382,8 @@ class Session:
                         # Let whoever waited for the end act on it (a completion is answered)
                         # before this stream's connection is pooled and its log written.
                         await asyncio.sleep(0)
+                        if state.stop == REPETITION_STOP:
+                            return state.stop  # leaving the loop closes the stream
                     if request.stop_requested:
                         raise _Stopped  # leaving the loop closes the stream
         totals.add_round(state.usage)  # a stream that ended without a stop event
@@ -394,6 +398,17 @@ class Session:
         if isinstance(event, wire.TextDelta):
             self.history.append_blocks(rid, [TextBlock(event.text)])
             request.emit(TextEvent(rid, event.text))
+            if state.repetition.feed(event.text):
+                log.warning(
+                    "[%s] the answer repeats %r; stopped",
+                    rid,
+                    state.repetition.looping_line,
+                )
+                state.stop = REPETITION_STOP
+                totals.add_round(state.usage)
+                state.usage = _RoundUsage()
+                self._finish(request, totals, REPETITION_STOP)
+                return True
         elif isinstance(event, wire.ThinkingDelta):
             block: Block = (
                 RedactedThinkingBlock(event.signature)

@@ -4,11 +4,18 @@ Listing actions costs nothing: each action carries only what the refactor needs 
 range, version, instruction). The model runs when the user picks one — through
 ``codeAction/resolve`` (the edit comes back in the action) or through the ``qodeassist.refactor``
 command (the edit is applied with ``workspace/applyEdit``, labelled, as one undo step).
+
+An answer the guard refused (prose, runaway repetition, a size far off, code that no longer
+parses) is never applied on its own: the user is asked with ``window/showMessageRequest``, which
+every client can show, giving the reason and the diff, with "Apply anyway" and "Discard"; only
+"Apply anyway" sends the edit through ``workspace/applyEdit``. A resolved code action then carries
+no edit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +33,11 @@ log = logging.getLogger("qodeassist.server")
 
 DEFAULT_TITLE = "QodeAssist: Refactor with instruction…"
 INSERT_TITLE = "QodeAssist: Generate code here…"
+APPLY_ANYWAY = "Apply anyway"
+DISCARD = "Discard"
+_DIFF_LINES = 40
+"""Diff lines shown in the question; the whole diff goes to the log (window/logMessage)."""
+_pending: set[asyncio.Task[Any]] = set()
 
 
 def _code_points(ls: QodeAssistServer, text: str, position: types.Position) -> tuple[int, int]:
@@ -145,6 +157,60 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
     )
 
 
+def refused_diff(text: str, result: RefactorResult) -> str:
+    """Return the unified diff of the selection against a refused result's text."""
+    from qodeassist_lsp.context.documents import offset_at
+
+    start = offset_at(text, result.start_line, result.start_character)
+    end = offset_at(text, result.end_line, result.end_character)
+    old = text[start:end].splitlines(keepends=True)
+    new = result.new_text.splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, "selection", "result", lineterm="")
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def _settle(task: asyncio.Task[Any]) -> None:
+    _pending.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("asking about a refused refactor failed: %s", task.exception())
+
+
+async def _offer_refused(
+    ls: QodeAssistServer, uri: str, result: RefactorResult, label: str
+) -> dict[str, Any]:
+    """Ask whether to apply a refused result; apply it only on "Apply anyway"."""
+    document = ls.documents.get(uri)
+    diff = refused_diff(document.text if document is not None else "", result)
+    ls.window_log_message(
+        types.LogMessageParams(
+            types.MessageType.Info, f"qodeassist refactor: {result.message}\n{diff}"
+        )
+    )
+    shown = diff.split("\n")
+    if len(shown) > _DIFF_LINES:
+        shown = [*shown[:_DIFF_LINES], f"… ({len(shown) - _DIFF_LINES} more lines in the log)"]
+    answer = await ls.window_show_message_request_async(
+        types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=f"qodeassist refactor: {result.message}.\n" + "\n".join(shown),
+            actions=[types.MessageActionItem(APPLY_ANYWAY), types.MessageActionItem(DISCARD)],
+        )
+    )
+    outcome: dict[str, Any] = {"applied": False, "refused": True, "message": result.message}
+    if answer is None or answer.title != APPLY_ANYWAY:
+        return outcome
+    current = ls.documents.get(uri)
+    if current is None or current.version != result.document_version:
+        _explain(ls, None, "the document changed meanwhile; nothing was applied")
+        return outcome
+    applied = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=_edit(ls, uri, result), label=label)
+    )
+    if not applied.applied:
+        _explain(ls, None, applied.failure_reason or "the editor did not apply the edit")
+    return {**outcome, "applied": applied.applied}
+
+
 def register(server: QodeAssistServer) -> None:
     """Register the refactor handlers on ``server``."""
 
@@ -223,6 +289,13 @@ def register(server: QodeAssistServer) -> None:
         if data is None:
             return action
         result, reason = await _run(ls, types.CODE_ACTION_RESOLVE, data, None)
+        if result is not None and result.outcome == "refused":
+            # The client waits for this answer: ask in the background, return no edit now.
+            task = asyncio.ensure_future(_offer_refused(ls, str(data["uri"]), result, reason))
+            _pending.add(task)
+            task.add_done_callback(_settle)
+            action.disabled = types.CodeActionDisabled(reason=result.message)
+            return action
         if result is None or result.outcome != "ok":
             _explain(ls, result, reason)
             return action
@@ -232,6 +305,8 @@ def register(server: QodeAssistServer) -> None:
     @server.command(methods.CMD_REFACTOR)
     async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
         result, title = await _run(ls, f"{methods.CMD_REFACTOR} command", args, None)
+        if result is not None and result.outcome == "refused":
+            return await _offer_refused(ls, str(args["uri"]), result, title)
         if result is None or result.outcome != "ok":
             _explain(ls, result, title)
             return {"applied": False, "message": result.message if result else title}

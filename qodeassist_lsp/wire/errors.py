@@ -18,7 +18,11 @@ so existing ``except LookupError`` and the like still hold)::
     │   └── CompressionFailed               features.chat.compressor: no summary was made
     ├── TemplateError                       config.templating: a [body] template failed
     ├── SystemPromptError                   config.system_prompt: a prompt file failed
+    │   └── PromptPathRefused               … a prompt path leads outside its roots
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
+    ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
+    │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root
+    │   └── NotARegularFile                 … a FIFO, a device, a socket or a directory
     ├── AgentNotAvailable [LookupError]     core.agent: no such usable agent or instance
     ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
     ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name

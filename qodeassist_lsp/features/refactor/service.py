@@ -27,6 +27,7 @@ from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TextEvent, T
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.refactor.cleaner import clean_response
+from qodeassist_lsp.features.refactor.guard import ResultGuard, Verdict
 from qodeassist_lsp.features.refactor.instructions import Instruction, default_instruction
 from qodeassist_lsp.features.refactor.prompt import (
     CURSOR,
@@ -56,8 +57,11 @@ DEFAULT_INSTRUCTION: Final = "Refactor the code to improve its quality and maint
 """The original's instruction when the user gave none and the library has no default."""
 _STRAY_MARKERS: Final = (SELECTION_START, SELECTION_END, CURSOR, "</cursor>")
 
-Outcome = Literal["ok", "empty", "stale", "failed", "cancelled"]
-"""``ok``: apply ``new_text`` to the range; anything else: apply nothing, tell ``message``."""
+Outcome = Literal["ok", "refused", "empty", "stale", "failed", "cancelled"]
+"""``ok``: apply ``new_text`` to the range; anything else: apply nothing, tell ``message``.
+
+``refused``: the guard judged ``new_text`` unfit (``verdict`` says why); it is kept so that the
+user can see it as a diff and apply it anyway."""
 
 
 class RefactorBackend(Protocol):
@@ -105,6 +109,8 @@ class RefactorResult:
     document_version: int
     message: str
     error: ErrorInfo | None = None
+    verdict: Verdict | None = None
+    """Why a ``refused`` result was refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +131,7 @@ class RefactorService:
         instructions: Callable[[], list[Instruction]] | None = None,
         *,
         is_ignored: Callable[[Document], bool] | None = None,
+        guard: ResultGuard | None = None,
     ) -> None:
         """Create the service.
 
@@ -133,12 +140,14 @@ class RefactorService:
             documents: The open documents (the version guard reads the current version here).
             instructions: Returns the current instruction library; default: none.
             is_ignored: Excludes documents from the open-files context (``use_open_files``).
+            guard: Judges answers before they are offered; default: a ``ResultGuard``.
         """
         self._backend = backend
         self._documents = documents
         self._instructions = instructions or list
         self._is_ignored = is_ignored or (lambda _document: False)
         self._last: LastInstruction | None = None
+        self._guard = guard or ResultGuard()
 
     @property
     def last_instruction(self) -> LastInstruction | None:
@@ -175,8 +184,11 @@ class RefactorService:
             agent: str = "",
             new_text: str = "",
             error: ErrorInfo | None = None,
+            verdict: Verdict | None = None,
         ) -> RefactorResult:
-            return RefactorResult(outcome, new_text, *start, *end, agent, version, message, error)
+            return RefactorResult(
+                outcome, new_text, *start, *end, agent, version, message, error, verdict
+            )
 
         def failed(category: ErrorCategory, message: str, agent: str = "") -> RefactorResult:
             return result("failed", message, agent, error=ErrorInfo(category, message))
@@ -227,6 +239,23 @@ class RefactorService:
         if selection.empty and _starts_nonempty_line(document.text, selection.start):
             # New lines inserted before existing code must not run into it.
             cleaned = cleaned if cleaned.endswith("\n") else cleaned + "\n"
+        verdict = self._guard.check(
+            document.text,
+            selection.start,
+            selection.end,
+            cleaned,
+            language_id=document.language_id,
+            path=document.path,
+        )
+        if verdict is not None:
+            log.info("refused the answer of %s: %s", agent, verdict.reason)
+            return result(
+                "refused",
+                f"the answer of {agent} was not applied: {verdict.reason}",
+                agent,
+                new_text=cleaned,
+                verdict=verdict,
+            )
         return result("ok", f"Refactored with {agent}", agent, new_text=cleaned)
 
     def _instruction_text(

@@ -31,7 +31,7 @@ import pytest
 
 from tests.support.editor_process import fetch_debian, run_in_session
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import embedded_instance
+from tests.support.streams import write_embedded_instances
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CACHE = REPO_ROOT / ".cache" / "nvim-0.12"
@@ -203,7 +203,7 @@ def neovim(request: pytest.FixtureRequest, tmp_path: Path, replay: ReplayServer)
     config = tmp_path / "config"
     for folder in ("config/providers", "config/agents", "data", "project", "xdg"):
         (tmp_path / folder).mkdir(parents=True)
-    (config / "providers" / "embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(config / "providers", replay.url)
     (config / "settings.toml").write_text("[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n")
     source = tmp_path / "project" / "add.py"
     source.write_text(DOC)

@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.lsp.conftest import server_env, stop_server
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, completion_reply, embedded_instance
+from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
 
 TERMINAL = {"finished", "failed", "cancelled"}
 CLAUDE_PROVIDER = """schema_version = 1
@@ -38,7 +38,7 @@ def replay():
 
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     (lsp_home / "config/providers/claude.toml").write_text(CLAUDE_PROVIDER.format(url=replay.url))
     (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
     env = server_env(lsp_home, {"ANTHROPIC_API_KEY": "e2e-key"})
@@ -200,9 +200,7 @@ async def test_provider_failure_gives_failed_with_its_category(
 
 
 async def test_provider_down_gives_a_network_failure(client, lsp_home, replay):
-    (lsp_home / "config/providers/embedded.toml").write_text(
-        embedded_instance("http://127.0.0.1:9")
-    )
+    write_embedded_instances(lsp_home / "config/providers", "http://127.0.0.1:9")
     events = await start(client)
     sent = await request(client, "chat/send", {"message": "Hi"})
     terminal = await events.terminal(sent["requestId"])

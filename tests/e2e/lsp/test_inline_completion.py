@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, completion_reply, embedded_instance, sse_reply
+from tests.support.streams import chat_reply, completion_reply, sse_reply, write_embedded_instances
 
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
 
@@ -26,7 +26,7 @@ def replay():
 @pytest.fixture(autouse=True)
 def embedded_points_at_replay(lsp_home: Path, replay: ReplayServer) -> None:
     # A user instance named like the bundled one replaces it (and its [launch] table).
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
     )

@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
@@ -26,7 +26,7 @@ def replay():
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.e2e.lsp.conftest import server_env
 
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
 
@@ -256,3 +256,72 @@ async def test_repeat_last_and_insert_at_an_empty_selection(client, lsp_home, re
     assert edit.range == cursor  # an insert: nothing after the cursor is deleted
     assert edit.new_text == "    # total\n"  # and it does not run into the existing line
     assert "<cursor>" in replay.requests[2].json["messages"][0]["content"]
+
+
+NUMBERS = ", ".join(f"{i}.0" for i in range(1, 88))
+"""Issue 15: the embedded model's answer to "Add type hints"."""
+
+
+def command_args(uri: str) -> dict:
+    return {
+        "uri": uri,
+        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 4, "character": 12}},
+        "instruction": "Add type hints",
+    }
+
+
+@pytest.mark.parametrize("choice", ["Discard", None, "Apply anyway"])
+async def test_refused_answer_is_applied_only_when_the_user_says_so(
+    client, lsp_home, replay, choice
+) -> None:
+    asked: list[types.ShowMessageRequestParams] = []
+    applied: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        asked.append(params)
+        return None if choice is None else types.MessageActionItem(choice)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    replay.script("/v1/chat/completions", chat_reply(NUMBERS))
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.refactor", arguments=[command_args(uri)])
+    )
+    [question] = asked
+    assert "repeats itself" in question.message and "+1.0, 2.0" in question.message
+    assert [a.title for a in question.actions] == ["Apply anyway", "Discard"]
+    assert result["refused"] is True
+    if choice == "Apply anyway":
+        assert result["applied"] is True
+        [edit] = applied[0].edit.document_changes[0].edits
+        assert edit.new_text == NUMBERS and edit.range == SELECTION
+    else:
+        assert result["applied"] is False and applied == []
+
+
+async def test_resolve_of_a_refused_answer_has_no_edit_and_asks(client, lsp_home, replay) -> None:
+    asked: list[types.ShowMessageRequestParams] = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        asked.append(params)
+        return types.MessageActionItem("Discard")
+
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    offered = await actions(client, uri)
+    replay.script("/v1/chat/completions", chat_reply(NUMBERS))
+    resolved = await client.code_action_resolve_async(offered[-1])
+    assert resolved.edit is None
+    assert resolved.disabled is not None and "repeats itself" in resolved.disabled.reason
+    for _ in range(50):
+        if asked:
+            break
+        await asyncio.sleep(0.05)
+    assert asked and "Apply anyway" in [a.title for a in asked[0].actions]

@@ -24,7 +24,7 @@ import pytest
 
 from tests.support.editor_process import fetch_debian, run_in_session
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import embedded_instance
+from tests.support.streams import write_embedded_instances
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 EDITORS = REPO_ROOT / "editors"
@@ -105,7 +105,7 @@ def home(tmp_path: Path, replay: ReplayServer) -> Path:
     """
     for name in ("config/providers", "config/agents", "data", "project"):
         (tmp_path / name).mkdir(parents=True)
-    (tmp_path / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(tmp_path / "config/providers", replay.url)
     return tmp_path
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 CLIENT = Path(__file__).resolve().parent / "chat_client.js"
 ANSWERS = {
@@ -40,7 +40,7 @@ def comparable(chat: dict[str, Any]) -> list[dict[str, Any]]:
 def home(tmp_path: Path, replay: ReplayServer) -> Path:
     for folder in ("config/providers", "config/agents", "data", "project"):
         (tmp_path / folder).mkdir(parents=True)
-    (tmp_path / "config" / "providers" / "embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(tmp_path / "config" / "providers", replay.url)
     return tmp_path
 
 

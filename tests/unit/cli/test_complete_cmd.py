@@ -4,14 +4,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import completion_reply, embedded_instance
+from tests.support.streams import completion_reply, write_embedded_instances
 
 
 @pytest.fixture
 def replay(config_dir: Path):
     with ReplayServer() as server:
         (config_dir / "providers").mkdir()
-        (config_dir / "providers" / "embedded.toml").write_text(embedded_instance(server.url))
+        write_embedded_instances(config_dir / "providers", server.url)
         yield server
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 CHAT = "/v1/chat/completions"
 
@@ -16,7 +16,7 @@ CHAT = "/v1/chat/completions"
 def replay(config_dir: Path):
     with ReplayServer() as server:
         (config_dir / "providers").mkdir()
-        (config_dir / "providers" / "embedded.toml").write_text(embedded_instance(server.url))
+        write_embedded_instances(config_dir / "providers", server.url)
         yield server
 
 
@@ -123,3 +123,28 @@ def test_refactor_unknown_instruction_id_is_a_user_error(run_cli, replay, sample
 def test_refactor_missing_file(run_cli, tmp_path) -> None:
     code, _out, err = run_cli("refactor", str(tmp_path / "nope.py"), "--range", "1:1-1:1")
     assert code == 1 and "no such file" in err
+
+
+NUMBERS = ", ".join(f"{i}.0" for i in range(1, 88))
+"""Issue 15: what the embedded model answered to "Add type hints" on examples/fibonacci.py."""
+
+
+def test_refused_answer_prints_reason_and_diff_and_exits_3(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_reply(NUMBERS))
+    code, out, err = run_cli(
+        "refactor", str(sample), "--range", "1:1-2:15", "--instruction", "Add type hints"
+    )
+    assert code == 3
+    assert out == ""
+    assert "repeats itself" in err and "--force" in err
+    assert "-def add(a, b):\n" in err and f"+{NUMBERS}\n" in err
+
+
+def test_force_prints_a_refused_answer(run_cli, replay, sample) -> None:
+    replay.script(CHAT, chat_reply("def add(a, b):\n    return (a +"))
+    code, out, err = run_cli(
+        "refactor", str(sample), "--range", "1:1-2:15", "--instruction", "x", "--force", "--diff"
+    )
+    assert code == 0
+    assert "syntax error" in err
+    assert "+    return (a +\n" in out

@@ -339,3 +339,35 @@ async def test_an_empty_exchange_fails_without_sending(make_session) -> None:
     events: list[Any] = []
     request = await session.exchange((), events.append)
     assert [type(e) for e in events] == [FailedEvent] and request.done and seen == []
+
+
+PERSONA_LOOP = "I am a helpful software engineer who writes clean code.\n"
+"""Issue 15: ``chat "hi"`` on the embedded base model printed this kind of line over and over."""
+
+
+async def test_a_looping_answer_is_stopped_with_a_repetition_stop(make_session) -> None:
+    closed = asyncio.Event()
+    first = b"".join(
+        f"data: {json.dumps({'choices': [{'index': 0, 'delta': {'content': part}}]})}\n\n".encode()
+        for part in ["Hello!\n", *[PERSONA_LOOP] * 5]
+    )
+    session, _ = make_session(
+        lambda r: httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=Hang(first, closed)
+        ),
+        agent="Chat",
+    )
+    request = session.send(user_text("hi"))
+    events = await asyncio.wait_for(collect(request), 2)
+    assert isinstance(events[-1], FinishedEvent)
+    assert events[-1].stop_reason == "repetition"
+    answer = "".join(e.text for e in events if isinstance(e, TextEvent))
+    assert answer.count(PERSONA_LOOP) == 3  # stopped at the third copy, not at max_tokens
+    await asyncio.wait_for(closed.wait(), 1)  # the stream was closed, not drained
+
+
+async def test_code_with_short_repeated_lines_is_not_a_loop(make_session) -> None:
+    code = "".join(f"if x == {i}:\n    return None\n}}\n" for i in range(10))
+    session, _ = make_session(lambda r: reply(text_stream(code)), agent="Chat")
+    events = await collect(session.send(user_text("hi")))
+    assert events[-1].stop_reason == "end_turn"

@@ -267,3 +267,21 @@ async def test_cancelling_the_task_propagates_and_closes_the_stream(make) -> Non
         await task
     await asyncio.wait_for(closed.wait(), 2)
     assert backend.sessions.idle_count("Chat", "quick_refactor") == 1
+
+
+async def test_garbage_answer_is_refused_and_kept_for_a_diff(make) -> None:
+    # Issue 15: the embedded model answered "Add type hints" with a counting run of numbers.
+    numbers = ", ".join(f"{i}.0" for i in range(1, 88))
+    service, documents = setup(make(lambda r: sse(stream(numbers))))
+    result = await service.refactor(request(documents, span=(0, 0, 1, 12)))
+    assert result.outcome == "refused"
+    assert result.verdict is not None and result.verdict.kind == "repetition"
+    assert result.new_text == numbers
+    assert "not applied" in result.message and "repeats itself" in result.message
+
+
+async def test_answer_that_breaks_the_syntax_is_refused(make) -> None:
+    service, documents = setup(make(lambda r: sse(stream("    return (1"))))
+    result = await service.refactor(request(documents))
+    assert result.outcome == "refused"
+    assert result.verdict is not None and result.verdict.kind == "syntax"
