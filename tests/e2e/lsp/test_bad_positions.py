@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, completion_reply, embedded_instance
+from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
 
 DOC = "def f(x):\n    return x\n"
 ANSWER_WITHIN_S = 10
@@ -33,7 +33,7 @@ def replay():
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.e2e.lsp.conftest import server_env
 
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
 

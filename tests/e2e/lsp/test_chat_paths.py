@@ -21,7 +21,7 @@ from qodeassist_lsp.features.chat.history_format import ChatFile, encode
 from tests.e2e.lsp.conftest import server_env
 from tests.e2e.lsp.test_chat import PIPELINES, request, start
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, embedded_instance
+from tests.support.streams import chat_reply, write_embedded_instances
 
 SECRET = "TOP-SECRET-CONTENT"
 REFUSED = r"is outside the workspace folders.*allowed_roots"
@@ -35,7 +35,7 @@ def replay():
 
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (lsp_home / "config/providers/embedded.toml").write_text(embedded_instance(replay.url))
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
     (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
