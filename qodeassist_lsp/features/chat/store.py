@@ -25,14 +25,14 @@ import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+
+from filelock import FileLock
 
 from qodeassist_lsp.config.confinement import (
     Confinement,
@@ -204,12 +204,8 @@ class ChatStore:
     def _locked(self, chat_id: str) -> Iterator[None]:
         """Hold the advisory lock of ``chat_id`` (a ``.<id>.lock`` file beside the history)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self._lock_path(chat_id), "a+b") as handle:
-            _lock(handle)
-            try:
-                yield
-            finally:
-                _unlock(handle)
+        with FileLock(self._lock_path(chat_id)):
+            yield
 
     def _lock_path(self, chat_id: str) -> Path:
         return self.root / f".{self.path(chat_id).stem}.lock"
@@ -332,36 +328,6 @@ def added_messages(seen: Sequence[Message], on_disk: Sequence[Message]) -> list[
 
 def _key(message: Message) -> str:
     return json.dumps(encode_message(message), sort_keys=True, ensure_ascii=False)
-
-
-def _lock(handle: IO[bytes]) -> None:
-    """Take an exclusive advisory lock on ``handle``, waiting for it."""
-    if sys.platform == "win32":
-        import msvcrt
-
-        handle.seek(0)
-        while True:  # LK_LOCK gives up after ten one-second tries; keep waiting
-            try:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-                return
-            except OSError:
-                continue
-    else:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-
-
-def _unlock(handle: IO[bytes]) -> None:
-    if sys.platform == "win32":
-        import msvcrt
-
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-    else:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def title_of(chat: ChatFile) -> str:
