@@ -102,3 +102,32 @@ def test_doctor_text_report_exits_0_when_every_pipeline_works(
     assert f"✓ {CLAUDE} — Claude / {USER_AGENT_MODEL}" in result.stdout
     assert "chat_compression: off" in result.stdout
     assert "first token after" in result.stdout
+
+
+def test_doctor_says_when_a_fim_model_refuses_the_suffix(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion="E2E Ollama FIM", chat="")
+    workspace.write(
+        "agents/e2e_fim.toml",
+        f"""
+        schema_version = 1
+        name = "E2E Ollama FIM"
+        extends = "Ollama Base FIM"
+        model = "{USER_AGENT_MODEL}"
+        """,
+    )
+    replay.route("/api/tags", Reply.json({"models": [{"name": f"{USER_AGENT_MODEL}:latest"}]}))
+    replay.script(
+        "/api/generate", Reply("ollama/error_http_400_suffix_not_supported.json", status=400)
+    )
+
+    result = workspace.run("doctor", "--json")
+
+    assert result.returncode == 1, result.describe()
+    agent = _agent(json.loads(result.stdout), "E2E Ollama FIM")
+    assert agent["checks"]["model"] == "ok"  # the implicit :latest tag counts
+    assert agent["checks"]["fim"] == "problem"
+    assert [p["check"] for p in agent["problems"]] == ["fim"]
+    assert "base/code model" in agent["problems"][0]["fix"]
+    assert "suffix" in replay.last.json
