@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         agents_cmd,
         chat_cmd,
         complete_cmd,
+        config_cmd,
+        doctor_cmd,
         embedded_cmd,
         models_cmd,
         refactor_cmd,
@@ -60,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     agents_cmd.register(commands, shared)
     chat_cmd.register(commands, shared)
     complete_cmd.register(commands, shared)
+    config_cmd.register(commands, shared)
+    doctor_cmd.register(commands, shared)
     embedded_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
     refactor_cmd.register(commands, shared)

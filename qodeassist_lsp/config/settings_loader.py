@@ -40,6 +40,7 @@ __all__ = [
     "merge_settings",
     "project_settings_path",
     "read_settings_file",
+    "snake_case",
     "user_settings_path",
 ]
 
@@ -217,7 +218,7 @@ class _Checker:
         fields = model.model_fields
         accepted: dict[str, Any] = {}
         for raw_key, value in data.items():
-            key = _snake_case(str(raw_key)) if self._layer.camel_case else str(raw_key)
+            key = snake_case(str(raw_key)) if self._layer.camel_case else str(raw_key)
             if value is None and self._layer.camel_case:
                 continue
             field = fields.get(key)
@@ -379,7 +380,8 @@ def _nested_model(field: FieldInfo) -> type[BaseModel] | None:
     return None
 
 
-def _snake_case(name: str) -> str:
+def snake_case(name: str) -> str:
+    """Return ``name`` in snake_case (editor settings arrive as camelCase JSON keys)."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
@@ -387,7 +389,7 @@ def _snake_case_items(value: object) -> object:
     """Convert the keys of tables inside a list (e.g. ``custom_languages`` from JSON)."""
     if isinstance(value, list):
         return [
-            {_snake_case(str(k)): v for k, v in item.items()} if isinstance(item, Mapping) else item
+            {snake_case(str(k)): v for k, v in item.items()} if isinstance(item, Mapping) else item
             for item in value
         ]
     return value

@@ -13,15 +13,21 @@ CHAT_GET = "qodeassist/chat/get"
 CHAT_DELETE = "qodeassist/chat/delete"
 CHAT_COMPRESS = "qodeassist/chat/compress"
 CHAT_TOKENS = "qodeassist/chat/tokens"
+SETTINGS_GET = "qodeassist/settings/get"
+SETTINGS_UPDATE = "qodeassist/settings/update"
 
 CMD_ACCEPTED = "qodeassist.accepted"
 CMD_RELOAD = "qodeassist.reloadConfiguration"
 CMD_REFACTOR = "qodeassist.refactor"
+CMD_DOCTOR = "qodeassist.doctor"
 
 CONFIG_SECTION = "qodeassist"
 
 CHAT_REQUESTS = frozenset(
     {CHAT_SEND, CHAT_CANCEL, CHAT_LIST, CHAT_GET, CHAT_DELETE, CHAT_COMPRESS, CHAT_TOKENS}
 )
-CUSTOM_REQUESTS = frozenset({STATUS, AGENTS_LIST, REFACTOR_INSTRUCTIONS}) | CHAT_REQUESTS
+SETTINGS_REQUESTS = frozenset({SETTINGS_GET, SETTINGS_UPDATE})
+CUSTOM_REQUESTS = (
+    frozenset({STATUS, AGENTS_LIST, REFACTOR_INSTRUCTIONS}) | CHAT_REQUESTS | SETTINGS_REQUESTS
+)
 CUSTOM_NOTIFICATIONS: frozenset[str] = frozenset({CHAT_EVENT})

@@ -6,13 +6,14 @@
  * view, the refactor picker commands, the status bar item and a few server commands.
  *
  * The extension's own command ids never equal a server command (`qodeassist.accepted`,
- * `qodeassist.reloadConfiguration`, `qodeassist.refactor`): the language client registers those
- * as VS Code commands itself, and a second registration would fail.
+ * `qodeassist.reloadConfiguration`, `qodeassist.refactor`, `qodeassist.doctor`): the language
+ * client registers those as VS Code commands itself, and a second registration would fail.
  */
 
 import * as vscode from 'vscode';
 import { ChatPanel } from './chatPanel';
-import { ServerCommands, ServerStatus } from './protocol';
+import { DoctorReport, doctorText, doctorVerdict, parseSettingValue, settingKeyProblem } from './doctorModel';
+import { Methods, ServerCommands, ServerStatus } from './protocol';
 import { Refactor } from './refactor';
 import { Server, inlineCompletionEnabled } from './server';
 import { StatusBar, showMenu } from './statusBar';
@@ -59,6 +60,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('qodeassist.showMenu', () => showMenu(srv)),
     vscode.commands.registerCommand('qodeassist.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('qodeassist.showStatus', () => showStatus(srv)),
+    vscode.commands.registerCommand('qodeassist.runDoctor', () => runDoctor(srv)),
+    vscode.commands.registerCommand('qodeassist.setServerSetting', () => setServerSetting(srv)),
     vscode.commands.registerCommand('qodeassist.restartServer', () => srv.restart()),
   );
 
@@ -108,4 +111,67 @@ async function showStatus(srv: Server): Promise<void> {
     : JSON.stringify({ state: srv.state, error: srv.startError ?? null }, null, 2);
   const document = await vscode.workspace.openTextDocument({ language: 'json', content });
   await vscode.window.showTextDocument(document, { preview: true });
+}
+
+async function runDoctor(srv: Server): Promise<void> {
+  let report: DoctorReport;
+  try {
+    report = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: 'QodeAssist: probing every pipeline agent…',
+        cancellable: true,
+      },
+      (_progress, token) => srv.executeCommand<DoctorReport>(ServerCommands.doctor, [], token),
+    );
+  } catch (error) {
+    void vscode.window.showErrorMessage(`QodeAssist: the doctor failed: ${(error as Error)?.message ?? error}`);
+    return;
+  }
+  const document = await vscode.workspace.openTextDocument({ language: 'plaintext', content: doctorText(report) });
+  await vscode.window.showTextDocument(document, { preview: true });
+  const verdict = doctorVerdict(report);
+  if (verdict.ok) {
+    void vscode.window.showInformationMessage(verdict.message);
+  } else {
+    void vscode.window.showWarningMessage(verdict.message);
+  }
+}
+
+/** Write one key of the server's settings.toml (user or project), validated by the server. */
+async function setServerSetting(srv: Server): Promise<void> {
+  const key = await vscode.window.showInputBox({
+    title: 'QodeAssist: settings.toml key',
+    prompt: 'A dotted key, e.g. completion.debounceMs (docs/settings.md lists them all)',
+    validateInput: (value) => settingKeyProblem(value),
+  });
+  if (!key) {
+    return;
+  }
+  const value = await vscode.window.showInputBox({
+    title: `QodeAssist: value of ${key}`,
+    prompt: 'JSON (true, 42, "text", ["a"]); a bare word is a string; null removes the key',
+  });
+  if (value === undefined) {
+    return;
+  }
+  const scope = await vscode.window.showQuickPick(
+    [
+      { label: 'User', description: '<config>/settings.toml', scope: 'user' },
+      { label: 'Project', description: '.qodeassist/settings.toml of the workspace', scope: 'project' },
+    ],
+    { title: 'QodeAssist: which settings file' },
+  );
+  if (!scope) {
+    return;
+  }
+  try {
+    const answer = await srv.request<{ written: string }>(Methods.settingsUpdate, {
+      scope: scope.scope,
+      changes: { [key.trim()]: parseSettingValue(value) },
+    });
+    void vscode.window.showInformationMessage(`QodeAssist: wrote ${key.trim()} to ${answer.written}`);
+  } catch (error) {
+    void vscode.window.showErrorMessage(`QodeAssist: ${(error as Error)?.message ?? error}`);
+  }
 }

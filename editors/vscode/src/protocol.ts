@@ -17,6 +17,8 @@ export const Methods = {
   chatCompress: 'qodeassist/chat/compress',
   chatTokens: 'qodeassist/chat/tokens',
   chatEditFile: 'qodeassist/chat/editFile',
+  settingsGet: 'qodeassist/settings/get',
+  settingsUpdate: 'qodeassist/settings/update',
 } as const;
 
 /** Commands the server advertises (`workspace/executeCommand`). The client registers them as
@@ -25,6 +27,7 @@ export const ServerCommands = {
   accepted: 'qodeassist.accepted',
   reloadConfiguration: 'qodeassist.reloadConfiguration',
   refactor: 'qodeassist.refactor',
+  doctor: 'qodeassist.doctor',
 } as const;
 
 /** The settings section the server reads (`workspace/configuration`, `didChangeConfiguration`). */

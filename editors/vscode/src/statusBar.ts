@@ -67,6 +67,7 @@ export async function showMenu(server: Server): Promise<void> {
     { label: '', kind: vscode.QuickPickItemKind.Separator },
     { label: '$(refresh) Reload configuration', command: 'qodeassist.configuration.reload' },
     { label: '$(pulse) Show server status', command: 'qodeassist.showStatus' },
+    { label: '$(heart) Doctor: probe every pipeline agent', command: 'qodeassist.runDoctor' },
     { label: '$(output) Show server output', command: 'qodeassist.showOutput' },
     { label: '$(debug-restart) Restart server', command: 'qodeassist.restartServer' },
     {

@@ -311,8 +311,27 @@ def test_refactor_command_applies_library_and_custom_instructions(
     assert "use a generator" in str(replay.requests[1].json["messages"]), why
 
 
+EMBEDDED_PIPELINES = """[pipelines]
+code_completion = ["Embedded Completion"]
+chat_assistant = ["Embedded Chat"]
+chat_compression = "Embedded Compression"
+quick_refactor = ""
+"""
+
+
+def serve_the_embedded_models(replay: ReplayServer, tmp_path: Path, *models: str) -> None:
+    """Answer the doctor's model list and test requests for the embedded agents."""
+    (tmp_path / "config" / "pipelines.toml").write_text(EMBEDDED_PIPELINES)
+    replay.route("/v1/models", Reply.json({"data": [{"id": m} for m in models]}))
+    replay.route("/v1/completions", completion_reply("a + b"), method="POST")
+    replay.route("/v1/chat/completions", chat_reply("OK"), method="POST")
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-def test_checkhealth_reports_the_running_server(plugin: RunPlugin, version: str) -> None:
+def test_checkhealth_reports_the_running_server(
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path, version: str
+) -> None:
+    serve_the_embedded_models(replay, tmp_path, "gemma3-270m", "smollm2-135m-instruct")
     settings = {"completion": {"debounceMs": 150}}
     run = plugin("plugin_health", version, setup={"settings": settings})
     why = run.explain()
@@ -325,6 +344,40 @@ def test_checkhealth_reports_the_running_server(plugin: RunPlugin, version: str)
     assert "ready:" in health, health
     renderer = "native" if version == "0.12" else "extmark renderer"
     assert f"inline completion: {renderer}" in health, health
+    assert "doctor" in health and "code_completion: working" in health, health
+    assert "quick_refactor: off" in health, health
+    assert "Embedded Chat (Embedded Instruct / smollm2-135m-instruct): first token after" in health
+
+
+def test_checkhealth_shows_the_doctors_fix_for_a_missing_model(
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path
+) -> None:
+    serve_the_embedded_models(replay, tmp_path, "smollm2-135m-instruct")
+    run = plugin("plugin_health", "0.12")
+    health = "\n".join(run.report["health"])
+
+    assert "ERROR code_completion: no working agent (Embedded Completion)" in health, health
+    assert "model 'gemma3-270m' is not in the 1 models Embedded offers" in health, health
+    assert "fix: pick a model from `qodeassist-lsp models Embedded`" in health, health
+    assert "OK chat_assistant: working" in health, health
+
+
+def test_qodeassist_config_writes_keeps_comments_and_shows_the_settings(
+    plugin: RunPlugin, tmp_path: Path
+) -> None:
+    settings_file = tmp_path / "config" / "settings.toml"
+    settings_file.write_text("# mine\n" + settings_file.read_text())
+
+    run = plugin("plugin_config", "0.12")
+
+    text = settings_file.read_text()
+    assert text.startswith("# mine\n[completion]\ndebounce_ms = 222\n"), text
+    refused = [n for n in run.report["notifications"] if "is invalid" in n["msg"]]
+    assert refused and refused[0]["level"] == 4, run.report["notifications"]  # ERROR
+    lines = run.report["settings_buffer"]
+    assert lines[0].startswith("# user settings: ") and lines[0].endswith("settings.toml"), lines
+    assert "debounce_ms = 222  # set here" in lines, lines
+    assert "[logging]" in lines, lines
 
 
 def deltas_sse(*deltas: dict[str, Any], done: bool = True) -> bytes:

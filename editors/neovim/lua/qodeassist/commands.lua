@@ -45,6 +45,14 @@ local COMMANDS = {
     run('qodeassist.chat', 'list'),
     { nargs = 0, desc = 'QodeAssist: open a saved chat' },
   },
+  QodeAssistConfig = {
+    run('qodeassist.settings', 'command'),
+    {
+      nargs = '*',
+      bang = true,
+      desc = 'QodeAssist: show settings, or set KEY VALUE in settings.toml (! = project file)',
+    },
+  },
   QodeAssistChatNew = {
     run('qodeassist.chat', 'new'),
     { nargs = 0, desc = 'QodeAssist: start a new chat' },

@@ -1,8 +1,13 @@
 -- qodeassist.health: `:checkhealth qodeassist`. Reports the Neovim version, the server
 -- executable, whether setup() ran and the server runs and is attached to the current buffer,
 -- the server's own status (qodeassist/status: configuration, agents, providers, problems) and
--- which inline-completion renderer is used.
+-- which inline-completion renderer is used, and the doctor report (the qodeassist.doctor
+-- command: every pipeline agent probed for reachability, key, model, FIM and speed).
 local M = {}
+
+--- Seconds each doctor probe may take, and how long :checkhealth waits for the whole report.
+M.doctor_timeout_s = 10
+M.doctor_wait_ms = 45000
 
 local health = vim.health
 
@@ -88,6 +93,78 @@ local function check_status(client)
   end
 end
 
+local function agent_line(agent)
+  local line = agent.name
+  if agent.provider ~= '' then
+    line = ('%s (%s / %s)'):format(agent.name, agent.provider, agent.model)
+  end
+  if agent.firstTokenMs ~= vim.NIL and agent.firstTokenMs ~= nil then
+    line = line .. (': first token after %d ms'):format(agent.firstTokenMs)
+    if agent.tokensPerSecond ~= vim.NIL and agent.tokensPerSecond ~= nil then
+      line = line .. (', %.1f tokens/s'):format(agent.tokensPerSecond)
+    end
+  end
+  if agent.circuit and agent.circuit ~= 'unknown' then
+    line = line .. ('; circuit %s'):format(agent.circuit)
+  end
+  return line
+end
+
+local function check_doctor(client)
+  health.start('qodeassist: doctor (every pipeline agent probed)')
+  local params = {
+    command = 'qodeassist.doctor',
+    arguments = { { timeout = M.doctor_timeout_s } },
+  }
+  local report, err = require('qodeassist.client').request_sync(
+    client,
+    'workspace/executeCommand',
+    params,
+    M.doctor_wait_ms
+  )
+  if not report then
+    health.error(
+      'the doctor failed: ' .. tostring(err),
+      { 'run `qodeassist-lsp doctor` in a shell' }
+    )
+    return
+  end
+  local failing = {}
+  for _, pipeline in ipairs(report.pipelines or {}) do
+    if #pipeline.agents == 0 then
+      health.info(pipeline.pipeline .. ': off')
+    elseif pipeline.working then
+      local names = table.concat(pipeline.agents, ', ')
+      health.ok(('%s: working (%s)'):format(pipeline.pipeline, names))
+    else
+      local names = table.concat(pipeline.agents, ', ')
+      health.error(('%s: no working agent (%s)'):format(pipeline.pipeline, names))
+      for _, name in ipairs(pipeline.agents) do
+        failing[name] = true
+      end
+    end
+  end
+  for _, agent in ipairs(report.agents or {}) do
+    local line = agent_line(agent)
+    if agent.working then
+      health.ok(line)
+    else
+      local advice = {}
+      for _, problem in ipairs(agent.problems or {}) do
+        local text = ('%s: %s — fix: %s'):format(problem.check, problem.message, problem.fix)
+        table.insert(advice, text)
+      end
+      vim.list_extend(advice, agent.notes or {})
+      -- An agent whose pipelines still work through another agent is a warning only.
+      if failing[agent.name] then
+        health.error(line, advice)
+      else
+        health.warn(line, advice)
+      end
+    end
+  end
+end
+
 function M.check()
   health.start('qodeassist')
   check_neovim()
@@ -141,6 +218,9 @@ function M.check()
         active
       )
     )
+  end
+  if client then
+    check_doctor(client)
   end
 end
 

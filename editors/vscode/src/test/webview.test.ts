@@ -59,7 +59,7 @@ describe('chat panel HTML', () => {
 
 describe('pure modules', () => {
   test('load without vscode (they run here, in plain node)', () => {
-    for (const name of ['chatModel', 'chatView', 'markdown', 'protocol', 'settings', 'statusModel', 'refactorModel', 'webviewHtml']) {
+    for (const name of ['chatModel', 'chatView', 'markdown', 'protocol', 'settings', 'statusModel', 'refactorModel', 'webviewHtml', 'doctorModel']) {
       const compiled = fs.readFileSync(path.join(ROOT, 'out', `${name}.js`), 'utf8');
       assert.doesNotMatch(compiled, /require\("vscode"\)/, name);
       assert.doesNotMatch(compiled, /require\("vscode-languageclient/, name);

@@ -1,0 +1,52 @@
+"""``qodeassist-lsp doctor [--json]``: probe every pipeline agent; exit 1 if a pipeline fails."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load
+from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
+from qodeassist_lsp.core.doctor_text import format_report
+from qodeassist_lsp.core.runtime import Runtime
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``doctor`` command."""
+    doctor = commands.add_parser(
+        "doctor",
+        parents=[shared],
+        help="probe every pipeline agent: reachable, key, model, FIM, speed",
+    )
+    doctor.add_argument("--json", action="store_true", help="machine-readable report")
+    doctor.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"limit per probe (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    doctor.set_defaults(handler=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Probe, print the report, and return 1 when a pipeline has no working agent."""
+    if args.timeout <= 0:
+        args.timeout = DEFAULT_TIMEOUT_S
+    report = asyncio.run(_run(Runtime(load(args)), args.timeout))
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_report(report))
+    return EXIT_OK if report.ok else EXIT_CONFIG
+
+
+async def _run(runtime: Runtime, limit: float) -> DoctorReport:
+    try:
+        return await Doctor(runtime, limit).run()
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,419 @@
+"""The doctor: probe every agent the pipelines name and say, per problem, how to fix it.
+
+Per provider instance the model list is fetched once (reachable, key accepted, model present);
+per agent one tiny real request is sent (time to first token, tokens per second, and for
+fill-in-the-middle agents whether the model takes a suffix). Probes run in parallel, each
+bounded by a timeout. What cannot be told is reported as ``not_checked``, never guessed.
+``qodeassist-lsp doctor`` and the ``qodeassist.doctor`` command both run this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from qodeassist_lsp.config.pipelines import LIST_SLOTS, SINGLE_SLOTS
+from qodeassist_lsp.config.problems import closest
+from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.template_context import complete_context
+from qodeassist_lsp.config.templating import TemplateError
+from qodeassist_lsp.core.agent import Agent, AgentNotAvailable
+from qodeassist_lsp.core.provider import GenericProvider
+from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.wire.client import Timeouts
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
+from qodeassist_lsp.wire.events import StreamError, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.protocols import WireProtocol
+from qodeassist_lsp.wire.retry import RetryPolicy
+
+CheckState = Literal["ok", "problem", "not_checked", "not_applicable"]
+CHECKS = ("reachable", "auth", "model", "fim", "probe")
+PIPELINES = (*LIST_SLOTS, *SINGLE_SLOTS)
+DEFAULT_TIMEOUT_S = 20.0
+PROBE_TOKENS = 16
+"""The probe asks for at most this many tokens and stops reading after as many deltas."""
+
+_PROBE_CONTEXT: dict[str, Any] = {
+    "prefix": "def add(a, b):\n    return ",
+    "suffix": "\n",
+    "language": "python",
+    "history": [{"role": "user", "content": "Reply with the single word OK."}],
+}
+_NO_RETRY = RetryPolicy(max_attempts=1)
+
+
+@dataclass
+class Problem:
+    """One thing that is wrong with an agent, and the one-line fix."""
+
+    check: str
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, str]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {"check": self.check, "message": self.message, "fix": self.fix}
+
+
+@dataclass
+class AgentReport:
+    """What the doctor found out about one agent."""
+
+    name: str
+    pipelines: list[str]
+    provider: str = ""
+    model: str = ""
+    url: str = ""
+    checks: dict[str, CheckState] = field(
+        default_factory=lambda: dict.fromkeys(CHECKS, "not_checked")
+    )
+    first_token_ms: float | None = None
+    tokens_per_second: float | None = None
+    circuit: str = "unknown"
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def working(self) -> bool:
+        """Whether the probe request succeeded and nothing else is wrong."""
+        return not self.problems and self.checks["probe"] == "ok"
+
+    def fail(self, check: str, message: str, fix: str) -> None:
+        """Record a problem of ``check`` (once per check)."""
+        if check in self.checks:
+            self.checks[check] = "problem"
+        if all(p.check != check for p in self.problems):
+            self.problems.append(Problem(check, message, fix))
+
+    def sorted_problems(self) -> list[Problem]:
+        """Return the problems in the order of the checks (configuration first)."""
+        order = ("config", *CHECKS)
+        return sorted(self.problems, key=lambda p: order.index(p.check))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "name": self.name,
+            "pipelines": self.pipelines,
+            "provider": self.provider,
+            "model": self.model,
+            "url": self.url,
+            "working": self.working,
+            "checks": dict(self.checks),
+            "firstTokenMs": self.first_token_ms,
+            "tokensPerSecond": self.tokens_per_second,
+            "circuit": self.circuit,
+            "problems": [p.to_json() for p in self.sorted_problems()],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class DoctorReport:
+    """Every probed agent, and per pipeline whether one of its agents works."""
+
+    agents: list[AgentReport]
+    pipelines: dict[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        """False when a pipeline that is switched on has no working agent."""
+        return all(self.pipeline_working(slot) for slot, names in self.pipelines.items() if names)
+
+    def pipeline_working(self, slot: str) -> bool:
+        """Whether one of the agents of ``slot`` works."""
+        by_name = {a.name: a for a in self.agents}
+        return any(by_name[n].working for n in self.pipelines[slot] if n in by_name)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report object of ``doctor --json`` and ``qodeassist.doctor``."""
+        return {
+            "ok": self.ok,
+            "pipelines": [
+                {"pipeline": slot, "agents": names, "working": self.pipeline_working(slot)}
+                for slot, names in self.pipelines.items()
+            ],
+            "agents": [a.to_json() for a in self.agents],
+        }
+
+
+@dataclass
+class _ModelList:
+    ids: list[str] | None = None
+    error: ErrorInfo | None = None
+
+
+def circuit_state(provider: GenericProvider) -> str:
+    """Return the provider's circuit state as the doctor reports it.
+
+    BREAKER: the one place the circuit breaker (core/breaker.py) plugs in; until it is wired
+    this is the coarse health state (unknown / ok / degraded / down) of ``core.health``.
+    """
+    return provider.health.state
+
+
+class Doctor:
+    """Probes the agents of a runtime's pipelines."""
+
+    def __init__(self, runtime: Runtime, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self._runtime = runtime
+        self._timeout = timeout
+        self._timeouts = Timeouts(
+            connect=min(10.0, timeout), first_byte=timeout, inactivity=timeout
+        )
+
+    async def run(self) -> DoctorReport:
+        """Probe every pipeline agent in parallel and return the report."""
+        config = self._runtime.configuration
+        pipelines: dict[str, list[str]] = {}
+        for slot in PIPELINES:
+            value = getattr(config.pipelines, slot)
+            pipelines[slot] = list(value) if isinstance(value, tuple) else [value] * bool(value)
+        names = list(dict.fromkeys(n for slot in PIPELINES for n in pipelines[slot]))
+        reports: list[AgentReport] = []
+        agents: dict[str, Agent] = {}
+        for name in names:
+            report = AgentReport(name, config.pipelines.pipelines_of(name))
+            reports.append(report)
+            try:
+                agent = self._runtime.factory.create(name)
+            except AgentNotAvailable as exc:
+                report.fail(
+                    "config", str(exc), "run `qodeassist-lsp agents validate` and fix what it says"
+                )
+                continue
+            agents[name] = agent
+            report.provider, report.model = agent.provider.name, agent.model
+            report.url = agent.provider.url
+        providers = {a.provider.name: a.provider for a in agents.values()}
+        lists = dict(
+            zip(
+                providers,
+                await asyncio.gather(*(self._list(p) for p in providers.values())),
+                strict=True,
+            )
+        )
+        by_name = {r.name: r for r in reports}
+        await asyncio.gather(
+            *(
+                self._probe_agent(agent, by_name[name], lists[agent.provider.name])
+                for name, agent in agents.items()
+            )
+        )
+        return DoctorReport(reports, pipelines)
+
+    async def _list(self, instance: ProviderInstance) -> _ModelList:
+        provider = self._runtime.provider(instance.name)
+        try:
+            async with asyncio.timeout(self._timeout):
+                return _ModelList(ids=await provider.list_models(self._timeouts))
+        except CategorizedError as exc:
+            return _ModelList(error=exc.info)
+        except TimeoutError:
+            return _ModelList(error=self._timed_out(instance.name))
+
+    def _timed_out(self, provider: str) -> ErrorInfo:
+        return ErrorInfo(
+            ErrorCategory.NETWORK, f"{provider} did not answer within {self._timeout:g} s"
+        )
+
+    async def _probe_agent(self, agent: Agent, report: AgentReport, listing: _ModelList) -> None:
+        provider = self._runtime.provider(agent.provider.name)
+        report.circuit = circuit_state(provider)
+        fim = is_fim_agent(agent)
+        report.checks["fim"] = "not_checked" if fim else "not_applicable"
+        key = provider.api_key()
+        instance = agent.provider
+        needs_key = bool(instance.api_key_ref or instance.api_key_env)
+        if needs_key and key is None and not instance.api.key_optional:
+            report.fail("auth", f"no API key is stored for {instance.name}", _auth_fix(provider))
+        self._judge_listing(agent, report, listing)
+        if report.problems:
+            report.notes.append("the test request was not sent: fix the problems above first")
+            return
+        await self._request(agent, provider, key, report, fim)
+
+    def _judge_listing(self, agent: Agent, report: AgentReport, listing: _ModelList) -> None:
+        provider = self._runtime.provider(agent.provider.name)
+        if listing.ids is not None:
+            report.checks["reachable"] = report.checks["auth"] = "ok"
+            if model_listed(agent.model, listing.ids):
+                report.checks["model"] = "ok"
+            else:
+                near = closest(agent.model, listing.ids)
+                hint = f" (closest: {near!r})" if near else ""
+                report.fail(
+                    "model",
+                    f"model {agent.model!r} is not in the {len(listing.ids)} models "
+                    f"{agent.provider.name} offers{hint}",
+                    _model_fix(agent),
+                )
+            return
+        error = listing.error
+        assert error is not None
+        if error.category == ErrorCategory.AUTH:
+            report.checks["reachable"] = "ok"
+            report.fail("auth", error.message, _auth_fix(provider))
+        elif error.category == ErrorCategory.NETWORK:
+            report.fail("reachable", error.message, _reach_fix(agent))
+        elif error.category == ErrorCategory.CONFIG:
+            report.fail("config", error.message, "fix the provider instance's [launch] table")
+        else:
+            report.checks["reachable"] = "ok"
+            # 404 and friends: the server answers but has no model list here; say so.
+            report.notes.append(
+                f"model list unavailable ({error.message}); model presence not checked"
+            )
+
+    async def _request(
+        self,
+        agent: Agent,
+        provider: GenericProvider,
+        key: str | None,
+        report: AgentReport,
+        fim: bool,
+    ) -> None:
+        try:
+            request = agent.build_request(complete_context(_PROBE_CONTEXT, model=agent.model), key)
+        except TemplateError as exc:
+            report.fail("config", f"the agent's [body] failed: {exc}", _render_fix(agent))
+            return
+        body = probe_body(request.body, agent.api.protocol)
+        request = type(request)(request.url, request.headers, body)
+        tokens = 0
+        usage = 0
+        started = time.monotonic()
+        first: float | None = None
+        error: ErrorInfo | None = None
+        try:
+            async with asyncio.timeout(self._timeout):
+                stream = provider.stream(
+                    request, timeouts=self._timeouts, retry=_NO_RETRY, request_id="doctor"
+                )
+                async with contextlib.aclosing(stream) as batches:
+                    async for batch in batches:
+                        for event in batch:
+                            if isinstance(event, TextDelta | ThinkingDelta):
+                                first = first or time.monotonic()
+                                tokens += 1
+                            elif isinstance(event, Usage):
+                                usage = max(usage, event.output_tokens)
+                            elif isinstance(event, StreamError) and event.final:
+                                error = event.error
+                        if error is not None or tokens >= PROBE_TOKENS:
+                            break
+        except CategorizedError as exc:
+            error = exc.info
+        except TimeoutError:
+            error = self._timed_out(agent.provider.name)
+        ended = time.monotonic()
+        if error is not None:
+            self._judge_error(agent, provider, report, error, fim)
+            return
+        report.checks["probe"] = "ok"
+        if fim:
+            report.checks["fim"] = "ok"
+        if first is None:
+            report.notes.append("the test request succeeded but the model sent no text")
+            return
+        report.first_token_ms = round((first - started) * 1000, 1)
+        count = max(usage, tokens)
+        if count > 1 and ended > first:
+            report.tokens_per_second = round((count - 1) / (ended - first), 1)
+
+    def _judge_error(
+        self,
+        agent: Agent,
+        provider: GenericProvider,
+        report: AgentReport,
+        error: ErrorInfo,
+        fim: bool,
+    ) -> None:
+        report.checks["probe"] = "problem"
+        if error.category == ErrorCategory.AUTH:
+            report.fail("auth", error.message, _auth_fix(provider))
+        elif error.category == ErrorCategory.NETWORK:
+            report.fail("reachable", error.message, _reach_fix(agent))
+        elif fim and error.status == 400:
+            report.fail(
+                "fim",
+                f"the fill-in-the-middle request was refused: {error.message}",
+                "use a base/code model that supports FIM, or a chat-style completion agent",
+            )
+        elif error.status == 404 and report.checks["model"] != "ok":
+            report.fail("model", error.message, _model_fix(agent))
+        else:
+            report.fail("probe", error.message, _render_fix(agent))
+
+
+def is_fim_agent(agent: Agent) -> bool:
+    """Whether the agent sends fill-in-the-middle requests (a suffix field or a FIM endpoint)."""
+    body_keys = set(agent.profile.body)
+    endpoint = agent.endpoint.lower()
+    return bool(body_keys & {"suffix", "input_suffix"}) or any(
+        word in endpoint for word in ("/fim", "/infill")
+    )
+
+
+def model_listed(model: str, ids: list[str]) -> bool:
+    """Whether ``model`` is in ``ids`` (Ollama's implicit ``:latest`` tag counted)."""
+    return model in ids or (":" not in model and f"{model}:latest" in ids)
+
+
+def probe_body(body: Mapping[str, Any], protocol: WireProtocol) -> dict[str, Any]:
+    """Return ``body`` with its output-length limits lowered to ``PROBE_TOKENS``.
+
+    Only limits the body already has are lowered (adding one some models reject would make
+    the probe fail where real requests work); reading stops after that many deltas anyway.
+    Anthropic needs ``max_tokens``; its extended thinking is dropped (it needs a larger one).
+    """
+    result = dict(body)
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "n_predict"):
+        if isinstance(result.get(key), int):
+            result[key] = min(result[key], PROBE_TOKENS)
+    if protocol == WireProtocol.ANTHROPIC:
+        result["max_tokens"] = PROBE_TOKENS
+        result.pop("thinking", None)
+    for table, key in (("options", "num_predict"), ("generationConfig", "maxOutputTokens")):
+        section = result.get(table)
+        if isinstance(section, dict) and isinstance(section.get(key), int):
+            result[table] = {**section, key: min(section[key], PROBE_TOKENS)}
+    return result
+
+
+def _auth_fix(provider: GenericProvider) -> str:
+    context = provider.error_context
+    env = context.api_key_env
+    return f"run `{context.secrets_command}`" + (f" or export {env}=…" if env else "")
+
+
+def _reach_fix(agent: Agent) -> str:
+    if agent.provider.launch is not None:
+        return (
+            f"qodeassist-lsp starts {agent.provider.name!r} itself ([launch]): give it time "
+            "(`qodeassist-lsp doctor --timeout 120`) and check the server's log"
+        )
+    source = f" ({agent.provider.source})" if agent.provider.source else ""
+    return (
+        f"start the server at {agent.provider.url} or correct the url of provider instance "
+        f"{agent.provider.name!r}{source}"
+    )
+
+
+def _model_fix(agent: Agent) -> str:
+    if agent.api.protocol == WireProtocol.OLLAMA or "ollama" in agent.api.name.lower():
+        return f"run `ollama pull {agent.model}`, or pick another model in agent_models.json"
+    name = shlex.quote(agent.provider.name)
+    return (
+        f"pick a model from `qodeassist-lsp models {name}` and set it for "
+        f"{agent.name!r} in <config>/agent_models.json"
+    )
+
+
+def _render_fix(agent: Agent) -> str:
+    return f"inspect the request with `qodeassist-lsp agents render {shlex.quote(agent.name)}`"

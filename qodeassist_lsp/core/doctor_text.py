@@ -1,0 +1,41 @@
+"""The doctor report as plain text: what ``qodeassist-lsp doctor`` prints and editors show."""
+
+from __future__ import annotations
+
+from qodeassist_lsp.core.doctor import CHECKS, AgentReport, DoctorReport
+
+_MARKS = {"ok": "ok", "problem": "FAIL", "not_checked": "not checked", "not_applicable": "n/a"}
+
+
+def format_report(report: DoctorReport) -> str:
+    """Return the report as lines of text: pipelines, then one block per agent."""
+    lines = []
+    for slot, names in report.pipelines.items():
+        if not names:
+            lines.append(f"{slot}: off")
+            continue
+        verdict = "working" if report.pipeline_working(slot) else "NO WORKING AGENT"
+        lines.append(f"{slot}: {verdict} ({', '.join(names)})")
+    for agent in report.agents:
+        lines.append("")
+        lines.extend(format_agent(agent))
+    lines.append("")
+    lines.append("all pipelines have a working agent" if report.ok else "some pipelines fail")
+    return "\n".join(lines) + "\n"
+
+
+def format_agent(agent: AgentReport) -> list[str]:
+    """Return the lines of one agent: header, checks, timings, problems with their fixes."""
+    head = f"{'✓' if agent.working else '✗'} {agent.name}"
+    if agent.provider:
+        head += f" — {agent.provider} / {agent.model}"
+    checks = ", ".join(f"{check} {_MARKS[agent.checks[check]]}" for check in CHECKS)
+    lines = [head, f"  {checks}; circuit {agent.circuit}"]
+    if agent.first_token_ms is not None:
+        speed = f", {agent.tokens_per_second:g} tokens/s" if agent.tokens_per_second else ""
+        lines.append(f"  first token after {agent.first_token_ms:g} ms{speed}")
+    for problem in agent.sorted_problems():
+        lines.append(f"  {problem.check}: {problem.message}")
+        lines.append(f"    fix: {problem.fix}")
+    lines.extend(f"  note: {note}" for note in agent.notes)
+    return lines

@@ -1,0 +1,122 @@
+"""``qodeassist/settings/get|update`` and the ``qodeassist.doctor`` command over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from tests.e2e.lsp.conftest import server_env
+from tests.e2e.lsp.test_lifecycle import wait_ready
+from tests.support.replay_server import ReplayServer, Reply
+from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
+
+PIPELINES = """[pipelines]
+code_completion = ["Embedded Completion"]
+chat_assistant = ["Embedded Chat"]
+chat_compression = ""
+quick_refactor = ""
+"""
+USER_SETTINGS = """# mine: keep me
+[completion]
+debounce_ms = 300  # slow typist
+"""
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    with ReplayServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_embedded_instances(lsp_home / "config/providers", replay.url)
+    (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
+    (lsp_home / "config/settings.toml").write_text(USER_SETTINGS)
+    for key, value in server_env(lsp_home).items():
+        monkeypatch.setenv(key, value)
+
+
+async def test_settings_update_writes_keeps_comments_and_reloads(
+    client: LanguageClient, lsp_home: Path
+) -> None:
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+    send = client.protocol.send_request_async
+    before = await send("qodeassist/settings/get", {"scope": "user"})
+    assert before.values.completion.debounce_ms == 300
+    assert before.effective.completion.debounce_ms == 300
+
+    answer = await send(
+        "qodeassist/settings/update",
+        {"scope": "user", "changes": {"completion.debounceMs": 120, "chat.auto_compress": False}},
+    )
+
+    settings_file = lsp_home / "config/settings.toml"
+    assert Path(answer.written) == settings_file
+    text = settings_file.read_text()
+    assert text.startswith("# mine: keep me\n[completion]\ndebounce_ms = 120  # slow typist\n")
+    after = await send("qodeassist/settings/get", {"scope": "user"})
+    assert after.effective.completion.debounce_ms == 120  # reloaded before the answer
+    assert after.effective.chat.auto_compress is False
+    await client.shutdown_session()
+
+
+async def test_settings_update_refuses_bad_values_and_writes_the_project_scope(
+    client: LanguageClient, lsp_home: Path
+) -> None:
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+    send = client.protocol.send_request_async
+    settings_file = lsp_home / "config/settings.toml"
+
+    with pytest.raises(JsonRpcException, match="debounce_ms = 'fast' is invalid"):
+        await send(
+            "qodeassist/settings/update",
+            {"scope": "user", "changes": {"completion.debounce_ms": "fast"}},
+        )
+    with pytest.raises(JsonRpcException, match="scope must be"):
+        await send("qodeassist/settings/update", {"scope": "team", "changes": {"a.b": 1}})
+    assert settings_file.read_text() == USER_SETTINGS
+
+    await send(
+        "qodeassist/settings/update",
+        {"scope": "project", "changes": {"refactor.lines_before": 5}},
+    )
+    project = await send("qodeassist/settings/get", {"scope": "project"})
+    assert project.path == str(lsp_home / "project/.qodeassist/settings.toml")
+    assert project.values.refactor.lines_before == 5
+    await client.shutdown_session()
+
+
+async def test_doctor_command_reports_every_pipeline_agent(
+    client: LanguageClient, replay: ReplayServer
+) -> None:
+    replay.route(
+        "/v1/models",
+        Reply.json({"data": [{"id": "gemma3-270m"}, {"id": "smollm2-135m-instruct"}]}),
+    )
+    replay.script("/v1/chat/completions", chat_reply("OK"))
+    replay.script("/v1/completions", completion_reply("a", " + b"))
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+
+    report = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="qodeassist.doctor", arguments=[{"timeout": 10}])
+        ),
+        30,
+    )
+
+    assert report["ok"] is True, report["text"]
+    names = [agent["name"] for agent in report["agents"]]
+    assert names == ["Embedded Completion", "Embedded Chat"]
+    assert all(agent["checks"]["probe"] == "ok" for agent in report["agents"])
+    assert "✓ Embedded Chat" in report["text"]
+    await client.shutdown_session()

@@ -1,0 +1,133 @@
+"""``qodeassist-lsp doctor`` against the loopback replay provider: the real CLI, real HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.support.replay_server import ReplayServer, Reply
+from tests.support.workspace import USER_AGENT_MODEL, Workspace
+
+CLAUDE = "E2E Claude (no tools)"
+OLLAMA = "E2E Ollama (no tools)"
+
+
+def _workspace(tmp_path: Path, replay: ReplayServer, completion: str, chat: str) -> Workspace:
+    workspace = Workspace(tmp_path, replay.url)
+    workspace.write(
+        "pipelines.toml",
+        f"""
+        [pipelines]
+        code_completion = [{json.dumps(completion)}]
+        chat_assistant = [{json.dumps(chat)}]
+        chat_compression = ""
+        quick_refactor = ""
+        """,
+    )
+    return workspace
+
+
+def _claude_models(*ids: str) -> Reply:
+    return Reply.json({"data": [{"id": i, "type": "model"} for i in ids], "has_more": False})
+
+
+def _agent(report: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(a for a in report["agents"] if a["name"] == name)
+
+
+def test_doctor_json_names_a_missing_model_and_times_a_working_agent(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion=OLLAMA, chat=CLAUDE)
+    replay.route("/v1/models", _claude_models(USER_AGENT_MODEL, "claude-other"))
+    replay.script("/v1/messages", Reply("anthropic/stream_text_hello.sse", split="events"))
+    replay.route("/api/tags", Reply.json({"models": [{"name": "other-model:latest"}]}))
+
+    result = workspace.run("doctor", "--json")
+
+    assert result.returncode == 1, result.describe()  # code_completion has no working agent
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    pipelines = {p["pipeline"]: p for p in report["pipelines"]}
+    assert pipelines["chat_assistant"]["working"] is True
+    assert pipelines["code_completion"]["working"] is False
+    claude = _agent(report, CLAUDE)
+    assert claude["working"] is True, claude
+    assert claude["checks"] == {
+        "reachable": "ok",
+        "auth": "ok",
+        "model": "ok",
+        "fim": "not_applicable",
+        "probe": "ok",
+    }
+    assert claude["firstTokenMs"] is not None and claude["firstTokenMs"] >= 0
+    probe = next(r for r in replay.requests if r.path == "/v1/messages")
+    assert probe.json["max_tokens"] <= 16
+    ollama = _agent(report, OLLAMA)
+    assert ollama["working"] is False
+    assert ollama["checks"]["model"] == "problem"
+    assert [p["check"] for p in ollama["problems"]] == ["model"]
+    assert USER_AGENT_MODEL in ollama["problems"][0]["message"]
+    assert f"ollama pull {USER_AGENT_MODEL}" in ollama["problems"][0]["fix"]
+    # The broken agent got no test request: only the model list was asked.
+    assert not any(r.path.startswith("/api/chat") for r in replay.requests)
+
+
+def test_doctor_json_names_a_rejected_key_as_auth(tmp_path: Path, replay: ReplayServer) -> None:
+    workspace = _workspace(tmp_path, replay, completion=CLAUDE, chat=CLAUDE)
+    replay.route("/v1/models", Reply("anthropic/error_http_401_authentication.json", status=401))
+
+    result = workspace.run("doctor", "--json")
+
+    assert result.returncode == 1, result.describe()
+    claude = _agent(json.loads(result.stdout), CLAUDE)
+    assert claude["checks"]["reachable"] == "ok"
+    assert claude["checks"]["auth"] == "problem"
+    assert [p["check"] for p in claude["problems"]] == ["auth"]
+    assert "qodeassist-lsp secrets set Claude" in claude["problems"][0]["fix"]
+    assert "ANTHROPIC_API_KEY" in claude["problems"][0]["fix"]
+
+
+def test_doctor_text_report_exits_0_when_every_pipeline_works(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion=CLAUDE, chat=CLAUDE)
+    replay.route("/v1/models", _claude_models(USER_AGENT_MODEL))
+    replay.script("/v1/messages", Reply("anthropic/stream_text_hello.sse"))
+
+    result = workspace.run("doctor")
+
+    assert result.returncode == 0, result.describe()
+    assert f"✓ {CLAUDE} — Claude / {USER_AGENT_MODEL}" in result.stdout
+    assert "chat_compression: off" in result.stdout
+    assert "first token after" in result.stdout
+
+
+def test_doctor_says_when_a_fim_model_refuses_the_suffix(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion="E2E Ollama FIM", chat="")
+    workspace.write(
+        "agents/e2e_fim.toml",
+        f"""
+        schema_version = 1
+        name = "E2E Ollama FIM"
+        extends = "Ollama Base FIM"
+        model = "{USER_AGENT_MODEL}"
+        """,
+    )
+    replay.route("/api/tags", Reply.json({"models": [{"name": f"{USER_AGENT_MODEL}:latest"}]}))
+    replay.script(
+        "/api/generate", Reply("ollama/error_http_400_suffix_not_supported.json", status=400)
+    )
+
+    result = workspace.run("doctor", "--json")
+
+    assert result.returncode == 1, result.describe()
+    agent = _agent(json.loads(result.stdout), "E2E Ollama FIM")
+    assert agent["checks"]["model"] == "ok"  # the implicit :latest tag counts
+    assert agent["checks"]["fim"] == "problem"
+    assert [p["check"] for p in agent["problems"]] == ["fim"]
+    assert "base/code model" in agent["problems"][0]["fix"]
+    assert "suffix" in replay.last.json

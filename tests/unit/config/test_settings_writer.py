@@ -1,0 +1,88 @@
+"""Writing settings.toml: keys checked, values validated, comments kept, bad files untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.config.settings_writer import (
+    SettingsFile,
+    SettingsWriteError,
+    format_value,
+    parse_key,
+    parse_value,
+    settings_path,
+)
+
+
+def test_parse_key_accepts_dotted_and_camel_case_leaf_keys() -> None:
+    assert parse_key("completion.mode") == ("completion", "mode")
+    assert parse_key("completion.debounceMs") == ("completion", "debounce_ms")
+    assert parse_key("tools.enabled.read_file")[:2] == ("tools", "enabled")
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("completion", "is a section"),
+        ("completion.mode.x", "has no sub-keys"),
+        ("complete.mode", "did you mean 'completion'"),
+        ("", "not a settings key"),
+    ],
+)
+def test_parse_key_refuses_what_is_not_a_leaf_setting(key: str, message: str) -> None:
+    with pytest.raises(SettingsWriteError, match=message):
+        parse_key(key)
+
+
+def test_values_from_the_command_line_are_toml_or_else_strings() -> None:
+    assert parse_value("true") is True
+    assert parse_value("12") == 12
+    assert parse_value('["a", "b"]') == ["a", "b"]
+    assert parse_value("manual") == "manual"
+    assert format_value(["a"]) == '["a"]'
+    assert format_value("manual") == "manual"
+
+
+def test_a_new_file_and_a_new_section_are_created(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "settings.toml"
+    SettingsFile(path).update({"chat.autoCompress": False, "logging.level": "debug"})
+    assert SettingsFile(path).values() == {
+        "chat": {"auto_compress": False},
+        "logging": {"level": "debug"},
+    }
+
+
+def test_invalid_toml_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("[completion\nmode = 1\n", encoding="utf-8")
+    with pytest.raises(SettingsWriteError, match="invalid TOML"):
+        SettingsFile(path).update({"completion.mode": "manual"})
+    assert path.read_text(encoding="utf-8") == "[completion\nmode = 1\n"
+
+
+def test_a_refused_value_writes_nothing_even_beside_a_valid_change(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("[completion]\nmode = 'manual' # mine\n", encoding="utf-8")
+    with pytest.raises(SettingsWriteError, match="multi_line") as caught:
+        SettingsFile(path).update({"completion.mode": "automatic", "completion.multi_line": 3})
+    assert "Nothing was written" in str(caught.value)
+    assert path.read_text(encoding="utf-8") == "[completion]\nmode = 'manual' # mine\n"
+    assert not [p for p in tmp_path.iterdir() if p.name != "settings.toml"]  # no temp file left
+
+
+def test_unset_of_a_missing_key_is_harmless(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    SettingsFile(path).update({"completion.mode": None})
+    assert path.read_text(encoding="utf-8") == ""
+
+
+def test_the_project_scope_needs_a_project(tmp_path: Path) -> None:
+    assert settings_path("user", tmp_path, None) == tmp_path / "settings.toml"
+    assert settings_path("project", tmp_path, tmp_path / "p").parts[-2:] == (
+        ".qodeassist",
+        "settings.toml",
+    )
+    with pytest.raises(SettingsWriteError, match="no project"):
+        settings_path("project", tmp_path, None)
