@@ -68,6 +68,14 @@ def is_provider_fault(info: ErrorInfo) -> bool:
     return info.status is None or info.status == 408 or info.status >= 500
 
 
+def fails_over(info: ErrorInfo) -> bool:
+    """Whether a request that failed with ``info`` before its first byte goes to a fallback.
+
+    The provider's faults (an open circuit included) and a rate limit that outlasted the retries.
+    """
+    return is_provider_fault(info) or info.status == 429
+
+
 class Breaker:
     """Closed → open after N provider faults in a row → half-open probe → closed or open."""
 
@@ -117,14 +125,14 @@ class Breaker:
         return True
 
     def record_success(self) -> None:
-        """A request got its answer: the circuit closes."""
+        """Record a request that got its answer: the circuit closes."""
         self._probing = False
         self._failures = 0
         if self._state is not CircuitState.CLOSED:
             self._enter(CircuitState.CLOSED)
 
     def record_failure(self, info: ErrorInfo) -> None:
-        """A request failed; only the provider's faults count towards opening the circuit."""
+        """Record a failure; only the provider's faults count towards opening the circuit."""
         if not is_provider_fault(info):
             self.record_success()  # the provider answered: it is up
             return
@@ -135,14 +143,14 @@ class Breaker:
             self._enter(CircuitState.OPEN)
 
     def record_abandoned(self) -> None:
-        """A request was cancelled before it told anything: let the next request probe."""
+        """Record a request cancelled before it told anything: the next request may probe."""
         self._probing = False
 
     def refusal(self) -> CircuitOpenError:
         """Return the error a refused request fails with (actionable, with the next probe time)."""
         wait = self._reopen_at() - self._clock()
         when = f"for {wait:.0f} s more" if wait > 0 else "while a probe request is out"
-        reason = f": {self._last_failure}" if self._last_failure else ""
+        reason = f" ({self._last_failure.rstrip('.')})" if self._last_failure else ""
         return CircuitOpenError(
             ErrorInfo(
                 ErrorCategory.PROVIDER,

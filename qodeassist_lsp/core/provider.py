@@ -111,13 +111,18 @@ class GenericProvider:
                 async for batch in batches:
                     if not answered:
                         self.health.record_first_event((time.monotonic() - started) * 1000)
+                        # The first byte proves the provider is up: a probe closes the circuit
+                        # now, not when a held-open stream is finally closed.
+                        self.breaker.record_success()
                         answered = True
                     for event in batch:
                         if isinstance(event, StreamError) and event.final:
                             failure = event.error
                             self.health.record_error(event.error)
                     yield batch
-            answered = True  # a stream that ended cleanly, even an empty one, was an answer
+            if not answered:  # a stream that ended cleanly, even an empty one, was an answer
+                self.breaker.record_success()
+                answered = True
         except CategorizedError as exc:
             failure = exc.info
             self.health.record_error(exc.info)
@@ -126,9 +131,7 @@ class GenericProvider:
             # Also runs when the consumer stops early or the request is cancelled.
             if failure is not None:
                 self.breaker.record_failure(failure)
-            elif answered:
-                self.breaker.record_success()
-            else:
+            elif not answered:
                 self.breaker.record_abandoned()
         if failure is None:
             self.health.record_ok()
