@@ -9,6 +9,7 @@ injectable, as in httpx: tests pass an ``httpx.MockTransport`` to the code produ
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncGenerator
 
@@ -21,6 +22,7 @@ from qodeassist_lsp.config.settings import ResilienceSettings
 from qodeassist_lsp.core.agent import PreparedRequest
 from qodeassist_lsp.core.breaker import Breaker
 from qodeassist_lsp.core.health import ProviderHealth
+from qodeassist_lsp.core.keys import KeyRotation
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorContext, ErrorInfo
@@ -50,6 +52,9 @@ class GenericProvider:
         self._http = make_http_client(transport=transport)
         self.health = ProviderHealth(instance.name)
         self.breaker = Breaker(instance.name, resilience)
+        self.keys = KeyRotation(
+            instance.key_slots, lambda ref, env: self._secrets.get(ref, env or None)
+        )
         # One WireClient per policy (in practice one per pipeline), not one per request.
         self._clients: dict[tuple[Timeouts, RetryPolicy], WireClient] = {}
         self.error_context = ErrorContext(
@@ -59,10 +64,8 @@ class GenericProvider:
         )
 
     def api_key(self) -> str | None:
-        """Return the key from the environment, ``.env`` or the keyring, if there is one."""
-        if not (self.instance.api_key_ref or self.instance.api_key_env):
-            return None
-        return self._secrets.get(self.instance.api_key_ref, self.instance.api_key_env or None)
+        """Return the next key (round-robin over several), if the instance has one."""
+        return self.keys.next_key()
 
     async def ensure_launched(self) -> None:
         """Start or adopt the ``[launch]`` server first when the instance has ``auto_start``."""
@@ -77,6 +80,7 @@ class GenericProvider:
         timeouts: Timeouts,
         retry: RetryPolicy,
         request_id: str,
+        api_key: str | None = None,
     ) -> AsyncGenerator[list[WireEvent], None]:
         """Send ``request`` and yield its typed events, a list per read.
 
@@ -84,10 +88,14 @@ class GenericProvider:
         server cannot be started, ``CircuitOpenError`` (without sending) while the provider's
         circuit is open.
 
-        Each request's time to first event and outcome feed ``health`` and ``breaker``.
+        Each request's time to first event and outcome feed ``health`` and ``breaker``; a
+        rejected or rate-limited ``api_key`` (the key ``request`` carries) is taken out of the
+        rotation for a while.
         """
         if not self.breaker.allow():
             raise self.breaker.refusal()
+        if len(self.keys) > 1:  # a rate-limited key hands over to the next, not waits
+            retry = dataclasses.replace(retry, retry_statuses=retry.retry_statuses - {429})
         client = self._clients.get((timeouts, retry))
         if client is None:
             client = WireClient(
@@ -126,6 +134,7 @@ class GenericProvider:
         except CategorizedError as exc:
             failure = exc.info
             self.health.record_error(exc.info)
+            self.keys.record_failure(api_key, exc.info)
             raise
         finally:
             # Also runs when the consumer stops early or the request is cancelled.
@@ -147,8 +156,11 @@ class GenericProvider:
         return await client.list_models(url, auth_headers(api.protocol, key))
 
     def reconfigure(self, resilience: ResilienceSettings) -> None:
-        """Take a reloaded configuration's ``[resilience]`` (the instance itself is unchanged)."""
+        """Take a reloaded configuration: its ``[resilience]``, and parked keys serve again."""
         self.breaker.settings = resilience
+        self.keys = KeyRotation(
+            self.instance.key_slots, lambda ref, env: self._secrets.get(ref, env or None)
+        )
 
     async def aclose(self) -> None:
         """Close the provider's HTTP client."""

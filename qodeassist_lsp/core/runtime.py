@@ -81,7 +81,11 @@ class Runtime:
     def provider_health(self) -> list[dict[str, Any]]:
         """Return the health snapshot of every provider used so far, with its circuit."""
         return [
-            {**provider.health.snapshot(), "circuit": provider.breaker.snapshot().as_json()}
+            {
+                **provider.health.snapshot(),
+                "circuit": provider.breaker.snapshot().as_json(),
+                "keys": provider.keys.snapshot(),
+            }
             for provider in self._providers.values()
         ]
 

@@ -51,6 +51,7 @@ from qodeassist_lsp.core.events import (
     UsageEvent,
 )
 from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.keys import is_key_failure
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
@@ -310,7 +311,7 @@ class Session:
         for index, (agent, provider) in enumerate(candidates):
             self._serve_with(request, agent, provider)
             try:
-                return await self._round(request, totals)
+                return await self._round_rotating_keys(request, totals, provider)
             except CategorizedError as exc:
                 last = index == len(candidates) - 1
                 if last or request.received or not fails_over(exc.info):
@@ -323,6 +324,22 @@ class Session:
                     candidates[index + 1][0].name,
                 )
         raise AssertionError("unreachable: the last candidate re-raises")
+
+    async def _round_rotating_keys(
+        self, request: Request, totals: _RoundUsage, provider: GenericProvider
+    ) -> str:
+        """Run a round; a key refused before the first byte hands over to the next key."""
+        for _ in range(len(provider.keys) - 1):
+            try:
+                return await self._round(request, totals)
+            except CategorizedError as exc:
+                # The failed key is out of the rotation now; any ready key is another one.
+                if request.received or not is_key_failure(exc.info):
+                    raise
+                if not provider.keys.has_ready_spare(None):
+                    raise
+                log.warning("[%s] %s; trying the next key", request.id, exc.info.message)
+        return await self._round(request, totals)
 
     async def _run(self, request: Request, rollback: int) -> None:
         rid = request.id
@@ -416,13 +433,15 @@ class Session:
             loader=self.content_loader,
             pinned=[block for provide in self.pinned.values() for block in provide()],
         )
-        prepared = agent.build_request(ctx, provider.api_key(), self.tools.specs())
+        key = provider.api_key()
+        prepared = agent.build_request(ctx, key, self.tools.specs())
         state = _RoundState()
         stream = provider.stream(
             prepared,
             timeouts=self.policy.timeouts,
             retry=self.policy.retry,
             request_id=rid,
+            api_key=key,
         )
         async with contextlib.aclosing(stream) as batches:
             async for batch in batches:

@@ -35,7 +35,10 @@ def setup(
     from tests.e2e.lsp.conftest import server_env
 
     config = lsp_home / "config"
-    (config / "providers/broken.toml").write_text(embedded_instance(broken.url, "Broken"))
+    (config / "providers/broken.toml").write_text(
+        embedded_instance(broken.url, "Broken")
+        + 'api_key_env = ["QA_TEST_KEY_A", "QA_TEST_KEY_B"]\n'
+    )
     (config / "providers/healthy.toml").write_text(embedded_instance(healthy.url, "Healthy"))
     (config / "agents/pair.toml").write_text(
         'name = "Main Completion"\nextends = "Embedded Completion"\n'
@@ -50,7 +53,8 @@ def setup(
         "[completion]\ndebounce_ms = 0\nadaptive_debounce = false\ntyped_ahead_cache = false\n"
         "[resilience]\nfailure_threshold = 3\nopen_seconds = 1\n"
     )
-    for key, value in server_env(lsp_home).items():
+    keys = {"QA_TEST_KEY_A": "key-a-0123456789", "QA_TEST_KEY_B": "key-b-0123456789"}
+    for key, value in server_env(lsp_home, keys).items():
         monkeypatch.setenv(key, value)
 
 
@@ -103,3 +107,33 @@ async def test_three_5xx_open_the_circuit_the_fallback_serves_and_a_probe_closes
     assert state["state"] == "closed" and state["failures"] == 0
     broken.assert_all_served()
     healthy.assert_all_served()
+
+
+async def test_a_429_on_the_first_key_moves_to_the_second(client, lsp_home, broken) -> None:
+    limited = Reply.json(
+        {"error": {"message": "slow down", "type": "rate_limit"}},
+        status=429,
+        headers={"Retry-After": "30"},
+    )
+    broken.script("/v1/completions", [limited, completion_reply("a * b", repeat=2)])
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert [item.insert_text for item in answer.items] == ["a * b"]
+    first, second = broken.requests
+    assert first.headers["authorization"] == "Bearer key-a-0123456789"
+    assert second.headers["authorization"] == "Bearer key-b-0123456789"
+    status = await status_of(client)
+    [provider] = [p for p in status["providers"] if p["name"] == "Broken"]
+    resting, ready = provider["keys"]
+    assert (resting["env"], resting["state"], ready["state"]) == (
+        "QA_TEST_KEY_A",
+        "resting",
+        "ready",
+    )
+    assert "key-a" not in str(status)  # states, never values
+    # The resting key sits out: the next request uses the second key again.
+    uri = await open_doc(client, lsp_home, name="b.py")
+    await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert broken.requests[2].headers["authorization"] == "Bearer key-b-0123456789"
+    assert provider["circuit"]["failures"] == 0  # a rate limit is not the provider being down
