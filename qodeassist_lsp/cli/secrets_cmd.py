@@ -99,5 +99,11 @@ def secret_status(args: argparse.Namespace) -> int:
                 f"authentication on: {where}run `{command}`)"
             )
             continue
-        print(f"{provider.name}: {store.describe(ref, env)}")
+        slots = provider.key_slots
+        if len(slots) < 2:
+            print(f"{provider.name}: {store.describe(ref, env)}")
+            continue
+        for index, (slot_ref, slot_env) in enumerate(slots, 1):
+            where = store.describe(slot_ref, slot_env or None)
+            print(f"{provider.name} key {index}/{len(slots)}: {where}")
     return EXIT_OK

@@ -113,17 +113,38 @@ def build_agents(
     """Resolve, validate and dry-render every concrete agent."""
     renderer = SystemPromptRenderer(prompt_roots)
     agents = {}
+    resolved_sources: dict[str, Resolved] = {}
     for name, resolved in resolve_all(definitions, AGENT_SCHEMA, problems).items():
         if resolved.data.get("abstract") is True:
             continue
         agent = _validate(resolved, problems)
         if agent is None:
             continue
+        resolved_sources[name] = resolved
         found = _check(agent, resolved, providers, renderer, environments)
         problems.extend(found)
         if not any(p.severity == "error" for p in found):
             agents[name] = agent
+    for name, agent in agents.items():
+        problems.extend(_check_fallback(agent, resolved_sources[name], agents))
     return agents
+
+
+def _check_fallback(
+    agent: AgentProfile, resolved: Resolved, agents: Mapping[str, AgentProfile]
+) -> list[ConfigProblem]:
+    """Warn about ``fallback`` entries that cannot serve (they are skipped at request time)."""
+    found = []
+    for entry in agent.fallback:
+        if entry == agent.name:
+            reason = "is the agent itself"
+        elif entry not in agents:
+            reason = f"is not a usable agent{did_you_mean(entry, list(agents))}"
+        else:
+            continue
+        message = f"fallback {entry!r} {reason}; skipped"
+        found.append(resolved.problem("warning", message, "fallback"))
+    return found
 
 
 def _validate(resolved: Resolved, problems: list[ConfigProblem]) -> AgentProfile | None:

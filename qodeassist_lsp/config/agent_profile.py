@@ -34,6 +34,7 @@ AGENT_SCHEMA = DefinitionSchema(
             "extends",
             "abstract",
             "hidden",
+            "fallback",
         }
     ),
     tables={"match": frozenset({"file_patterns", "path_patterns", "project_names"})},
@@ -96,6 +97,8 @@ class AgentProfile(pydantic.BaseModel):
     cache_ttl: str = ""
     cache_breakpoints: list[str] = []
     hidden: bool = False
+    fallback: list[str] = []
+    """Agents tried in order when this one's provider fails before the first byte."""
     match: MatchRules = MatchRules()
     body: dict[str, Any] = pydantic.Field(min_length=1)
     source: Path | None = None

@@ -62,13 +62,47 @@ class ProviderInstance(pydantic.BaseModel):
     description: str = ""
     url: str
     api_key_ref: str = ""
-    """Opaque id of the key in the secrets store (env var, ``.env`` or OS keyring)."""
+    """Opaque id of the (first) key in the secrets store (env var, ``.env`` or OS keyring)."""
     api_key_env: str = ""
-    """Environment variable that holds the key; checked first."""
+    """Environment variable that holds the (first) key; checked first."""
+    api_key_refs: tuple[str, ...] = ()
+    """Every ``api_key_ref`` when the TOML gives a list (key rotation); empty otherwise."""
+    api_key_envs: tuple[str, ...] = ()
+    """Every ``api_key_env`` when the TOML gives a list (key rotation); empty otherwise."""
     extras: dict[str, Any] = {}
     launch: LaunchConfig | None = None
     source: Path | None = None
     layer: Layer = Layer.BUNDLED
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _key_lists(cls, data: Any) -> Any:
+        """Accept ``api_key_ref`` / ``api_key_env`` as lists: the first stays the plain value."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key in ("api_key_ref", "api_key_env"):
+            value = data.get(key)
+            if isinstance(value, list):
+                if not all(isinstance(item, str) for item in value):
+                    raise ValueError(f"{key} must be a string or a list of strings")
+                data[key] = value[0] if value else ""
+                data[f"{key}s"] = tuple(value)
+        return data
+
+    @property
+    def key_slots(self) -> list[tuple[str, str]]:
+        """Return the ``(api_key_ref, api_key_env)`` pair of every key, in rotation order.
+
+        Lists pair up by position; a plain string (or a shorter list) leaves the rest empty.
+        """
+        refs = self.api_key_refs or ((self.api_key_ref,) if self.api_key_ref else ())
+        envs = self.api_key_envs or ((self.api_key_env,) if self.api_key_env else ())
+        count = max(len(refs), len(envs))
+        return [
+            (refs[i] if i < len(refs) else "", envs[i] if i < len(envs) else "")
+            for i in range(count)
+        ]
 
     @pydantic.field_validator("client_api")
     @classmethod

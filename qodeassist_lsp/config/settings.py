@@ -39,6 +39,7 @@ __all__ = [
     "OutputHandler",
     "RefactorSettings",
     "RequestTimeout",
+    "ResilienceSettings",
     "SettingInfo",
     "Settings",
     "SkillsSettings",
@@ -528,6 +529,27 @@ class SkillsSettings(_Section):
 
 
 # --------------------------------------------------------------------------------------------
+class ResilienceSettings(_Section):
+    """``[resilience]``: the circuit breaker every provider instance has."""
+
+    failure_threshold: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Failures in a row that are the provider's fault (no connection, a timeout, "
+        "HTTP 5xx) after which its circuit opens: requests skip it (to an agent's `fallback`, "
+        "or an empty completion at once) until `open_seconds` have passed.",
+    )
+    open_seconds: float = Field(
+        default=60.0,
+        ge=1,
+        le=3600,
+        description="Seconds an open circuit stays open; then one request is let through as a "
+        "probe: its success closes the circuit, its failure opens it again.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 class LoggingSettings(_Section):
     """``[logging]``: what the server logs and where."""
 
@@ -560,6 +582,7 @@ class Settings(_Section):
     tools: ToolsSettings = ToolsSettings()
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()
+    resilience: ResilienceSettings = ResilienceSettings()
     logging: LoggingSettings = LoggingSettings()
 
 

@@ -120,11 +120,16 @@ class FinishedEvent:
 
     request_id: str
     stop_reason: str
+    agent: str = ""
+    """The agent that answered: the session's own, or one of its ``fallback`` agents."""
     kind: Literal["finished"] = "finished"
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        return {"kind": self.kind, "requestId": self.request_id, "stopReason": self.stop_reason}
+        data = {"kind": self.kind, "requestId": self.request_id, "stopReason": self.stop_reason}
+        if self.agent:
+            data["agent"] = self.agent
+        return data
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ injectable, as in httpx: tests pass an ``httpx.MockTransport`` to the code produ
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncGenerator
 
@@ -17,11 +18,14 @@ import httpx
 from qodeassist_lsp.config.client_apis import models_endpoint
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort
+from qodeassist_lsp.config.settings import ResilienceSettings
 from qodeassist_lsp.core.agent import PreparedRequest
+from qodeassist_lsp.core.breaker import Breaker
 from qodeassist_lsp.core.health import ProviderHealth
+from qodeassist_lsp.core.keys import KeyRotation
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
-from qodeassist_lsp.wire.errors import CategorizedError, ErrorContext
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorContext, ErrorInfo
 from qodeassist_lsp.wire.events import StreamError, WireEvent
 from qodeassist_lsp.wire.protocols import auth_headers, keyed_url
 from qodeassist_lsp.wire.retry import RetryPolicy
@@ -38,6 +42,7 @@ class GenericProvider:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         launcher: ProviderLauncher | None = None,
+        resilience: ResilienceSettings | None = None,
     ) -> None:
         """Talk to ``instance`` through ``transport`` (httpx's default when None)."""
         self.instance = instance
@@ -46,6 +51,10 @@ class GenericProvider:
         self._secrets = secrets
         self._http = make_http_client(transport=transport)
         self.health = ProviderHealth(instance.name)
+        self.breaker = Breaker(instance.name, resilience)
+        self.keys = KeyRotation(
+            instance.key_slots, lambda ref, env: self._secrets.get(ref, env or None)
+        )
         # One WireClient per policy (in practice one per pipeline), not one per request.
         self._clients: dict[tuple[Timeouts, RetryPolicy], WireClient] = {}
         self.error_context = ErrorContext(
@@ -55,10 +64,8 @@ class GenericProvider:
         )
 
     def api_key(self) -> str | None:
-        """Return the key from the environment, ``.env`` or the keyring, if there is one."""
-        if not (self.instance.api_key_ref or self.instance.api_key_env):
-            return None
-        return self._secrets.get(self.instance.api_key_ref, self.instance.api_key_env or None)
+        """Return the next key (round-robin over several), if the instance has one."""
+        return self.keys.next_key()
 
     async def ensure_launched(self) -> None:
         """Start or adopt the ``[launch]`` server first when the instance has ``auto_start``."""
@@ -73,14 +80,22 @@ class GenericProvider:
         timeouts: Timeouts,
         retry: RetryPolicy,
         request_id: str,
+        api_key: str | None = None,
     ) -> AsyncGenerator[list[WireEvent], None]:
         """Send ``request`` and yield its typed events, a list per read.
 
         Raises ``WireError`` when no answer starts, ``LaunchError`` when the ``[launch]``
-        server cannot be started.
+        server cannot be started, ``CircuitOpenError`` (without sending) while the provider's
+        circuit is open.
 
-        Each request's time to first event and outcome feed ``health``.
+        Each request's time to first event and outcome feed ``health`` and ``breaker``; a
+        rejected or rate-limited ``api_key`` (the key ``request`` carries) is taken out of the
+        rotation for a while.
         """
+        if not self.breaker.allow():
+            raise self.breaker.refusal()
+        if len(self.keys) > 1:  # a rate-limited key hands over to the next, not waits
+            retry = dataclasses.replace(retry, retry_statuses=retry.retry_statuses - {429})
         client = self._clients.get((timeouts, retry))
         if client is None:
             client = WireClient(
@@ -91,8 +106,8 @@ class GenericProvider:
                 context=self.error_context,
             )
             self._clients[(timeouts, retry)] = client
-        first = True
-        failed = False
+        answered = False
+        failure: ErrorInfo | None = None
         try:
             await self.ensure_launched()
             # Measured after the launch: a server's start-up is not request latency.
@@ -102,19 +117,32 @@ class GenericProvider:
             )
             async with contextlib.aclosing(stream) as batches:
                 async for batch in batches:
-                    if first:
+                    if not answered:
                         self.health.record_first_event((time.monotonic() - started) * 1000)
-                        first = False
+                        # The first byte proves the provider is up: a probe closes the circuit
+                        # now, not when a held-open stream is finally closed.
+                        self.breaker.record_success()
+                        answered = True
                     for event in batch:
                         if isinstance(event, StreamError) and event.final:
-                            failed = True
+                            failure = event.error
                             self.health.record_error(event.error)
                     yield batch
+            if not answered:  # a stream that ended cleanly, even an empty one, was an answer
+                self.breaker.record_success()
+                answered = True
         except CategorizedError as exc:
-            failed = True
+            failure = exc.info
             self.health.record_error(exc.info)
+            self.keys.record_failure(api_key, exc.info)
             raise
-        if not failed:
+        finally:
+            # Also runs when the consumer stops early or the request is cancelled.
+            if failure is not None:
+                self.breaker.record_failure(failure)
+            elif not answered:
+                self.breaker.record_abandoned()
+        if failure is None:
             self.health.record_ok()
 
     async def list_models(self, timeouts: Timeouts | None = None) -> list[str]:
@@ -126,6 +154,13 @@ class GenericProvider:
         url = keyed_url(api.protocol, url, key)
         client = WireClient(self._http, api.protocol, timeouts=timeouts, context=self.error_context)
         return await client.list_models(url, auth_headers(api.protocol, key))
+
+    def reconfigure(self, resilience: ResilienceSettings) -> None:
+        """Take a reloaded configuration: its ``[resilience]``, and parked keys serve again."""
+        self.breaker.settings = resilience
+        self.keys = KeyRotation(
+            self.instance.key_slots, lambda ref, env: self._secrets.get(ref, env or None)
+        )
 
     async def aclose(self) -> None:
         """Close the provider's HTTP client."""

@@ -15,6 +15,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
+from qodeassist_lsp.core.breaker import BreakerSnapshot
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
@@ -50,7 +51,10 @@ class Runtime:
             if instance is None:
                 raise AgentNotAvailable(f"provider instance {name!r} is not loaded")
             provider = GenericProvider(
-                instance, self._secrets, launcher=self._launcher_for(instance)
+                instance,
+                self._secrets,
+                launcher=self._launcher_for(instance),
+                resilience=self.configuration.settings.resilience,
             )
             self._providers[name] = provider
         return provider
@@ -75,8 +79,19 @@ class Runtime:
         return launcher
 
     def provider_health(self) -> list[dict[str, Any]]:
-        """Return the health snapshot of every provider used so far."""
-        return [provider.health.snapshot() for provider in self._providers.values()]
+        """Return the health snapshot of every provider used so far, with its circuit."""
+        return [
+            {
+                **provider.health.snapshot(),
+                "circuit": provider.breaker.snapshot().as_json(),
+                "keys": provider.keys.snapshot(),
+            }
+            for provider in self._providers.values()
+        ]
+
+    def circuits(self) -> list[BreakerSnapshot]:
+        """Return the circuit-breaker state of every provider used so far."""
+        return [provider.breaker.snapshot() for provider in self._providers.values()]
 
     async def reload(self, configuration: Configuration) -> None:
         """Switch to ``configuration``: flush pools, close providers that changed."""
@@ -86,6 +101,8 @@ class Runtime:
             if configuration.providers.get(name) != provider.instance:
                 await provider.aclose()
                 del self._providers[name]
+            else:
+                provider.reconfigure(configuration.settings.resilience)
         for name, launcher in list(self._launchers.items()):
             instance = configuration.providers.get(name)
             if instance is None or instance.launch != launcher.config:

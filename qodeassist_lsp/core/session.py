@@ -9,6 +9,9 @@ exactly one of ``finished``, ``failed`` or ``cancelled``. Tool calls run inside 
 session executes them in order, appends their results to the history and re-renders the agent's
 body from the history for the next round, up to the policy's round limit. If a request fails
 before the provider sent anything, the history is rolled back to where it was before the send.
+Failover: when the agent's provider fails before the first byte (no connection, 5xx, a rate
+limit after retries, an open circuit), the request goes to the agent's ``fallback`` agents in
+order; ``finished`` names the agent that answered.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from qodeassist_lsp.config.system_prompt import PromptRoots, SystemPromptError, SystemPromptRenderer
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import Agent
+from qodeassist_lsp.core.breaker import fails_over
 from qodeassist_lsp.core.content import (
     Block,
     Message,
@@ -47,6 +51,7 @@ from qodeassist_lsp.core.events import (
     UsageEvent,
 )
 from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.keys import is_key_failure
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
@@ -93,6 +98,9 @@ class Request:
         self._listeners: list[EventListener] = []
         self.received = False
         """Whether the provider sent anything yet (a failure before that rolls back)."""
+        self.agent: Agent | None = None
+        """The agent serving the request: the session's own or, after a failover, a fallback."""
+        self.provider: GenericProvider | None = None
 
     @property
     def done(self) -> bool:
@@ -193,9 +201,12 @@ class Session:
         policy: RequestPolicy | None = None,
         history: ConversationHistory | None = None,
         language: str = "",
+        fallbacks: Sequence[tuple[Agent, GenericProvider]] = (),
     ) -> None:
         self.agent = agent
         self.provider = provider
+        self.fallbacks = tuple(fallbacks)
+        """The agent's ``fallback`` agents with their providers, tried in order."""
         self.policy = policy or RequestPolicy()
         self.history = history if history is not None else ConversationHistory()
         self.system_prompt = SystemPromptBuilder()
@@ -209,6 +220,13 @@ class Session:
         self._renderer = SystemPromptRenderer(prompt_roots)
         self._current: Request | None = None
         self.listeners: list[EventListener] = []
+
+    @property
+    def serving_agent(self) -> Agent:
+        """The agent serving the latest request: ``agent``, or a fallback after a failover."""
+        if self._current is not None and self._current.agent is not None:
+            return self._current.agent
+        return self.agent
 
     @property
     def busy(self) -> bool:
@@ -277,24 +295,67 @@ class Session:
         self.history.append(Message("user", tuple(blocks)))
         return request
 
+    def _serve_with(self, request: Request, agent: Agent, provider: GenericProvider) -> None:
+        """Make ``agent`` the one serving ``request``: its provider and its system prompt."""
+        request.agent, request.provider = agent, provider
+        log.info("[%s] send to %s (%s)", request.id, agent.name, agent.model)
+        self.system_prompt.set_layer(
+            AGENT_LAYER,
+            self._renderer.render(agent.profile.system_prompt, self.language),
+            priority=0,
+        )
+
+    async def _first_round(self, request: Request, totals: _RoundUsage) -> str:
+        """Run the first round, going down the ``fallback`` agents while nothing has arrived."""
+        candidates = [(self.agent, self.provider), *self.fallbacks]
+        for index, (agent, provider) in enumerate(candidates):
+            self._serve_with(request, agent, provider)
+            try:
+                return await self._round_rotating_keys(request, totals, provider)
+            except CategorizedError as exc:
+                last = index == len(candidates) - 1
+                if last or request.received or not fails_over(exc.info):
+                    raise
+                log.warning(
+                    "[%s] %s failed before answering (%s); trying %s",
+                    request.id,
+                    agent.name,
+                    exc.info.message,
+                    candidates[index + 1][0].name,
+                )
+        raise AssertionError("unreachable: the last candidate re-raises")
+
+    async def _round_rotating_keys(
+        self, request: Request, totals: _RoundUsage, provider: GenericProvider
+    ) -> str:
+        """Run a round; a key refused before the first byte hands over to the next key."""
+        for _ in range(len(provider.keys) - 1):
+            try:
+                return await self._round(request, totals)
+            except CategorizedError as exc:
+                # The failed key is out of the rotation now; any ready key is another one.
+                if request.received or not is_key_failure(exc.info):
+                    raise
+                if not provider.keys.has_ready_spare(None):
+                    raise
+                log.warning("[%s] %s; trying the next key", request.id, exc.info.message)
+        return await self._round(request, totals)
+
     async def _run(self, request: Request, rollback: int) -> None:
         rid = request.id
-        log.info("[%s] send to %s (%s)", rid, self.agent.name, self.agent.model)
         totals = _RoundUsage()  # over all rounds
         try:
-            self.system_prompt.set_layer(
-                AGENT_LAYER,
-                self._renderer.render(self.agent.profile.system_prompt, self.language),
-                priority=0,
-            )
             rounds = 0
             while True:
                 if request.stop_requested:
                     raise _Stopped
-                stop = await self._round(request, totals)
+                if rounds == 0:
+                    stop = await self._first_round(request, totals)
+                else:
+                    stop = await self._round(request, totals)
                 if request.done:  # the round ended the request when the model stopped
                     return
-                if self._is_last_round(stop, rid):
+                if self._is_last_round(stop, request):
                     self._finish(request, totals, stop)
                     return
                 rounds += 1
@@ -319,29 +380,33 @@ class Session:
         except SystemPromptError as exc:
             info = ErrorInfo(
                 ErrorCategory.VALIDATION,
-                f"agent {self.agent.name!r}: {exc}; fix its system_prompt",
+                f"agent {self._serving(request).name!r}: {exc}; fix its system_prompt",
             )
             self._fail(request, info, rollback)
         except TemplateError as exc:
-            info = ErrorInfo(ErrorCategory.CONFIG, f"agent {self.agent.name!r}: {exc}")
+            info = ErrorInfo(ErrorCategory.CONFIG, f"agent {self._serving(request).name!r}: {exc}")
             self._fail(request, info, rollback)
         except Exception as exc:  # the server must survive any failure of one request
             log.exception("[%s] unexpected failure", rid)
             info = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
             self._fail(request, info, None if request.received else rollback)
 
-    def _is_last_round(self, stop: str, request_id: str) -> bool:
+    def _serving(self, request: Request) -> Agent:
+        """Return the agent serving ``request`` (the session's own until a round started)."""
+        return request.agent or self.agent
+
+    def _is_last_round(self, stop: str, request: Request) -> bool:
         """Whether the conversation ends with this stop (no tool calls left to run)."""
         # Tools run only when they were offered: enabled on the agent and registered.
-        if stop != "tool_use" or not (self.agent.enable_tools and self.tools):
+        if stop != "tool_use" or not (self._serving(request).enable_tools and self.tools):
             return True
-        return not self._pending_calls(request_id)
+        return not self._pending_calls(request.id)
 
     def _finish(self, request: Request, totals: _RoundUsage, stop: str) -> None:
         """End ``request``: its usage (when the provider reported any), then ``finished``."""
         if totals.reported:  # no made-up zeros when the provider reported nothing
             request.emit(UsageEvent(request.id, *_four(totals.values)))
-        request.emit(FinishedEvent(request.id, stop))
+        request.emit(FinishedEvent(request.id, stop, self._serving(request).name))
         log.info("[%s] finished: %s", request.id, stop)
 
     def _fail(self, request: Request, info: ErrorInfo, rollback: int | None) -> None:
@@ -358,22 +423,25 @@ class Session:
         right there, before the stream is torn down.
         """
         rid = request.id
+        agent, provider = self._serving(request), request.provider or self.provider
         ctx = assemble_context(
             self.history.messages,
             self.system_prompt.compose(),
-            model=self.agent.model,
+            model=agent.model,
             language=self.language,
             files_metadata=self.files_metadata,
             loader=self.content_loader,
             pinned=[block for provide in self.pinned.values() for block in provide()],
         )
-        prepared = self.agent.build_request(ctx, self.provider.api_key(), self.tools.specs())
+        key = provider.api_key()
+        prepared = agent.build_request(ctx, key, self.tools.specs())
         state = _RoundState()
-        stream = self.provider.stream(
+        stream = provider.stream(
             prepared,
             timeouts=self.policy.timeouts,
             retry=self.policy.retry,
             request_id=rid,
+            api_key=key,
         )
         async with contextlib.aclosing(stream) as batches:
             async for batch in batches:
@@ -428,7 +496,7 @@ class Session:
             state.stop = event.stop_reason
             totals.add_round(state.usage)
             state.usage = _RoundUsage()  # counted
-            if self._is_last_round(state.stop, rid):
+            if self._is_last_round(state.stop, request):
                 self._finish(request, totals, state.stop)
                 return True
         elif isinstance(event, wire.StreamError):

@@ -2,7 +2,8 @@
 
 Chat creates long-lived sessions; one-shot pipelines (completion, refactor, compression)
 ``acquire`` a pooled session — at most two idle ones per agent and pipeline — which comes
-back reset, so no request ever sees a previous exchange. A pooled session is only reused
+back reset, so no request ever sees a previous exchange. Sessions get their agent's ``fallback``
+agents, resolved here. A pooled session is only reused
 while its agent still has the same model and provider instance; ``flush`` drops every idle
 session when configuration changes.
 """
@@ -14,7 +15,8 @@ from collections.abc import AsyncIterator, Callable
 
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.config.system_prompt import PromptRoots
-from qodeassist_lsp.core.agent import Agent, AgentFactory
+from qodeassist_lsp.core.agent import Agent, AgentFactory, AgentNotAvailable
+from qodeassist_lsp.core.breaker import BreakerSnapshot, CircuitState
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline, policy_for
 from qodeassist_lsp.core.provider import GenericProvider
@@ -57,9 +59,38 @@ class SessionManager:
             prompt_roots=self._roots,
             policy=policy_for(pipeline, self._settings),
             history=history,
+            fallbacks=self.fallbacks(agent),
         )
         self._contribute(session, pipeline)
         return session
+
+    def fallbacks(self, agent: Agent) -> list[tuple[Agent, GenericProvider]]:
+        """Return ``agent``'s usable ``fallback`` agents with their providers, in order.
+
+        Entries that are not usable agents (the loader warned about them) are skipped.
+        """
+        found = []
+        for name in agent.profile.fallback:
+            if name == agent.name:
+                continue
+            try:
+                fallback = self._factory.create(name)
+                found.append((fallback, self._providers(fallback.provider.name)))
+            except AgentNotAvailable:
+                continue
+        return found
+
+    def open_circuit(self, agent_name: str) -> BreakerSnapshot | None:
+        """Return the open circuit of ``agent_name``'s provider if no fallback can serve either.
+
+        None when a request would be sent somewhere (a closed or half-open circuit).
+        """
+        agent = self._factory.create(agent_name)
+        primary = self._providers(agent.provider.name)
+        candidates = [primary, *(provider for _, provider in self.fallbacks(agent))]
+        if any(provider.breaker.state is not CircuitState.OPEN for provider in candidates):
+            return None
+        return primary.breaker.snapshot()
 
     def _contribute(self, session: Session, pipeline: Pipeline) -> None:
         if session.agent.enable_tools and pipeline in _TOOL_PIPELINES:

@@ -114,7 +114,7 @@ async def _complete(
     if result.error is not None:
         log.warning("completion (%s) failed: %s", result.agent, result.error.message)
         ls.show_error(
-            f"completion:{result.agent}:{result.error.category}",
+            f"completion:{result.agent}:{result.error.category}:{result.reason}",
             f"qodeassist completion ({result.agent}): {result.error.message}",
         )
     current = ls.documents.get(uri)

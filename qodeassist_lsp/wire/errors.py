@@ -15,6 +15,7 @@ so existing ``except LookupError`` and the like still hold)::
     │   ├── WireError                       a provider request failed before its stream began
     │   ├── LaunchError                     core.launcher: a [launch] server did not come up
     │   ├── ToolLimitError                  core.session: a request ran out of tool rounds
+    │   ├── CircuitOpenError                core.breaker: refused unsent, the circuit is open
     │   └── CompressionFailed               features.chat.compressor: no summary was made
     ├── TemplateError                       config.templating: a [body] template failed
     ├── SystemPromptError                   config.system_prompt: a prompt file failed

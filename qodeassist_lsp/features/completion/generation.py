@@ -80,6 +80,8 @@ class Generation:
         self.text = ""
         """The raw text streamed so far."""
         self.error: ErrorInfo | None = None
+        self.answered_by = ""
+        """The agent that answered: ``agent`` or, after a failover, one of its fallbacks."""
         self.stopped_early = False
         self.cancelled = False
         self.reusable = True
@@ -219,11 +221,14 @@ class Generation:
 
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, TextEvent):
+            if not self.answered_by and self._session is not None:
+                self.answered_by = self._session.serving_agent.name
             if not self._stopping and self._take(event.text):
                 self._stopping = True
                 if self._session is not None:
                     self._session.cancel()  # the session closes the stream after this event
         elif isinstance(event, FinishedEvent):
+            self.answered_by = event.agent
             # The text is final: answer the waiting requests now, not after the stream and
             # the session are tidied away (the session yields to them right after this).
             self._settle()

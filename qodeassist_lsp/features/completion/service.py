@@ -40,6 +40,7 @@ from qodeassist_lsp.context.documents import (
     DocumentStore,
     offset_at,
 )
+from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
 from qodeassist_lsp.core.session import new_request_id
@@ -229,6 +230,8 @@ class CompletionService:
         self._issued: OrderedDict[str, str] = OrderedDict()
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
+        self._announced: set[tuple[str, float | None]] = set()
+        """Circuit openings (provider, since) the user has been told about."""
         documents.add_listener(self._on_document)
         self._sync_documents(self._settings().completion)
 
@@ -364,6 +367,10 @@ class CompletionService:
         except NoAgentMatches as exc:
             error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
             return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
+        if request.trigger is TriggerKind.AUTOMATIC:
+            stand_down = self._stand_down(profile.name)
+            if stand_down is not None:
+                return stand_down
         language = self._languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
         context = build_context(document, cursor, cs, header)
@@ -400,6 +407,32 @@ class CompletionService:
         self._generations[document.uri] = generation
         generation.start()
         return generation
+
+    def _stand_down(self, agent: str) -> CompletionResult | None:
+        """Answer empty at once while ``agent`` and its fallbacks all have open circuits.
+
+        The result carries the reason as an error once per opening, so the user is told once.
+        """
+        try:
+            circuit = self._backend.sessions.open_circuit(agent)
+        except AgentNotAvailable:
+            return None  # acquiring the session reports it
+        if circuit is None:
+            return None
+        opening = (circuit.provider, circuit.since)
+        error = None
+        if opening not in self._announced:
+            self._announced.add(opening)
+            error = ErrorInfo(
+                ErrorCategory.PROVIDER,
+                f"{circuit.provider} is down ({circuit.consecutive_failures} failures in a "
+                "row); automatic completion stands down until it is probed again in "
+                f"{max(0.0, (circuit.next_probe or 0.0) - time.time()):.0f} s "
+                "([resilience] open_seconds).",
+            )
+        return CompletionResult(
+            outcome=Outcome.CIRCUIT_OPEN, reason="circuit open", agent=agent, error=error
+        )
 
     async def _wait(
         self,
@@ -440,6 +473,7 @@ class CompletionService:
                 outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent
             )
         timed_out = not generation.done.done()
+        agent = generation.answered_by or agent
         if generation.error is not None:
             return CompletionResult(
                 outcome=Outcome.ERROR, reason="provider error", agent=agent, error=generation.error

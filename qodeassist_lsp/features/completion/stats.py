@@ -47,6 +47,8 @@ class Outcome(enum.StrEnum):
     """The file matches ``.qodeassistignore``."""
     DISABLED = "disabled"
     """Completion is switched off, or automatic triggers are (manual mode)."""
+    CIRCUIT_OPEN = "circuit_open"
+    """The agent's provider (and every fallback) has an open circuit: empty, nothing was sent."""
 
 
 class LatencyTracker:

@@ -45,3 +45,21 @@ def test_a_local_server_key_that_is_set_is_reported(
     line = lines["LM Studio (Chat Completions)"]
     assert "LMSTUDIO_API_KEY" in line and "no key needed" not in line
     assert "lm-secret-value" not in line
+
+
+def test_a_provider_with_several_keys_gets_a_line_per_key(
+    run_cli: RunCli, config_dir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (config_dir / "providers").mkdir(exist_ok=True)
+    (config_dir / "providers" / "rotating.toml").write_text(
+        'name = "Rotating"\nclient_api = "OpenAI Compatible"\nurl = "https://api.example.com/v1"\n'
+        'api_key_env = ["ROTATING_KEY_1", "ROTATING_KEY_2"]\n'
+    )
+    monkeypatch.setenv("ROTATING_KEY_1", "sk-first-0123456789abcdef")
+    monkeypatch.delenv("ROTATING_KEY_2", raising=False)
+    lines = _status_lines(run_cli)
+    assert (
+        "ROTATING_KEY_1" in lines["Rotating key 1/2"] and "not set" not in lines["Rotating key 1/2"]
+    )
+    assert "ROTATING_KEY_2 is not set" in lines["Rotating key 2/2"]
+    assert "sk-first" not in str(lines)

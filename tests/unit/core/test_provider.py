@@ -89,3 +89,51 @@ async def test_a_launch_failure_is_a_launch_error_not_a_wire_error(tmp_path: Pat
         await local.aclose()
     assert not isinstance(caught.value, WireError)
     assert caught.value.info.category is ErrorCategory.CONFIG
+
+
+async def test_an_open_circuit_refuses_without_sending_and_a_success_closes_it(
+    tmp_path: Path,
+) -> None:
+    from qodeassist_lsp.config.settings import ResilienceSettings
+    from qodeassist_lsp.core.breaker import CircuitOpenError, CircuitState
+
+    statuses = [503, 503, 200]
+    sent: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        status = statuses[len(sent)]
+        sent.append(status)
+        if status != 200:
+            return httpx.Response(status, json={"error": {"message": "down"}})
+        return httpx.Response(200, content=SSE, headers={"content-type": "text/event-stream"})
+
+    instance = ProviderInstance(
+        name="Local", client_api="OpenAI Compatible", url="http://127.0.0.1:9/v1"
+    )
+    local = GenericProvider(
+        instance,
+        SecretStore(tmp_path, environ={}),
+        transport=httpx.MockTransport(handler),
+        resilience=ResilienceSettings(failure_threshold=2, open_seconds=30),
+    )
+    now = [100.0]
+    local.breaker._clock = lambda: now[0]
+    request = PreparedRequest("http://127.0.0.1:9/v1/chat/completions", {}, {"model": "m"})
+
+    async def send() -> list[object]:
+        stream = local.stream(request, timeouts=Timeouts(), retry=NO_RETRY, request_id="r")
+        return [event async for batch in stream for event in batch]
+
+    try:
+        for _ in range(2):
+            with pytest.raises(WireError):
+                await send()
+        assert local.breaker.state is CircuitState.OPEN
+        with pytest.raises(CircuitOpenError):
+            await send()
+        assert sent == [503, 503]  # the refused request never reached the transport
+        now[0] += 30
+        assert (await send())[0] == TextDelta("Hi")  # the half-open probe
+    finally:
+        await local.aclose()
+    assert local.breaker.state is CircuitState.CLOSED

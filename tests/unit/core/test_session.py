@@ -212,7 +212,7 @@ async def test_tool_round_limit_fails_with_tool_category(make_session) -> None:
 async def test_tool_calls_without_enabled_tools_just_finish(make_session) -> None:
     session, seen = make_session(lambda r: reply(tool_stream()), agent="Chat")
     terminal = await session.send(user_text("x")).wait()
-    assert terminal == FinishedEvent(terminal.request_id, "tool_use") and len(seen) == 1
+    assert terminal == FinishedEvent(terminal.request_id, "tool_use", "Chat") and len(seen) == 1
 
 
 async def test_failure_before_any_byte_rolls_back_history(make_session) -> None:
@@ -275,7 +275,7 @@ async def test_listeners_see_every_event_and_a_broken_one_is_contained(make_sess
 async def test_tool_calls_without_registered_tools_just_finish(make_session) -> None:
     session, seen = make_session(lambda r: reply(tool_stream()))
     terminal = await session.send(user_text("x")).wait()
-    assert terminal == FinishedEvent(terminal.request_id, "tool_use") and len(seen) == 1
+    assert terminal == FinishedEvent(terminal.request_id, "tool_use", "Tooled") and len(seen) == 1
     assert "tools" not in seen[0]
 
 
