@@ -74,7 +74,7 @@ class AgentReport:
     )
     first_token_ms: float | None = None
     tokens_per_second: float | None = None
-    circuit: str = "unknown"
+    circuit: str = "closed"
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -149,12 +149,8 @@ class _ModelList:
 
 
 def circuit_state(provider: GenericProvider) -> str:
-    """Return the provider's circuit state as the doctor reports it.
-
-    BREAKER: the one place the circuit breaker (core/breaker.py) plugs in; until it is wired
-    this is the coarse health state (unknown / ok / degraded / down) of ``core.health``.
-    """
-    return provider.health.state
+    """Return the provider's circuit-breaker state (``closed``, ``open``, ``half_open``)."""
+    return str(provider.breaker.snapshot().state)
 
 
 class Doctor:

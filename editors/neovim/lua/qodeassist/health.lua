@@ -104,7 +104,7 @@ local function agent_line(agent)
       line = line .. (', %.1f tokens/s'):format(agent.tokensPerSecond)
     end
   end
-  if agent.circuit and agent.circuit ~= 'unknown' then
+  if agent.circuit and agent.circuit ~= 'closed' then
     line = line .. ('; circuit %s'):format(agent.circuit)
   end
   return line
