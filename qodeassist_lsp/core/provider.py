@@ -113,6 +113,7 @@ class GenericProvider:
         except CategorizedError as exc:
             failed = True
             self.health.record_error(exc.info)
+            self._note_failure(exc)
             raise
         if not failed:
             self.health.record_ok()
@@ -125,7 +126,16 @@ class GenericProvider:
         url = join_url(self.instance.url, models_endpoint(api, self.instance.url))
         url = keyed_url(api.protocol, url, key)
         client = WireClient(self._http, api.protocol, timeouts=timeouts, context=self.error_context)
-        return await client.list_models(url, auth_headers(api.protocol, key))
+        try:
+            return await client.list_models(url, auth_headers(api.protocol, key))
+        except CategorizedError as exc:
+            self._note_failure(exc)
+            raise
+
+    def _note_failure(self, exc: CategorizedError) -> None:
+        # The launcher re-probes its server only after a request could not reach it.
+        if self.launcher is not None:
+            self.launcher.request_failed(exc.info)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP client."""

@@ -1,6 +1,6 @@
 """Operating-system helpers for the processes a launcher starts: signals, locks, identity.
 
-Kept apart from ``launcher.py`` (the launcher's state machine) because these are the only
+Kept apart from ``supervisor.py`` (the launcher's state machine) because these are the only
 platform-specific parts: process groups and ``/proc`` start times on POSIX, ``msvcrt`` locks on
 Windows.
 """
