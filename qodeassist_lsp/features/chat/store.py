@@ -50,6 +50,11 @@ from qodeassist_lsp.features.chat.history_format import (
 )
 from qodeassist_lsp.wire.errors import QodeAssistError
 
+if sys.platform == "win32":  # platform-specific file locks
+    import msvcrt
+else:
+    import fcntl
+
 log = logging.getLogger("qodeassist.chat")
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
@@ -337,8 +342,6 @@ def _key(message: Message) -> str:
 def _lock(handle: IO[bytes]) -> None:
     """Take an exclusive advisory lock on ``handle``, waiting for it."""
     if sys.platform == "win32":
-        import msvcrt
-
         handle.seek(0)
         while True:  # LK_LOCK gives up after ten one-second tries; keep waiting
             try:
@@ -347,20 +350,14 @@ def _lock(handle: IO[bytes]) -> None:
             except OSError:
                 continue
     else:
-        import fcntl
-
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
 
 
 def _unlock(handle: IO[bytes]) -> None:
     if sys.platform == "win32":
-        import msvcrt
-
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
     else:
-        import fcntl
-
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
