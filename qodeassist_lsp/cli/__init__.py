@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"qodeassist-lsp {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     shared = global_options(suppress=True)
-    # Command modules load their layers at import time; the server path below skips them all.
+    # Start-up cost: the command modules load their layers (pydantic, httpx …) at import time;
+    # the server path in main() skips them all.
     from qodeassist_lsp.cli import (
         agents_cmd,
         chat_cmd,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
+from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -45,6 +47,8 @@ def _address(value: str) -> tuple[str, int]:
 
 def serve_server(args: argparse.Namespace) -> int:
     """Run the server on the chosen transport until the client exits."""
+    # Start-up cost and order: every other command imports this module and needs no pygls, and
+    # lsprotocol must first be imported inside the startup cache below.
     from qodeassist_lsp.lsp.startup_cache import attrs_code_cache, default_cache_path
 
     # lsprotocol.types builds ~550 attrs classes whose generated methods come from the startup
@@ -65,8 +69,6 @@ def serve_server(args: argparse.Namespace) -> int:
     if tcp:
         server.start_tcp(*_address(tcp))
     elif ws:
-        import importlib.util
-
         if importlib.util.find_spec("websockets") is None:
             raise CliError("serve --ws needs the ws extra: pip install 'qodeassist-lsp[ws]'")
         server.start_ws(*_address(ws))
@@ -82,8 +84,6 @@ def serve_server(args: argparse.Namespace) -> int:
 
 
 def _apply_logging(config: Configuration) -> None:
-    from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
-
     apply_logging_settings(
         config.settings.logging,
         env_level=os.environ.get(LEVEL_ENV) or None,

@@ -24,6 +24,8 @@ from qodeassist_lsp.config.paths import PROJECT_DIR_NAME
 from qodeassist_lsp.config.problems import ConfigProblem, Severity, closest
 from qodeassist_lsp.config.settings import (
     Settings,
+)
+from qodeassist_lsp.config.settings_reference import (
     allowed_text,
     default_text,
     is_user_only,

@@ -135,6 +135,7 @@ class GenericProvider:
             failure = exc.info
             self.health.record_error(exc.info)
             self.keys.record_failure(api_key, exc.info)
+            self._note_failure(exc)
             raise
         finally:
             # Also runs when the consumer stops early or the request is cancelled.
@@ -153,7 +154,16 @@ class GenericProvider:
         url = join_url(self.instance.url, models_endpoint(api, self.instance.url))
         url = keyed_url(api.protocol, url, key)
         client = WireClient(self._http, api.protocol, timeouts=timeouts, context=self.error_context)
-        return await client.list_models(url, auth_headers(api.protocol, key))
+        try:
+            return await client.list_models(url, auth_headers(api.protocol, key))
+        except CategorizedError as exc:
+            self._note_failure(exc)
+            raise
+
+    def _note_failure(self, exc: CategorizedError) -> None:
+        # The launcher re-probes its server only after a request could not reach it.
+        if self.launcher is not None:
+            self.launcher.request_failed(exc.info)
 
     def reconfigure(self, resilience: ResilienceSettings) -> None:
         """Take a reloaded configuration: its ``[resilience]``, and parked keys serve again."""

@@ -4,7 +4,8 @@ Each chat owns a ``ConversationHistory`` (the single source of truth) and is sav
 file after the user's message is added and after every answer. A send binds a fresh session of
 the chat's agent to that history, so switching agents or reloading the configuration keeps the
 conversation; the session streams events to the sink the service was given (the LSP layer turns
-them into ``qodeassist/chat/event`` notifications). Nothing here knows about LSP.
+them into ``qodeassist/chat/event`` notifications). Nothing here knows about LSP. ``Chat``,
+``SendInput`` and the other types of ``chat_state`` are re-exported (``as``) for other layers.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.confinement import Confinement, PathRefused
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
@@ -26,7 +25,6 @@ from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import (
     Block,
-    Message,
     StoredAttachmentBlock,
     StoredImageBlock,
     TextBlock,
@@ -35,14 +33,17 @@ from qodeassist_lsp.core.events import SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.session import Request
-from qodeassist_lsp.core.session_manager import SessionManager
-from qodeassist_lsp.features.chat import mentions, tokens
+from qodeassist_lsp.features.chat import mentions
+from qodeassist_lsp.features.chat.chat_state import Chat as Chat
+from qodeassist_lsp.features.chat.chat_state import ChatRuntime as ChatRuntime
+from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
+from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
 from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise, summary_message
+from qodeassist_lsp.features.chat.estimate import estimate_input
 from qodeassist_lsp.features.chat.files import (
     ChatInputError,
     FileAccess,
     StoredContentLoader,
-    media_type,
     store_attachments,
 )
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
@@ -54,57 +55,6 @@ log = logging.getLogger("qodeassist.chat")
 CONTEXT_LAYER = "chat.context"
 FILES_PIN = "chat.files"
 CANCEL_GRACE_S = 2.0
-
-EventSink = Callable[[str, SessionEvent], None]
-"""Receives every event of every chat request, with the chat's id."""
-
-
-class ChatRuntime(Protocol):
-    """The part of the runtime chat reads, per call (the configuration may be reloaded)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
-
-
-@dataclass
-class SendInput:
-    """What ``qodeassist/chat/send`` carries."""
-
-    message: str
-    chat_id: str | None = None
-    agent: str | None = None
-    attachments: Sequence[str] = ()
-    linked_files: Sequence[str] | None = None
-
-
-@dataclass
-class Chat:
-    """One open chat: its file data, history and the request in flight."""
-
-    chat_id: str
-    file: ChatFile
-    history: ConversationHistory
-    loader: StoredContentLoader
-    request: Request | None = None
-    calibration: tuple[int, int] | None = None
-    """(prompt + cached tokens of the last answer, messages it covered)."""
-    request_start: int = 0
-    """History length before the user message of the latest request."""
-    saving: asyncio.Lock = field(default_factory=asyncio.Lock)
-    seen: tuple[Message, ...] = ()
-    """The messages this server last read from or wrote to the history file (see `save_merged`)."""
-
-    @property
-    def busy(self) -> bool:
-        """Whether a request is in flight."""
-        return self.request is not None and not self.request.done
 
 
 class ChatService:
@@ -475,52 +425,8 @@ class ChatService:
         self, chat: Chat | None, draft: str, attachments: Sequence[str]
     ) -> tuple[int, bool]:
         access = self.files()
-        pending = tokens.text_tokens(draft)
-        for uri in attachments:
-            pending += self._attachment_tokens(access, access.resolve(uri))
-        if chat is None:
-            return pending, False
-        messages = chat.history.messages
-        if chat.calibration is not None:
-            base, covered = chat.calibration
-            added = sum(self._message_tokens(chat, m) for m in messages[covered:])
-            return base + added + pending, True
-        linked = access.linked_blocks(self._linked(chat, access))
-        total = pending + sum(
-            tokens.text_tokens(block.text) for block in linked if isinstance(block, TextBlock)
-        )
-        total += sum(self._message_tokens(chat, m) for m in messages)
-        return total, False
-
-    def _attachment_tokens(self, access: FileAccess, path: Path) -> int:
-        if media_type(path) is not None:
-            try:
-                access.check(path)
-                return tokens.image_tokens(access.roots.for_read(path).read_bytes())
-            except ChatInputError:
-                return 0
-            except OSError:
-                return tokens.UNREADABLE_IMAGE_TOKENS
-        try:
-            return tokens.file_tokens(path.name, access.read_text(path))
-        except ChatInputError:
-            return 0
-
-    def _message_tokens(self, chat: Chat, message: Message) -> int:
-        total = tokens.MESSAGE_OVERHEAD + tokens.text_tokens(message.text)
-        for block in message.blocks:
-            if isinstance(block, StoredImageBlock):
-                try:
-                    total += tokens.image_tokens(chat.loader.raw(block))
-                except OSError:
-                    total += tokens.UNREADABLE_IMAGE_TOKENS
-            elif isinstance(block, StoredAttachmentBlock):
-                try:
-                    content = chat.loader.raw(block).decode("utf-8", "replace")
-                except OSError:
-                    content = ""
-                total += tokens.file_tokens(block.file_name, content)
-        return total
+        linked = self._linked(chat, access) if chat is not None else []
+        return estimate_input(access, chat, draft, attachments, linked)
 
     async def aclose(self) -> None:
         """Cancel every request and write pending saves."""

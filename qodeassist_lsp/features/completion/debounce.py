@@ -11,6 +11,7 @@ injectable so tests need no sleeping.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Final
 
 from qodeassist_lsp.config.settings import CompletionSettings
 
-__all__ = ["AdaptiveDebouncer"]
+__all__ = ["AdaptiveDebouncer", "PendingRequest"]
 
 _RATE: Final = 3.0
 """Delay in keystroke intervals before the user is considered to have paused."""
@@ -72,3 +73,25 @@ class AdaptiveDebouncer:
         if self._last is None:
             return delay
         return max(0.0, delay - (self._clock() - self._last))
+
+
+class PendingRequest:
+    """A request waiting in ``complete``; a newer one for the same document supersedes it."""
+
+    __slots__ = ("superseded", "wake")
+
+    def __init__(self) -> None:
+        self.superseded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.wake: asyncio.Future[None] | None = None
+        """What the request awaits while a generation runs; superseding resolves it too."""
+
+    def supersede(self) -> None:
+        """Wake the request: a newer one for its document has arrived."""
+        for future in (self.superseded, self.wake):
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    async def wait(self, delay_s: float) -> bool:
+        """Sleep ``delay_s`` seconds; return True if superseded meanwhile."""
+        done, _ = await asyncio.wait([self.superseded], timeout=delay_s)
+        return bool(done)

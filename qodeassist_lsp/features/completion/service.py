@@ -15,6 +15,8 @@ first:
    ``Generation`` streams; automatic requests get at most ``time_budget_ms`` (then the complete
    lines streamed so far are returned), invoked ones several items.
 
+The request and result types live in ``requests`` and are re-exported here.
+
 Every await is a cancellation point: cancelling ``complete`` (``$/cancelRequest``) detaches
 from the generation, whose upstream stream is closed after a short grace period unless a
 follow-up request attaches. ``CancelledError`` is never swallowed.
@@ -23,35 +25,31 @@ follow-up request attaches. ``CancelledError`` is never swallowed.
 from __future__ import annotations
 
 import asyncio
-import enum
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
     DocumentEvent,
     DocumentEventKind,
     DocumentStore,
-    offset_at,
 )
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
 from qodeassist_lsp.core.session import new_request_id
-from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
     build_context,
     context_layer,
 )
-from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer
+from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.generation import Anchor, Generation
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
@@ -63,6 +61,14 @@ from qodeassist_lsp.features.completion.postprocess import (
     PostprocessOptions,
     Postprocessor,
     alternatives,
+)
+from qodeassist_lsp.features.completion.requests import (
+    CompletionBackend,
+    CompletionItem,
+    CompletionRequest,
+    CompletionResult,
+    PathFilter,
+    TriggerKind,
 )
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
 from qodeassist_lsp.features.completion.triggers import (
@@ -86,106 +92,6 @@ __all__ = [
 log = logging.getLogger("qodeassist.completion")
 
 _ISSUED_CAPACITY = 512
-
-
-class TriggerKind(enum.StrEnum):
-    """Why the editor asked: an explicit gesture, or typing."""
-
-    INVOKED = "invoked"
-    AUTOMATIC = "automatic"
-
-
-class CompletionBackend(Protocol):
-    """What the service needs of the core ``Runtime`` (read at every request, reload-safe)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot (agents, pipelines, settings)."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
-
-
-class PathFilter(Protocol):
-    """Answers whether a file is excluded by ``.qodeassistignore`` (``IgnoreFilter`` does)."""
-
-    def is_ignored(self, path: str) -> bool:
-        """Whether ``path`` must not be read or sent to a model."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionRequest:
-    """One request: the document snapshot, the cursor (code points) and the trigger."""
-
-    document: Document
-    line: int
-    character: int
-    """Column in code points (the server converts from UTF-16)."""
-    trigger: TriggerKind = TriggerKind.AUTOMATIC
-    offset: int = -1
-    """Offset of the cursor in ``document.text``; computed from line/character when < 0."""
-    project_name: str | None = None
-    """Project name for agent ``[match]`` rules; default: the configured project's folder."""
-
-    def __post_init__(self) -> None:
-        if self.offset < 0:
-            offset = offset_at(self.document.text, self.line, self.character)
-            object.__setattr__(self, "offset", offset)
-            object.__setattr__(
-                self, "character", offset - (self.document.text.rfind("\n", 0, offset) + 1)
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionItem:
-    """One suggestion: insert ``insert_text`` over [start, end) of ``line`` (code points)."""
-
-    id: str
-    """Pass back through ``qodeassist.accepted`` for acceptance statistics."""
-    insert_text: str
-    line: int
-    start_character: int
-    end_character: int
-    """End of the replaced range: the cursor plus the overlap with the text right of it."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionResult:
-    """The items (possibly none) and how the request ended."""
-
-    items: tuple[CompletionItem, ...] = ()
-    outcome: Outcome = Outcome.EMPTY
-    reason: str = ""
-    """Why there are no items (suppressed, ignored, superseded, …), for logs."""
-    agent: str = ""
-    error: ErrorInfo | None = None
-    """Set when the outcome is ``error``: the typed error to show (rate-limited) to the user."""
-    elapsed_ms: float = 0.0
-
-
-class _Pending:
-    """A request waiting in ``complete``; a newer one for the same document supersedes it."""
-
-    __slots__ = ("superseded", "wake")
-
-    def __init__(self) -> None:
-        self.superseded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.wake: asyncio.Future[None] | None = None
-        """What the request awaits while a generation runs; superseding resolves it too."""
-
-    def supersede(self) -> None:
-        for future in (self.superseded, self.wake):
-            if future is not None and not future.done():
-                future.set_result(None)
-
-    async def wait(self, delay_s: float) -> bool:
-        """Sleep ``delay_s`` seconds; return True if superseded meanwhile."""
-        done, _ = await asyncio.wait([self.superseded], timeout=delay_s)
-        return bool(done)
 
 
 class CompletionService:
@@ -225,7 +131,7 @@ class CompletionService:
         self._debouncer = AdaptiveDebouncer(clock)
         self._cache = TypedAheadCache()
         self._headers = HeaderCache()
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, PendingRequest] = {}
         self._generations: dict[str, Generation] = {}
         self._issued: OrderedDict[str, str] = OrderedDict()
         self._languages = LanguageTable()
@@ -239,7 +145,7 @@ class CompletionService:
     async def complete(self, request: CompletionRequest) -> CompletionResult:
         """Answer one completion request (cancellable at every await)."""
         uri = request.document.uri
-        pending = _Pending()
+        pending = PendingRequest()
         previous = self._pending.get(uri)
         if previous is not None:
             previous.supersede()
@@ -254,7 +160,7 @@ class CompletionService:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
         elapsed = (asyncio.get_running_loop().time() - started) * 1000.0
-        result = _with_elapsed(result, elapsed)
+        result = dataclasses.replace(result, elapsed_ms=elapsed)
         latency = elapsed if result.outcome in _MODEL_OUTCOMES else None
         self.stats.record(
             result.outcome, agent=result.agent, latency_ms=latency, error=result.error
@@ -300,7 +206,7 @@ class CompletionService:
 
     # -- the request path ----------------------------------------------------------------------
     async def _complete(
-        self, request: CompletionRequest, pending: _Pending, started: float
+        self, request: CompletionRequest, pending: PendingRequest, started: float
     ) -> CompletionResult:
         settings = self._settings()
         cs = settings.completion
@@ -441,7 +347,7 @@ class CompletionService:
         cursor: Cursor,
         cs: CompletionSettings,
         invoked: bool,
-        pending: _Pending,
+        pending: PendingRequest,
         started: float,
         *,
         reused: bool = False,
@@ -576,9 +482,3 @@ class CompletionService:
 
 
 _MODEL_OUTCOMES = frozenset({Outcome.MODEL, Outcome.REUSED, Outcome.EMPTY, Outcome.TIMEOUT})
-
-
-def _with_elapsed(result: CompletionResult, elapsed_ms: float) -> CompletionResult:
-    return CompletionResult(
-        result.items, result.outcome, result.reason, result.agent, result.error, elapsed_ms
-    )

@@ -15,7 +15,6 @@ from qodeassist_lsp.config.settings import (
     CustomLanguage,
     Settings,
     ToolsSettings,
-    describe_settings,
 )
 from qodeassist_lsp.config.settings_loader import (
     EDITOR_SOURCE,
@@ -26,6 +25,9 @@ from qodeassist_lsp.config.settings_loader import (
     user_settings_path,
 )
 from qodeassist_lsp.config.settings_loader import load_settings as load_all_settings
+from qodeassist_lsp.config.settings_reference import (
+    describe_settings,
+)
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
 

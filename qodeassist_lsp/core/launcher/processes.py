@@ -1,6 +1,6 @@
 """Operating-system helpers for the processes a launcher starts: signals, locks, identity.
 
-Kept apart from ``launcher.py`` (the launcher's state machine) because these are the only
+Kept apart from ``supervisor.py`` (the launcher's state machine) because these are the only
 platform-specific parts: process groups and ``/proc`` start times on POSIX, ``msvcrt`` locks on
 Windows.
 """
@@ -14,6 +14,11 @@ import signal
 import sys
 from pathlib import Path
 from typing import IO
+
+if sys.platform == "win32":  # platform-specific file locks
+    import msvcrt
+else:
+    import fcntl
 
 KILL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
 """The strongest stop signal the platform has."""
@@ -80,13 +85,9 @@ def try_lock(handle: IO[bytes]) -> bool:
     """Take the exclusive lock on ``handle`` without waiting; return whether it was taken."""
     try:
         if sys.platform == "win32":
-            import msvcrt
-
             handle.seek(0)
             msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
         else:
-            import fcntl
-
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False
@@ -97,11 +98,7 @@ def unlock(handle: IO[bytes]) -> None:
     """Release the lock on ``handle``."""
     with contextlib.suppress(OSError):
         if sys.platform == "win32":
-            import msvcrt
-
             handle.seek(0)
             msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
         else:
-            import fcntl
-
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

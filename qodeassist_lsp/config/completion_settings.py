@@ -1,0 +1,211 @@
+"""The ``[completion]`` section of ``settings.toml`` and its custom-language entries.
+
+The largest section, kept in its own module; ``qodeassist_lsp.config.settings`` re-exports it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from pydantic import BeforeValidator, Field
+
+from qodeassist_lsp.config.settings_types import (
+    CompletionMode,
+    ConnectTimeout,
+    FirstByteTimeout,
+    MultiLinePolicy,
+    OutputHandler,
+    RequestTimeout,
+    Section,
+)
+
+
+class CustomLanguage(Section):
+    """One extra language for the completion output handler (fence tags and comment prefix)."""
+
+    name: str = Field(min_length=1, description="Language name.")
+    comment_prefix: str = Field(
+        min_length=1, description="Line comment prefix used for prose outside code fences."
+    )
+    model_names: list[str] = Field(
+        default_factory=list, description="Fence tags models use for the language."
+    )
+    extensions: list[str] = Field(
+        default_factory=list,
+        description="File extensions (without dot) or exact file names of the language.",
+    )
+
+
+def _parse_custom_language(value: object) -> object:
+    """Accept the original plugin's ``"name,prefix,model names,extensions"`` strings as well."""
+    if not isinstance(value, str):
+        return value
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) != 4:
+        raise ValueError(
+            f"{value!r} is not 'name,comment_prefix,model names,extensions' "
+            "(4 comma-separated fields; lists inside a field are space-separated)"
+        )
+    name, prefix, models, extensions = parts
+    return {
+        "name": name,
+        "comment_prefix": prefix,
+        "model_names": models.split(),
+        "extensions": extensions.split(),
+    }
+
+
+CustomLanguageEntry = Annotated[CustomLanguage, BeforeValidator(_parse_custom_language)]
+"""A ``custom_languages`` item: a table, or the original's one-line string form."""
+
+DEFAULT_CUSTOM_LANGUAGES: Final = (
+    CustomLanguage(
+        name="cmake", comment_prefix="#", model_names=["cmake"], extensions=["CMakeLists.txt"]
+    ),
+    CustomLanguage(
+        name="qmake", comment_prefix="#", model_names=["qmake"], extensions=["pro", "pri"]
+    ),
+)
+"""Languages the original plugin adds on top of its built-in table."""
+
+
+class CompletionSettings(Section):
+    """``[completion]``: when inline completions are requested and what context they carry."""
+
+    auto_completion: bool = Field(
+        default=True,
+        description='Offer completions while typing. `false` behaves like `mode = "manual"`.',
+    )
+    mode: CompletionMode = Field(
+        default="automatic",
+        description="`automatic`: complete while typing; `manual`: only when the editor "
+        "explicitly asks (invoked trigger, e.g. a hotkey) — avoids paid-API costs.",
+    )
+    debounce_ms: int = Field(
+        default=350,
+        ge=0,
+        le=10000,
+        description="Quiet time after the last keystroke before an automatic request is sent; "
+        "the upper bound of the delay when `adaptive_debounce` is on.",
+    )
+    adaptive_debounce: bool = Field(
+        default=True,
+        description="Adapt the delay to your typing rhythm: about three times your average gap "
+        "between keystrokes (so fast typists wait less), minus the time already passed, clamped "
+        "between `debounce_min_ms` and `debounce_ms`.",
+    )
+    debounce_min_ms: int = Field(
+        default=100,
+        ge=0,
+        le=10000,
+        description="Lower bound of the adaptive delay (never above `debounce_ms`).",
+    )
+    char_threshold: int = Field(
+        default=1,
+        ge=0,
+        le=10,
+        description="Characters to type within `typing_interval_ms` before an automatic request "
+        "(smart triggers may fire earlier).",
+    )
+    ignore_whitespace_in_char_count: bool = Field(
+        default=True, description="Do not count whitespace towards `char_threshold`."
+    )
+    typing_interval_ms: int = Field(
+        default=1200,
+        ge=500,
+        le=5000,
+        description="Window in which typed characters are counted for `char_threshold`.",
+    )
+    smart_context_trigger: bool = Field(
+        default=True,
+        description="Skip requests inside an identifier or right after `.`/`->`/`::`, and "
+        "request at once on a fresh indented line or after `{ ( , = [ ; : >`.",
+    )
+    multi_line: MultiLinePolicy = Field(
+        default="smart",
+        description="`always`: allow multi-line suggestions; `never`: stop at the first line "
+        "break; `smart`: single line when the cursor is mid-line, multi-line otherwise.",
+    )
+    lines_before: int = Field(
+        default=50, ge=0, le=100000, description="Lines before the cursor sent as prefix."
+    )
+    lines_after: int = Field(
+        default=30, ge=0, le=100000, description="Lines after the cursor sent as suffix."
+    )
+    read_full_file: bool = Field(
+        default=False,
+        description="Send the whole file as prefix/suffix (ignores the line/token limits).",
+    )
+    max_context_tokens: int = Field(
+        default=0,
+        ge=0,
+        le=2_000_000,
+        description="Token budget alternative to `lines_before`/`lines_after`: when > 0, "
+        "prefix and suffix lines are added around the cursor until this many estimated tokens.",
+    )
+    prefix_ratio: float = Field(
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="Share of `max_context_tokens` given to the prefix (the rest goes to the "
+        "suffix).",
+    )
+    skip_license_header: bool = Field(
+        default=True,
+        description="Leave a leading copyright/licence comment block out of the prefix.",
+    )
+    use_recent_changes: bool = Field(
+        default=True,
+        description="Add recently changed lines of other open documents to the context.",
+    )
+    max_changes_cache_size: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Distinct recently changed lines remembered per document.",
+    )
+    use_open_files_context: bool = Field(
+        default=False,
+        description="Add the content of every other open, non-ignored document to the context "
+        "(large prompts; slower and costlier).",
+    )
+    output_handler: OutputHandler = Field(
+        default="auto",
+        description="Post-processing of model output: `auto` processes it only when a line "
+        "starts with a code fence, `force` always processes it, `raw` uses the text as is. "
+        "Processing keeps fenced code and turns prose into comments (see `drop_prose`).",
+    )
+    drop_prose: bool = Field(
+        default=False,
+        description="When processing, drop prose outside code fences instead of turning it "
+        "into comments.",
+    )
+    connect_timeout_s: ConnectTimeout = 5.0
+    first_byte_timeout_s: FirstByteTimeout = 10.0
+    request_timeout_s: RequestTimeout = 30.0
+    time_budget_ms: int = Field(
+        default=5000,
+        ge=0,
+        le=600000,
+        description="Hard wall-clock budget for an automatic completion request; on expiry the "
+        "complete lines streamed so far are returned. Invoked (manual) requests are bounded by "
+        "the timeouts only. 0 = no budget.",
+    )
+    max_items_invoked: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Suggestions to offer when completion is explicitly invoked (automatic "
+        "triggers always get one).",
+    )
+    typed_ahead_cache: bool = Field(
+        default=True,
+        description="Reuse a suggestion while you type its first characters instead of "
+        "sending a new request.",
+    )
+    custom_languages: list[CustomLanguageEntry] = Field(
+        default_factory=lambda: list(DEFAULT_CUSTOM_LANGUAGES),
+        description="Extra languages for the output handler: tables with `name`, "
+        "`comment_prefix`, `model_names`, `extensions`, or the original's "
+        '`"name,prefix,models,extensions"` strings. Replaces the default list.',
+    )

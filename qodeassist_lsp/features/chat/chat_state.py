@@ -1,0 +1,74 @@
+"""An open chat and what ``ChatService`` is given: the runtime it reads and the send input.
+
+Kept apart from ``service`` so helpers such as ``estimate`` can work on a ``Chat`` without
+importing the service; ``service`` re-exports these names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.core.content import Message
+from qodeassist_lsp.core.events import SessionEvent
+from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.session import Request
+from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.features.chat.files import StoredContentLoader
+from qodeassist_lsp.features.chat.history_format import ChatFile
+
+__all__ = ["Chat", "ChatRuntime", "EventSink", "SendInput"]
+
+EventSink = Callable[[str, SessionEvent], None]
+"""Receives every event of every chat request, with the chat's id."""
+
+
+class ChatRuntime(Protocol):
+    """The part of the runtime chat reads, per call (the configuration may be reloaded)."""
+
+    @property
+    def configuration(self) -> Configuration:
+        """The current configuration."""
+        ...
+
+    @property
+    def sessions(self) -> SessionManager:
+        """The current session manager."""
+        ...
+
+
+@dataclass
+class SendInput:
+    """What ``qodeassist/chat/send`` carries."""
+
+    message: str
+    chat_id: str | None = None
+    agent: str | None = None
+    attachments: Sequence[str] = ()
+    linked_files: Sequence[str] | None = None
+
+
+@dataclass
+class Chat:
+    """One open chat: its file data, history and the request in flight."""
+
+    chat_id: str
+    file: ChatFile
+    history: ConversationHistory
+    loader: StoredContentLoader
+    request: Request | None = None
+    calibration: tuple[int, int] | None = None
+    """(prompt + cached tokens of the last answer, messages it covered)."""
+    request_start: int = 0
+    """History length before the user message of the latest request."""
+    saving: asyncio.Lock = field(default_factory=asyncio.Lock)
+    seen: tuple[Message, ...] = ()
+    """The messages this server last read from or wrote to the history file (see `save_merged`)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request is in flight."""
+        return self.request is not None and not self.request.done
