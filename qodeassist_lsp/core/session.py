@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from qodeassist_lsp.config.system_prompt import PromptRoots, SystemPromptError, SystemPromptRenderer
@@ -42,8 +40,6 @@ from qodeassist_lsp.core.events import (
     CancelledEvent,
     FailedEvent,
     FinishedEvent,
-    SessionEvent,
-    TerminalEvent,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -55,24 +51,13 @@ from qodeassist_lsp.core.keys import is_key_failure
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
+from qodeassist_lsp.core.request import EventListener, Request, new_request_id
 from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.wire import events as wire
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo, WireError
 
 log = logging.getLogger("qodeassist.session")
-
-EventListener = Callable[[SessionEvent], None]
-
-
-_ID_PREFIX = secrets.token_hex(3)
-_ID_NUMBERS = itertools.count(1)
-
-
-def new_request_id() -> str:
-    """Return a short id unique in this process (request ids tag log lines; items use it too)."""
-    # 12 hex digits: random per process, then a counter (no system call per request).
-    return f"{_ID_PREFIX}{next(_ID_NUMBERS):06x}"
 
 
 class ToolLimitError(CategorizedError):
@@ -81,77 +66,6 @@ class ToolLimitError(CategorizedError):
 
 class _Stopped(Exception):
     """An inline request was cancelled: end it as ``cancelled`` at the next event."""
-
-
-class Request:
-    """One in-flight request: its event stream and its single terminal event."""
-
-    def __init__(self, request_id: str, *, inline: bool = False) -> None:
-        self.id = request_id
-        self._inline = inline
-        self.stop_requested = False
-        """Set by ``cancel()`` on an inline request: the session stops after the current event."""
-        # An inline request's events go to its listeners only: it needs no queue.
-        self._queue: asyncio.Queue[SessionEvent] | None = None if inline else asyncio.Queue()
-        self._terminal: asyncio.Future[TerminalEvent] = asyncio.get_running_loop().create_future()
-        self._task: asyncio.Task[None] | None = None
-        self._listeners: list[EventListener] = []
-        self.received = False
-        """Whether the provider sent anything yet (a failure before that rolls back)."""
-        self.agent: Agent | None = None
-        """The agent serving the request: the session's own or, after a failover, a fallback."""
-        self.provider: GenericProvider | None = None
-
-    @property
-    def done(self) -> bool:
-        """Whether the terminal event has been emitted."""
-        return self._terminal.done()
-
-    def emit(self, event: SessionEvent) -> None:
-        """Deliver ``event``; after a terminal event nothing more is delivered."""
-        if self._terminal.done():
-            return
-        if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
-            self._terminal.set_result(event)
-        if self._queue is not None:
-            self._queue.put_nowait(event)
-        for listener in self._listeners:
-            try:
-                listener(event)
-            except Exception:  # a broken consumer must not break the request
-                log.exception("[%s] event listener failed", self.id)
-
-    def add_listener(self, listener: EventListener) -> None:
-        """Call ``listener`` with every later event of this request."""
-        self._listeners.append(listener)
-
-    async def events(self) -> AsyncIterator[SessionEvent]:
-        """Yield every event of the request, ending after the terminal one."""
-        queue = self._queue
-        if queue is None:
-            raise RuntimeError("an inline request (Session.exchange) has listeners, not events()")
-        while True:
-            event = await queue.get()
-            yield event
-            if isinstance(event, (FinishedEvent, FailedEvent, CancelledEvent)):
-                return
-
-    async def wait(self) -> TerminalEvent:
-        """Wait for and return the terminal event."""
-        return await asyncio.shield(self._terminal)
-
-    def cancel(self) -> None:
-        """Cancel the request; it ends with ``cancelled``.
-
-        An inline request (``Session.exchange``) stops after the event being handled; cancel
-        the task running it to stop it inside an await.
-        """
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        elif self._inline and not self.done:
-            self.stop_requested = True
-        elif not self.done:
-            self.emit(CancelledEvent(self.id))
 
 
 @dataclass
@@ -256,11 +170,7 @@ class Session:
         if request.done:
             return request
         rollback = len(self.history) - 1
-        request._task = asyncio.create_task(self._run(request, rollback), name=f"qa-{request.id}")
-        # A task cancelled before it ever ran never reaches _run's handler: end the request here.
-        request._task.add_done_callback(
-            lambda task: request.emit(CancelledEvent(request.id)) if task.cancelled() else None
-        )
+        request.run(self._run(request, rollback))
         return request
 
     async def exchange(self, blocks: Sequence[Block], listener: EventListener) -> Request:
@@ -281,8 +191,8 @@ class Session:
     ) -> Request:
         """Cancel what is in flight, create the request and append the user message."""
         self.cancel()
-        request = Request(new_request_id(), inline=inline)
-        request._listeners = [*self.listeners, listener] if listener else list(self.listeners)
+        listeners = [*self.listeners, listener] if listener else self.listeners
+        request = Request(new_request_id(), inline=inline, listeners=listeners)
         self._current = request
         if not blocks:
             request.emit(

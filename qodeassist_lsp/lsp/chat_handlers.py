@@ -22,7 +22,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.core.session import Request
+    from qodeassist_lsp.core.request import Request
     from qodeassist_lsp.features.chat.service import ChatService
 
 log = logging.getLogger("qodeassist.server")

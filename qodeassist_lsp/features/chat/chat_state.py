@@ -15,7 +15,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import SessionEvent
 from qodeassist_lsp.core.history import ConversationHistory
-from qodeassist_lsp.core.session import Request
+from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.chat.files import StoredContentLoader
 from qodeassist_lsp.features.chat.history_format import ChatFile

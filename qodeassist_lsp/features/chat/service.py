@@ -32,7 +32,7 @@ from qodeassist_lsp.core.content import (
 from qodeassist_lsp.core.events import SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline
-from qodeassist_lsp.core.session import Request
+from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.features.chat import mentions
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import ChatRuntime as ChatRuntime

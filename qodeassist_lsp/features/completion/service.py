@@ -41,8 +41,8 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.request import new_request_id
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
-from qodeassist_lsp.core.session import new_request_id
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
