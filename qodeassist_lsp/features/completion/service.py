@@ -39,7 +39,6 @@ from qodeassist_lsp.context.documents import (
     DocumentEventKind,
     DocumentStore,
 )
-from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import new_request_id
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
@@ -70,6 +69,7 @@ from qodeassist_lsp.features.completion.requests import (
     PathFilter,
     TriggerKind,
 )
+from qodeassist_lsp.features.completion.stand_down import StandDown
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
 from qodeassist_lsp.features.completion.triggers import (
     TypingCounter,
@@ -136,8 +136,7 @@ class CompletionService:
         self._issued: OrderedDict[str, str] = OrderedDict()
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
-        self._announced: set[tuple[str, float | None]] = set()
-        """Circuit openings (provider, since) the user has been told about."""
+        self._stand_down = StandDown(lambda: self._backend.sessions)
         documents.add_listener(self._on_document)
         self._sync_documents(self._settings().completion)
 
@@ -165,14 +164,7 @@ class CompletionService:
         self.stats.record(
             result.outcome, agent=result.agent, latency_ms=latency, error=result.error
         )
-        log.debug(
-            "completion %s: %s %s (%d items, %.1f ms)",
-            uri,
-            result.outcome,
-            result.reason,
-            len(result.items),
-            elapsed,
-        )
+        log.debug("completion %s: %s %s (%.1f ms)", uri, result.outcome, result.reason, elapsed)
         return result
 
     def accept(self, item_id: str) -> bool:
@@ -274,7 +266,7 @@ class CompletionService:
             error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
             return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
         if request.trigger is TriggerKind.AUTOMATIC:
-            stand_down = self._stand_down(profile.name)
+            stand_down = self._stand_down.check(profile.name)
             if stand_down is not None:
                 return stand_down
         language = self._languages.detect(document.path, document.language_id)
@@ -313,32 +305,6 @@ class CompletionService:
         self._generations[document.uri] = generation
         generation.start()
         return generation
-
-    def _stand_down(self, agent: str) -> CompletionResult | None:
-        """Answer empty at once while ``agent`` and its fallbacks all have open circuits.
-
-        The result carries the reason as an error once per opening, so the user is told once.
-        """
-        try:
-            circuit = self._backend.sessions.open_circuit(agent)
-        except AgentNotAvailable:
-            return None  # acquiring the session reports it
-        if circuit is None:
-            return None
-        opening = (circuit.provider, circuit.since)
-        error = None
-        if opening not in self._announced:
-            self._announced.add(opening)
-            error = ErrorInfo(
-                ErrorCategory.PROVIDER,
-                f"{circuit.provider} is down ({circuit.consecutive_failures} failures in a "
-                "row); automatic completion stands down until it is probed again in "
-                f"{max(0.0, (circuit.next_probe or 0.0) - time.time()):.0f} s "
-                "([resilience] open_seconds).",
-            )
-        return CompletionResult(
-            outcome=Outcome.CIRCUIT_OPEN, reason="circuit open", agent=agent, error=error
-        )
 
     async def _wait(
         self,
