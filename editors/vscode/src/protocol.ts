@@ -178,6 +178,8 @@ export interface ProviderStatus {
   errors?: number;
   firstEventMs?: Percentiles;
   lastError?: ChatError | null;
+  /** The provider's circuit breaker; `since`/`nextProbe` in seconds since the epoch. */
+  circuit?: { state: 'closed' | 'open' | 'half_open' | string; since?: number | null; nextProbe?: number | null; failures?: number };
 }
 
 export interface CompletionAgentStatus {

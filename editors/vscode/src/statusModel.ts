@@ -4,7 +4,7 @@
  * Pure (no `vscode` import): unit-tested with `node --test`.
  */
 
-import { Percentiles, ServerStatus } from './protocol';
+import { Percentiles, ProviderStatus, ServerStatus } from './protocol';
 
 export type StatusLevel = 'ok' | 'loading' | 'warning' | 'error' | 'off';
 
@@ -15,6 +15,8 @@ export interface StatusInput {
   inlineEnabled: boolean;
   /** Why the client stopped or failed to start. */
   startError?: string;
+  /** Milliseconds since the epoch (injectable for tests); default `Date.now()`. */
+  now?: number;
 }
 
 export interface StatusPresentation {
@@ -51,7 +53,7 @@ export function describeStatus(input: StatusInput): StatusPresentation {
   const errors = status.problems?.errors ?? 0;
   const warnings = status.problems?.warnings ?? 0;
   const providers = status.providers ?? [];
-  const down = providers.filter((p) => p.state === 'down');
+  const down = providers.filter((p) => p.state === 'down' || p.circuit?.state === 'open');
   const degraded = providers.filter((p) => p.state === 'degraded');
 
   let level: StatusLevel = 'ok';
@@ -104,7 +106,7 @@ export function describeStatus(input: StatusInput): StatusPresentation {
       const latency = p.firstEventMs ? `, first event ${percentiles(p.firstEventMs)}` : '';
       const requests = p.requests !== undefined ? `, ${p.requests} requests, ${p.errors ?? 0} errors` : '';
       const error = p.lastError ? ` — last error (${p.lastError.category}): ${escapeMarkdown(p.lastError.message)}` : '';
-      lines.push(`- ${escapeMarkdown(p.name)}: ${p.state}${requests}${latency}${error}`);
+      lines.push(`- ${escapeMarkdown(p.name)}: ${p.state}${circuit(p, input.now ?? Date.now())}${requests}${latency}${error}`);
     }
   }
   const completion = status.completion;
@@ -120,6 +122,17 @@ export function describeStatus(input: StatusInput): StatusPresentation {
   }
   lines.push('', 'Click for the QodeAssist menu.');
   return { level, text, tooltip: lines.join('\n') };
+}
+
+/** ", circuit open (next probe in N s)" for a provider whose circuit is not closed. */
+function circuit(p: ProviderStatus, now: number): string {
+  const state = p.circuit?.state;
+  if (!state || state === 'closed') {
+    return '';
+  }
+  const probe = p.circuit?.nextProbe;
+  const wait = state === 'open' && probe ? ` (next probe in ${Math.max(0, Math.round(probe - now / 1000))} s)` : '';
+  return `, circuit ${state.replace('_', '-')}${wait}`;
 }
 
 function percentiles(p: Percentiles): string {

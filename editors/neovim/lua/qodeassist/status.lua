@@ -44,13 +44,17 @@ function M.changed()
   end)
 end
 
---- The failing providers of a status payload ("name: state"), empty when all are fine.
+--- The failing providers of a status payload ("name: state", "name: circuit open"), empty
+--- when all are fine.
 ---@param status table?
 ---@return string[]
 function M.provider_problems(status)
   local out = {}
   for _, provider in ipairs(status and status.providers or {}) do
-    if provider.state == 'down' or provider.state == 'degraded' then
+    local circuit = type(provider.circuit) == 'table' and provider.circuit.state or 'closed'
+    if circuit == 'open' or circuit == 'half_open' then
+      table.insert(out, ('%s: circuit %s'):format(provider.name, (circuit:gsub('_', '-'))))
+    elseif provider.state == 'down' or provider.state == 'degraded' then
       table.insert(out, ('%s: %s'):format(provider.name, provider.state))
     end
   end

@@ -108,4 +108,19 @@ describe('describeStatus', () => {
   test('escapeMarkdown', () => {
     assert.equal(escapeMarkdown('[x](javascript:1) *b*'), '\\[x\\]\\(javascript:1\\) \\*b\\*');
   });
+
+  test('an open circuit counts as down and says when it is probed again', () => {
+    const status: ServerStatus = {
+      ...READY,
+      providers: [
+        { name: 'Ollama', state: 'degraded', circuit: { state: 'open', since: 1000, nextProbe: 1042, failures: 3 } },
+        { name: 'Embedded', state: 'ok', circuit: { state: 'closed', since: null, nextProbe: null, failures: 0 } },
+      ],
+    };
+    const shown = describeStatus({ client: 'running', status, inlineEnabled: true, now: 1_000_000 });
+    assert.equal(shown.level, 'error');
+    assert.equal(shown.text, '$(error) QodeAssist 1 down');
+    assert.match(shown.tooltip, /- Ollama: degraded, circuit open \(next probe in 42 s\)/);
+    assert.match(shown.tooltip, /- Embedded: ok(\n|$)/);
+  });
 });
