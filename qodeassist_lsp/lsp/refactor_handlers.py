@@ -22,12 +22,15 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.features.refactor.service import RefactorResult
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.features.refactor.instructions import Instruction
+    from qodeassist_lsp.features.refactor.service import RefactorResult, RefactorService
 
 log = logging.getLogger("qodeassist.server")
 
@@ -38,6 +41,46 @@ DISCARD = "Discard"
 _DIFF_LINES = 40
 """Diff lines shown in the question; the whole diff goes to the log (window/logMessage)."""
 _pending: set[asyncio.Task[Any]] = set()
+
+
+class RefactorFeature(LanguageFeature):
+    """The refactor service of one server and its instruction library."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Serve refactors for ``server``; the service is created on first use."""
+        self._server = server
+        self._service: RefactorService | None = None
+        self._instructions: list[Instruction] | None = None
+
+    async def service(self) -> RefactorService:
+        """Return the refactor service once the configuration is loaded."""
+        await self._server.backend.runtime()
+        if self._service is None:
+            # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
+            # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
+            from qodeassist_lsp.features.refactor.service import RefactorService
+
+            self._service = RefactorService(
+                self._server.runtime, self._server.documents, instructions=self.instructions
+            )
+        return self._service
+
+    def instructions(self) -> list[Instruction]:
+        """Return the instruction library (bundled, user, project), loaded once per reload."""
+        if self._instructions is None:
+            from qodeassist_lsp.features.refactor.instructions import load_instructions
+
+            paths = self._server.backend.paths
+            if paths is None:
+                return []
+            self._instructions, problems = load_instructions(paths)
+            for problem in problems:
+                log.warning("%s", problem.format())
+        return self._instructions
+
+    def reloaded(self, config: Configuration) -> None:
+        """Load the instruction library again on next use."""
+        self._instructions = None
 
 
 def _code_points(ls: QodeAssistServer, text: str, position: types.Position) -> tuple[int, int]:
@@ -70,7 +113,11 @@ def _require_range(method: str, uri: str, text: str, selection: types.Range) -> 
 
 
 async def _run(
-    ls: QodeAssistServer, method: str, args: dict[str, Any], token: types.ProgressToken | None
+    ls: QodeAssistServer,
+    feature: RefactorFeature,
+    method: str,
+    args: dict[str, Any],
+    token: types.ProgressToken | None,
 ) -> tuple[RefactorResult | None, str]:
     """Run the refactor ``args`` describes; return the result and the instruction's title.
 
@@ -78,7 +125,7 @@ async def _run(
     """
     from qodeassist_lsp.features.refactor.service import RefactorRequest
 
-    service = await ls.refactor_service()
+    service = await feature.service()
     uri = str(args.get("uri", ""))
     document = ls.documents.get(uri)
     if document is None:
@@ -211,8 +258,10 @@ async def _offer_refused(
     return {**outcome, "applied": applied.applied}
 
 
-def register(server: QodeAssistServer) -> None:
-    """Register the refactor handlers on ``server``."""
+def setup(server: QodeAssistServer) -> None:
+    """Register the refactor handlers and feature on ``server``."""
+    feature = RefactorFeature(server)
+    server.add_feature(feature)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -232,7 +281,7 @@ def register(server: QodeAssistServer) -> None:
         _require_range(
             types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
         )
-        service = await ls.refactor_service()
+        service = await feature.service()
         empty = params.range.start == params.range.end
         base = {
             "uri": params.text_document.uri,
@@ -288,7 +337,7 @@ def register(server: QodeAssistServer) -> None:
         data = action.data if isinstance(action.data, dict) else None
         if data is None:
             return action
-        result, reason = await _run(ls, types.CODE_ACTION_RESOLVE, data, None)
+        result, reason = await _run(ls, feature, types.CODE_ACTION_RESOLVE, data, None)
         if result is not None and result.outcome == "refused":
             # The client waits for this answer: ask in the background, return no edit now.
             task = asyncio.ensure_future(_offer_refused(ls, str(data["uri"]), result, reason))
@@ -304,7 +353,7 @@ def register(server: QodeAssistServer) -> None:
 
     @server.command(methods.CMD_REFACTOR)
     async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
-        result, title = await _run(ls, f"{methods.CMD_REFACTOR} command", args, None)
+        result, title = await _run(ls, feature, f"{methods.CMD_REFACTOR} command", args, None)
         if result is not None and result.outcome == "refused":
             return await _offer_refused(ls, str(args["uri"]), result, title)
         if result is None or result.outcome != "ok":
@@ -321,7 +370,7 @@ def register(server: QodeAssistServer) -> None:
     async def list_instructions(
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        service = await ls.refactor_service()
+        service = await feature.service()
         return [
             {"id": i.id, "name": i.name, "body": i.body, "default": i.default, "agent": i.agent}
             for i in service.list_instructions()
