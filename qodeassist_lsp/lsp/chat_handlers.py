@@ -87,19 +87,19 @@ class ChatFeature(LanguageFeature):
 
     def __init__(self, server: QodeAssistServer) -> None:
         """Serve chats for ``server``; the service is created on first use."""
-        self._server = server
+        self.server = server
         self._service: ChatService | None = None
         self.events = EventGate(self._send_event)
 
     async def service(self) -> ChatService:
         """Return the chat service once the configuration is loaded."""
-        await self._server.backend.runtime()
+        await self.server.backend.runtime()
         if self._service is None:
             # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
             from qodeassist_lsp.features.chat.service import ChatService
 
-            server = self._server
+            server = self.server
             paths = server.backend.paths
             self._service = ChatService(
                 server.runtime,
@@ -115,7 +115,7 @@ class ChatFeature(LanguageFeature):
         payload = event.to_json()
         if payload.get("kind") == "failed":  # the session logs it at INFO only
             log.warning("chat %s failed: %s", chat_id, payload.get("error", {}).get("message"))
-        self._server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **payload})
+        self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **payload})
 
     async def aclose(self) -> None:
         """Cancel the running chat requests."""

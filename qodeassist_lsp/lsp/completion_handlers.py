@@ -126,12 +126,12 @@ class CompletionFeature(LanguageFeature):
 
     def __init__(self, server: QodeAssistServer) -> None:
         """Create the service for ``server`` when its first document opens."""
-        self._server = server
+        self.server = server
         self.service: CompletionService | None = None
         server.documents.add_listener(self._on_first_document)
 
     def _on_first_document(self, event: DocumentEvent) -> None:
-        self._server.documents.remove_listener(self._on_first_document)
+        self.server.documents.remove_listener(self._on_first_document)
         self.created()
 
     def created(self) -> CompletionService:
@@ -142,7 +142,7 @@ class CompletionFeature(LanguageFeature):
             from qodeassist_lsp.config.settings import Settings
             from qodeassist_lsp.features.completion.service import CompletionService
 
-            backend = self._server.backend
+            backend = self.server.backend
             defaults = Settings()
 
             def settings() -> Settings:
@@ -150,16 +150,16 @@ class CompletionFeature(LanguageFeature):
                 return current.settings if current is not None else defaults
 
             self.service = CompletionService(
-                self._server.runtime, self._server.documents, settings=settings
+                self.server.runtime, self.server.documents, settings=settings
             )
         return self.service
 
     async def ready(self) -> CompletionService:
         """Return the service once the configuration is loaded."""
         service = self.created()
-        await self._server.backend.runtime()
+        await self.server.backend.runtime()
         if service.ignore is None:
-            service.ignore = self._server.ignore_filter()
+            service.ignore = self.server.ignore_filter()
         return service
 
     async def initialized(self) -> None:

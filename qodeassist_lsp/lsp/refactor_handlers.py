@@ -48,20 +48,20 @@ class RefactorFeature(LanguageFeature):
 
     def __init__(self, server: QodeAssistServer) -> None:
         """Serve refactors for ``server``; the service is created on first use."""
-        self._server = server
+        self.server = server
         self._service: RefactorService | None = None
         self._instructions: list[Instruction] | None = None
 
     async def service(self) -> RefactorService:
         """Return the refactor service once the configuration is loaded."""
-        await self._server.backend.runtime()
+        await self.server.backend.runtime()
         if self._service is None:
             # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
             from qodeassist_lsp.features.refactor.service import RefactorService
 
             self._service = RefactorService(
-                self._server.runtime, self._server.documents, instructions=self.instructions
+                self.server.runtime, self.server.documents, instructions=self.instructions
             )
         return self._service
 
@@ -70,7 +70,7 @@ class RefactorFeature(LanguageFeature):
         if self._instructions is None:
             from qodeassist_lsp.features.refactor.instructions import load_instructions
 
-            paths = self._server.backend.paths
+            paths = self.server.backend.paths
             if paths is None:
                 return []
             self._instructions, problems = load_instructions(paths)

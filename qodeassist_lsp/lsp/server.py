@@ -47,7 +47,7 @@ class QodeAssistServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.backend = backend or Backend()
-        self.runtime = RuntimeView(self.backend)
+        self.runtime = LiveRuntime(self.backend)
         """What the feature services read of the runtime, per request (reload-safe)."""
         self.documents: DocumentStore = self.protocol.documents
         self.throttle = MessageThrottle()
@@ -144,8 +144,8 @@ class QodeAssistServer(LanguageServer):
         }
 
 
-class RuntimeView:
-    """The runtime as the feature services read it: through the backend, per request."""
+class LiveRuntime:
+    """The `core.runtime_view.RuntimeView` of the feature services: the backend's, per request."""
 
     def __init__(self, backend: Backend) -> None:
         """Read ``backend``'s current configuration and sessions."""

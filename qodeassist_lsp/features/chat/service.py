@@ -16,9 +16,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.confinement import Confinement, PathRefused
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
@@ -34,8 +33,8 @@ from qodeassist_lsp.core.content import (
 from qodeassist_lsp.core.events import SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.core.session import Request
-from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.chat import mentions, tokens
 from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise, summary_message
 from qodeassist_lsp.features.chat.files import (
@@ -57,20 +56,6 @@ CANCEL_GRACE_S = 2.0
 
 EventSink = Callable[[str, SessionEvent], None]
 """Receives every event of every chat request, with the chat's id."""
-
-
-class ChatRuntime(Protocol):
-    """The part of the runtime chat reads, per call (the configuration may be reloaded)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
 
 
 @dataclass
@@ -112,7 +97,7 @@ class ChatService:
 
     def __init__(
         self,
-        runtime: ChatRuntime,
+        runtime: RuntimeView,
         documents: DocumentStore,
         sink: EventSink,
         *,

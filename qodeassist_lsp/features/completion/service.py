@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -42,8 +41,8 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.core.session import new_request_id
-from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
@@ -73,7 +72,6 @@ from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 __all__ = [
-    "CompletionBackend",
     "CompletionItem",
     "CompletionRequest",
     "CompletionResult",
@@ -92,20 +90,6 @@ class TriggerKind(enum.StrEnum):
 
     INVOKED = "invoked"
     AUTOMATIC = "automatic"
-
-
-class CompletionBackend(Protocol):
-    """What the service needs of the core ``Runtime`` (read at every request, reload-safe)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot (agents, pipelines, settings)."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
 
 
 class PathFilter(Protocol):
@@ -192,7 +176,7 @@ class CompletionService:
 
     def __init__(
         self,
-        backend: CompletionBackend,
+        backend: RuntimeView,
         documents: DocumentStore,
         *,
         ignore: PathFilter | None = None,
