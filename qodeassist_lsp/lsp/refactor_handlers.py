@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from qodeassist_lsp.context.documents import offset_at
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
@@ -123,7 +124,7 @@ async def _run(
 
     A range past the end of the document is refused (``JsonRpcInvalidParams``), never edited.
     """
-    from qodeassist_lsp.features.refactor.service import RefactorRequest
+    from qodeassist_lsp.features.refactor.service import RefactorRequest  # see service()
 
     service = await feature.service()
     uri = str(args.get("uri", ""))
@@ -206,8 +207,6 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
 
 def refused_diff(text: str, result: RefactorResult) -> str:
     """Return the unified diff of the selection against a refused result's text."""
-    from qodeassist_lsp.context.documents import offset_at
-
     start = offset_at(text, result.start_line, result.start_character)
     end = offset_at(text, result.end_line, result.end_character)
     old = text[start:end].splitlines(keepends=True)
