@@ -26,7 +26,7 @@ import attrs
 import cattrs
 from cattrs.v import format_exception
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -109,9 +109,11 @@ class QodeProtocol(LanguageServerProtocol):
             return RefusedRequest(data["id"], INVALID_PARAMS, self.VERSION, error)
 
     @lsp_method(INVALID_PARAMS)
-    def answer_invalid_params(self, error: JsonRpcInvalidParams) -> NoReturn:
+    def answer_invalid_params(self, error: object) -> NoReturn:
         """Answer a request whose params could not be structured with their error."""
-        raise error
+        if isinstance(error, JsonRpcInvalidParams):
+            raise error
+        raise JsonRpcMethodNotFound.of(INVALID_PARAMS)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:

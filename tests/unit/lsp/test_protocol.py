@@ -159,6 +159,9 @@ async def test_methods_lsprotocol_does_not_define_keep_their_params_as_dicts(
     assert isinstance(malformed, RefusedRequest)
     assert malformed.id == 8 and malformed.method == INVALID_PARAMS
     assert malformed.params.code == -32602 and methods.CHAT_GET in str(malformed.params)
+    # The internal method cannot be called from outside.
+    _deliver(protocol, {"id": 9, "method": INVALID_PARAMS, "params": {}})
+    assert json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32601
     # A message that is no request cannot be answered: it is still pygls's reader's to report.
     with pytest.raises(JsonRpcException):
         protocol.structure_message(
