@@ -59,12 +59,9 @@ def serve_server(args: argparse.Namespace) -> int:
         import lsprotocol.types  # noqa: F401
 
     from qodeassist_lsp.lsp.app import create_server
-    from qodeassist_lsp.lsp.heap import freeze_long_lived
-    from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
     server.backend.listeners.append(_apply_logging)  # after each configuration load
-    server.backend.listeners.append(freeze_long_lived)
     tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
     if tcp:
         server.start_tcp(*_address(tcp))
@@ -79,7 +76,9 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        return serve_stdio(server)
+        server.start_io()
+        # LSP: exit code 0 after `shutdown`, 1 when the session ended without one.
+        return EXIT_OK if server.shutdown_received else 1
     return EXIT_OK
 
 

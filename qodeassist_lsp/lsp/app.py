@@ -1,6 +1,12 @@
-"""Assemble the language server: the core handlers plus every feature's handlers."""
+"""Assemble the language server: the core handlers, then every feature, listed once.
+
+Adding an LSP feature means a module with a ``setup(server)`` that registers its handlers,
+custom methods and `feature.LanguageFeature`, and one line in `FEATURES`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from qodeassist_lsp.lsp import (
     chat_handlers,
@@ -13,14 +19,20 @@ from qodeassist_lsp.lsp import (
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
+FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
+    server.setup,
+    completion_handlers.setup,
+    refactor_handlers.setup,
+    chat_handlers.setup,
+    doctor_handlers.setup,
+    settings_handlers.setup,
+)
+"""The ``setup`` function of every part of the server, in registration order."""
+
 
 def create_server(backend: Backend | None = None) -> QodeAssistServer:
-    """Build the server with every handler registered."""
+    """Build the server with every feature set up."""
     instance = QodeAssistServer(backend)
-    server.register(instance)
-    completion_handlers.register(instance)
-    refactor_handlers.register(instance)
-    chat_handlers.register(instance)
-    doctor_handlers.register(instance)
-    settings_handlers.register(instance)
+    for setup in FEATURES:
+        setup(instance)
     return instance

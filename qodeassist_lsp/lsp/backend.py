@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qodeassist_lsp.config.merge import deep_merge
 from qodeassist_lsp.config.paths import ConfigPaths
 
 if TYPE_CHECKING:
@@ -103,8 +104,6 @@ class Backend:
         ``workspace/configuration`` with ``{}`` for sections they do not know (lsp-mode, Zed)
         must not wipe the settings they started the server with.
         """
-        from qodeassist_lsp.config.merge import deep_merge
-
         new = deep_merge(self._initial_settings, dict(settings or {}))
         if new != self._editor_settings:
             self._editor_settings = new
@@ -121,6 +120,7 @@ class Backend:
             self._signature = signature
             self._config = config
             if self._runtime is None:
+                # Heavy (see _load), and by now imported: the worker thread warmed it.
                 from qodeassist_lsp.core.runtime import Runtime
 
                 self._runtime = Runtime(config, self._secrets)

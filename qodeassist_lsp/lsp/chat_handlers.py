@@ -9,19 +9,22 @@ that ``initialize`` does not wait for it); a problem the user can fix comes back
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
+    from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.core.request import Request
     from qodeassist_lsp.features.chat.service import ChatService
 
@@ -35,6 +38,89 @@ class RequestFailed(QodeAssistError, JsonRpcException):
 
     CODE = -32803
     MESSAGE = "RequestFailed"
+
+
+class EventGate:
+    """Holds chat events back while a ``chat/send`` answer is on its way.
+
+    A request may fail before the handler has returned (a template error, say); its events
+    must still reach the client after the ``{chatId, requestId}`` answer, so the client knows
+    the chat they belong to.
+    """
+
+    def __init__(self, send: Callable[[str, SessionEvent], None]) -> None:
+        """Send events through ``send``."""
+        self._send = send
+        self._holds = 0
+        self._held: list[tuple[str, SessionEvent]] = []
+
+    def emit(self, chat_id: str, event: SessionEvent) -> None:
+        """Send ``event`` now, or after the pending answers when held."""
+        if self._holds:
+            self._held.append((chat_id, event))
+        else:
+            self._send(chat_id, event)
+
+    def hold(self) -> None:
+        """Hold events until the matching ``release``."""
+        self._holds += 1
+
+    def release_after_answer(self) -> None:
+        """Release the hold once the handler's answer has been written.
+
+        pygls writes the answer in a done-callback scheduled when the handler returns; the
+        second ``call_soon`` runs after it.
+        """
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._release)
+
+    def _release(self) -> None:
+        self._holds = max(self._holds - 1, 0)
+        if not self._holds:
+            held, self._held = self._held, []
+            for chat_id, event in held:
+                self._send(chat_id, event)
+
+
+class ChatFeature(LanguageFeature):
+    """The chat service of one server and the gate its events pass."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Serve chats for ``server``; the service is created on first use."""
+        self.server = server
+        self._service: ChatService | None = None
+        self.events = EventGate(self._send_event)
+
+    async def service(self) -> ChatService:
+        """Return the chat service once the configuration is loaded."""
+        await self.server.backend.runtime()
+        if self._service is None:
+            # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
+            # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
+            from qodeassist_lsp.features.chat.service import ChatService
+
+            server = self.server
+            paths = server.backend.paths
+            self._service = ChatService(
+                server.runtime,
+                server.documents,
+                self.events.emit,
+                workspace=paths.project if paths is not None else None,
+                ignore=server.ignore_filter,
+                folders=server.workspace_folders,
+            )
+        return self._service
+
+    def _send_event(self, chat_id: str, event: SessionEvent) -> None:
+        payload = event.to_json()
+        if payload.get("kind") == "failed":  # the session logs it at INFO only
+            log.warning("chat %s failed: %s", chat_id, payload.get("error", {}).get("message"))
+        self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **payload})
+
+    async def aclose(self) -> None:
+        """Cancel the running chat requests."""
+        if self._service is not None:
+            await self._service.aclose()
 
 
 def _failed(info: Any) -> RequestFailed:
@@ -84,8 +170,10 @@ def _answer_errors(progress: WorkDoneProgress | None = None) -> Iterator[None]:
         raise _failed(exc.info) from None
 
 
-def register(server: QodeAssistServer) -> None:
-    """Register the chat and agent-list handlers on ``server``."""
+def setup(server: QodeAssistServer) -> None:
+    """Register the chat and agent-list handlers and the chat feature on ``server``."""
+    feature = ChatFeature(server)
+    server.add_feature(feature)
 
     @server.feature(methods.CHAT_SEND)
     async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -93,11 +181,11 @@ def register(server: QodeAssistServer) -> None:
         from qodeassist_lsp.lsp.chat_params import SendParams, parse
 
         args = parse(SendParams, params)
-        service = await ls.chat_service()
+        service = await feature.service()
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
         if args.work_done_token is not None:
             await progress.begin()
-        ls.chat_events.hold()
+        feature.events.hold()
         try:
             with _answer_errors(progress):
                 chat_id, request = await service.send(
@@ -110,7 +198,7 @@ def register(server: QodeAssistServer) -> None:
                     )
                 )
         finally:
-            ls.chat_events.release_after_answer()
+            feature.events.release_after_answer()
         _follow(service, chat_id, request, progress)
         return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
 
@@ -119,13 +207,13 @@ def register(server: QodeAssistServer) -> None:
         from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
 
         args = parse(ChatIdParams, params)
-        (await ls.chat_service()).cancel(args.chat_id)
+        (await feature.service()).cancel(args.chat_id)
 
     @server.feature(methods.CHAT_LIST)
     async def chat_list(
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        return (await ls.chat_service()).list()
+        return (await feature.service()).list()
 
     @server.feature(methods.CHAT_GET)
     async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -133,7 +221,7 @@ def register(server: QodeAssistServer) -> None:
 
         args = parse(ChatIdParams, params)
         with _answer_errors():
-            return (await ls.chat_service()).get(args.chat_id)
+            return (await feature.service()).get(args.chat_id)
 
     @server.feature(methods.CHAT_DELETE)
     async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
@@ -141,14 +229,14 @@ def register(server: QodeAssistServer) -> None:
 
         args = parse(ChatIdParams, params)
         with _answer_errors():
-            await (await ls.chat_service()).delete(args.chat_id)
+            await (await feature.service()).delete(args.chat_id)
 
     @server.feature(methods.CHAT_COMPRESS)
     async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         from qodeassist_lsp.lsp.chat_params import CompressParams, parse
 
         args = parse(CompressParams, params)
-        service = await ls.chat_service()
+        service = await feature.service()
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
         if args.work_done_token is not None:
             await progress.begin()
@@ -163,7 +251,7 @@ def register(server: QodeAssistServer) -> None:
 
         args = parse(TokensParams, params)
         with _answer_errors():
-            return (await ls.chat_service()).tokens(args.chat_id, args.draft, args.attachments)
+            return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
 
     @server.feature(methods.AGENTS_LIST)
     async def agents_list(

@@ -1,8 +1,8 @@
 """Completion over LSP: inline completion and the ``textDocument/completion`` fallback.
 
-Both are thin translations to ``CompletionService``. Inline completion is the hot path: its
-params arrive and its result leaves as JSON (see ``protocol.DIRECT_REQUESTS``), checked here
-as lsprotocol's classes would check them.
+Both are thin translations to ``CompletionService``, which `CompletionFeature` creates on the
+first opened document (so that it sees every edit, even those typed before the configuration
+finished loading) and prepares once the configuration is loaded.
 
 Positions arrive in the negotiated encoding (UTF-16 by default); the service works in code
 points, so every position is converted through the pygls document on the way in and out.
@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 
+from qodeassist_lsp.context.documents import DocumentEvent
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
@@ -38,7 +39,12 @@ def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str
 
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.features.completion.service import CompletionItem, CompletionResult
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.features.completion.service import (
+        CompletionItem,
+        CompletionResult,
+        CompletionService,
+    )
 
 log = logging.getLogger("qodeassist.server")
 
@@ -47,59 +53,21 @@ FALLBACK_BUDGET_S = 0.8
 holds up other servers' items; the generation keeps running and the next request reuses it."""
 
 
-class InlineParams(NamedTuple):
-    """What a ``textDocument/inlineCompletion`` request asks for."""
-
-    uri: str
-    line: int
-    character: int
-    invoked: bool
-    popup_open: bool
-
-    @classmethod
-    def parse(cls, params: Any) -> InlineParams:
-        """Read the JSON params; raise ``JsonRpcInvalidParams`` naming what is wrong."""
-        try:
-            uri = params["textDocument"]["uri"]
-            line = params["position"]["line"]
-            character = params["position"]["character"]
-            context = params["context"]
-            trigger = context["triggerKind"]
-            popup = context.get("selectedCompletionInfo")
-        except (KeyError, TypeError) as exc:
-            raise JsonRpcInvalidParams(
-                f"textDocument/inlineCompletion: params lack {exc} (textDocument.uri, "
-                "position.line, position.character and context.triggerKind are required)"
-            ) from exc
-        if not isinstance(uri, str):
-            raise JsonRpcInvalidParams(
-                "textDocument/inlineCompletion: textDocument.uri is not a string"
-            )
-        for name, value in (("line", line), ("character", character)):
-            if not isinstance(value, int) or not 0 <= value <= _UINTEGER_MAX:
-                raise JsonRpcInvalidParams(
-                    f"textDocument/inlineCompletion: position.{name} is not an unsigned integer"
-                )
-        if trigger not in _TRIGGER_KINDS:
-            raise JsonRpcInvalidParams(
-                f"textDocument/inlineCompletion: context.triggerKind {trigger!r} is not 1 or 2"
-            )
-        return cls(uri, line, character, trigger == _INVOKED, popup is not None)
-
-
-_UINTEGER_MAX = 2**31 - 1
-_INVOKED = types.InlineCompletionTriggerKind.Invoked.value
-_TRIGGER_KINDS = {kind.value for kind in types.InlineCompletionTriggerKind}
-
-
 async def _complete(
-    ls: QodeAssistServer, method: str, uri: str, line: int, column: int, invoked: bool
+    ls: QodeAssistServer,
+    feature: CompletionFeature,
+    method: str,
+    uri: str,
+    line: int,
+    column: int,
+    invoked: bool,
 ) -> tuple[CompletionResult, str] | None:
     """Run one completion; return the result and the cursor line's text, or None if stale.
 
     A line past the end of the document is refused (``JsonRpcInvalidParams``).
     """
-    service = await ls.completion_service()
+    service = await feature.ready()
+    # Imported late: see CompletionFeature.created.
     from qodeassist_lsp.features.completion.service import CompletionRequest, TriggerKind
 
     document = ls.documents.get(uri)
@@ -140,40 +108,106 @@ def _accept_command(item: CompletionItem) -> types.Command:
     return types.Command(title="accepted", command=methods.CMD_ACCEPTED, arguments=[item.id])
 
 
-def _inline_item(ls: QodeAssistServer, line_text: str, item: CompletionItem) -> dict[str, Any]:
-    """Build the ``InlineCompletionItem`` JSON: the text, the range it replaces, the command."""
-    start, end = _columns(ls, line_text, item)
-    return {
-        "insertText": item.insert_text,
-        "range": {
-            "start": {"line": item.line, "character": start},
-            "end": {"line": item.line, "character": end},
-        },
-        "command": {"title": "accepted", "command": methods.CMD_ACCEPTED, "arguments": [item.id]},
-    }
+def _inline_item(
+    ls: QodeAssistServer, line_text: str, item: CompletionItem
+) -> types.InlineCompletionItem:
+    """Build one inline item: the text, the range it replaces, the acceptance command."""
+    return types.InlineCompletionItem(
+        insert_text=item.insert_text,
+        range=_range(ls, line_text, item),
+        command=_accept_command(item),
+    )
 
 
-def register(server: QodeAssistServer) -> None:
-    """Register the completion handlers on ``server``."""
+class CompletionFeature(LanguageFeature):
+    """The completion service of one server, created on the first opened document."""
+
+    status_key = "completion"
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Create the service for ``server`` when its first document opens."""
+        self.server = server
+        self.service: CompletionService | None = None
+        server.documents.add_listener(self._on_first_document)
+
+    def _on_first_document(self, event: DocumentEvent) -> None:
+        self.server.documents.remove_listener(self._on_first_document)
+        self.created()
+
+    def created(self) -> CompletionService:
+        """Return the service, creating it (and its document listener) now."""
+        if self.service is None:
+            # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
+            # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
+            from qodeassist_lsp.config.settings import Settings
+            from qodeassist_lsp.features.completion.service import CompletionService
+
+            backend = self.server.backend
+            defaults = Settings()
+
+            def settings() -> Settings:
+                current = backend.current
+                return current.settings if current is not None else defaults
+
+            self.service = CompletionService(
+                self.server.runtime, self.server.documents, settings=settings
+            )
+        return self.service
+
+    async def ready(self) -> CompletionService:
+        """Return the service once the configuration is loaded."""
+        service = self.created()
+        await self.server.backend.runtime()
+        if service.ignore is None:
+            service.ignore = self.server.ignore_filter()
+        return service
+
+    async def initialized(self) -> None:
+        """Load the feature now, not on the first keystroke."""
+        await self.ready()
+
+    def reloaded(self, config: Configuration) -> None:
+        """Drop cached suggestions and running generations."""
+        if self.service is not None:
+            self.service.reset()
+
+    def status(self) -> dict[str, Any] | None:
+        """Return the completion statistics, None before the service exists."""
+        return self.service.status() if self.service is not None else None
+
+    async def aclose(self) -> None:
+        """Stop listening and cancel everything in flight."""
+        if self.service is not None:
+            self.service.close()
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Register the completion handlers and feature on ``server``."""
+    feature = CompletionFeature(server)
+    server.add_feature(feature)
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(ls: QodeAssistServer, params: Any) -> dict[str, Any]:
-        request = InlineParams.parse(params)
-        if request.popup_open:
+    async def inline_completion(
+        ls: QodeAssistServer, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList:
+        if params.context.selected_completion_info is not None:
             # Items would have to extend the popup's selection; stay out of its way.
-            return {"items": []}
+            return types.InlineCompletionList(items=[])
         answer = await _complete(
             ls,
+            feature,
             types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            request.uri,
-            request.line,
-            request.character,
-            request.invoked,
+            params.text_document.uri,
+            params.position.line,
+            params.position.character,
+            params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked,
         )
         if answer is None:
-            return {"items": []}
+            return types.InlineCompletionList(items=[])
         result, line_text = answer
-        return {"items": [_inline_item(ls, line_text, item) for item in result.items]}
+        return types.InlineCompletionList(
+            items=[_inline_item(ls, line_text, item) for item in result.items]
+        )
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
     async def completion(
@@ -187,6 +221,7 @@ def register(server: QodeAssistServer) -> None:
             answer = await asyncio.wait_for(
                 _complete(
                     ls,
+                    feature,
                     types.TEXT_DOCUMENT_COMPLETION,
                     params.text_document.uri,
                     params.position.line,
@@ -225,4 +260,4 @@ def register(server: QodeAssistServer) -> None:
 
     @server.command(methods.CMD_ACCEPTED)
     async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
-        return (await ls.completion_service()).accept(item_id)
+        return (await feature.ready()).accept(item_id)

@@ -23,7 +23,7 @@ def _timeout(args: tuple[Any, ...]) -> float | None:
     return float(value) if value is not None else None
 
 
-def register(server: QodeAssistServer) -> None:
+def setup(server: QodeAssistServer) -> None:
     """Register the doctor command on ``server``."""
 
     @server.command(methods.CMD_DOCTOR)

@@ -1,4 +1,8 @@
-"""Names of the custom LSP methods and commands (SPEC §4), defined once."""
+"""Names of the custom LSP methods and commands (SPEC §4), defined once.
+
+Which methods are custom is not listed: any method lsprotocol does not define gets its params
+as a plain dict (``protocol.QodeProtocol``).
+"""
 
 from __future__ import annotations
 
@@ -22,12 +26,3 @@ CMD_REFACTOR = "qodeassist.refactor"
 CMD_DOCTOR = "qodeassist.doctor"
 
 CONFIG_SECTION = "qodeassist"
-
-CHAT_REQUESTS = frozenset(
-    {CHAT_SEND, CHAT_CANCEL, CHAT_LIST, CHAT_GET, CHAT_DELETE, CHAT_COMPRESS, CHAT_TOKENS}
-)
-SETTINGS_REQUESTS = frozenset({SETTINGS_GET, SETTINGS_UPDATE})
-CUSTOM_REQUESTS = (
-    frozenset({STATUS, AGENTS_LIST, REFACTOR_INSTRUCTIONS}) | CHAT_REQUESTS | SETTINGS_REQUESTS
-)
-CUSTOM_NOTIFICATIONS: frozenset[str] = frozenset({CHAT_EVENT})

@@ -17,17 +17,22 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from qodeassist_lsp.context.documents import offset_at
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.features.refactor.service import RefactorResult
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.features.refactor.instructions import Instruction
+    from qodeassist_lsp.features.refactor.service import RefactorResult, RefactorService
 
 log = logging.getLogger("qodeassist.server")
 
@@ -37,7 +42,63 @@ APPLY_ANYWAY = "Apply anyway"
 DISCARD = "Discard"
 _DIFF_LINES = 40
 """Diff lines shown in the question; the whole diff goes to the log (window/logMessage)."""
-_pending: set[asyncio.Task[Any]] = set()
+
+
+class RefactorFeature(LanguageFeature):
+    """The refactor service of one server and its instruction library."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Serve refactors for ``server``; the service is created on first use."""
+        self.server = server
+        self._service: RefactorService | None = None
+        self._instructions: list[Instruction] | None = None
+        self._asking: set[asyncio.Task[Any]] = set()
+
+    def ask_in_background(self, question: Coroutine[Any, Any, Any]) -> None:
+        """Ask the user ``question`` without holding up the request that raised it."""
+        task = asyncio.ensure_future(question)
+        self._asking.add(task)  # the loop keeps only weak references to tasks
+        task.add_done_callback(self._asked)
+
+    def _asked(self, task: asyncio.Task[Any]) -> None:
+        self._asking.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("asking about a refused refactor failed: %s", task.exception())
+
+    async def aclose(self) -> None:
+        """Stop asking about refused refactors (``shutdown``)."""
+        for task in list(self._asking):
+            task.cancel()
+
+    async def service(self) -> RefactorService:
+        """Return the refactor service once the configuration is loaded."""
+        await self.server.backend.runtime()
+        if self._service is None:
+            # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
+            # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
+            from qodeassist_lsp.features.refactor.service import RefactorService
+
+            self._service = RefactorService(
+                self.server.runtime, self.server.documents, instructions=self.instructions
+            )
+        return self._service
+
+    def instructions(self) -> list[Instruction]:
+        """Return the instruction library (bundled, user, project), loaded once per reload."""
+        if self._instructions is None:
+            from qodeassist_lsp.features.refactor.instructions import load_instructions
+
+            paths = self.server.backend.paths
+            if paths is None:
+                return []
+            self._instructions, problems = load_instructions(paths)
+            for problem in problems:
+                log.warning("%s", problem.format())
+        return self._instructions
+
+    def reloaded(self, config: Configuration) -> None:
+        """Load the instruction library again on next use."""
+        self._instructions = None
 
 
 def _code_points(ls: QodeAssistServer, text: str, position: types.Position) -> tuple[int, int]:
@@ -70,15 +131,19 @@ def _require_range(method: str, uri: str, text: str, selection: types.Range) -> 
 
 
 async def _run(
-    ls: QodeAssistServer, method: str, args: dict[str, Any], token: types.ProgressToken | None
+    ls: QodeAssistServer,
+    feature: RefactorFeature,
+    method: str,
+    args: dict[str, Any],
+    token: types.ProgressToken | None,
 ) -> tuple[RefactorResult | None, str]:
     """Run the refactor ``args`` describes; return the result and the instruction's title.
 
     A range past the end of the document is refused (``JsonRpcInvalidParams``), never edited.
     """
-    from qodeassist_lsp.features.refactor.service import RefactorRequest
+    from qodeassist_lsp.features.refactor.service import RefactorRequest  # see service()
 
-    service = await ls.refactor_service()
+    service = await feature.service()
     uri = str(args.get("uri", ""))
     document = ls.documents.get(uri)
     if document is None:
@@ -159,20 +224,12 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
 
 def refused_diff(text: str, result: RefactorResult) -> str:
     """Return the unified diff of the selection against a refused result's text."""
-    from qodeassist_lsp.context.documents import offset_at
-
     start = offset_at(text, result.start_line, result.start_character)
     end = offset_at(text, result.end_line, result.end_character)
     old = text[start:end].splitlines(keepends=True)
     new = result.new_text.splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, "selection", "result", lineterm="")
     return "\n".join(line.rstrip("\n") for line in lines)
-
-
-def _settle(task: asyncio.Task[Any]) -> None:
-    _pending.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("asking about a refused refactor failed: %s", task.exception())
 
 
 async def _offer_refused(
@@ -211,8 +268,10 @@ async def _offer_refused(
     return {**outcome, "applied": applied.applied}
 
 
-def register(server: QodeAssistServer) -> None:
-    """Register the refactor handlers on ``server``."""
+def setup(server: QodeAssistServer) -> None:
+    """Register the refactor handlers and feature on ``server``."""
+    feature = RefactorFeature(server)
+    server.add_feature(feature)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -232,7 +291,7 @@ def register(server: QodeAssistServer) -> None:
         _require_range(
             types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
         )
-        service = await ls.refactor_service()
+        service = await feature.service()
         empty = params.range.start == params.range.end
         base = {
             "uri": params.text_document.uri,
@@ -288,12 +347,10 @@ def register(server: QodeAssistServer) -> None:
         data = action.data if isinstance(action.data, dict) else None
         if data is None:
             return action
-        result, reason = await _run(ls, types.CODE_ACTION_RESOLVE, data, None)
+        result, reason = await _run(ls, feature, types.CODE_ACTION_RESOLVE, data, None)
         if result is not None and result.outcome == "refused":
             # The client waits for this answer: ask in the background, return no edit now.
-            task = asyncio.ensure_future(_offer_refused(ls, str(data["uri"]), result, reason))
-            _pending.add(task)
-            task.add_done_callback(_settle)
+            feature.ask_in_background(_offer_refused(ls, str(data["uri"]), result, reason))
             action.disabled = types.CodeActionDisabled(reason=result.message)
             return action
         if result is None or result.outcome != "ok":
@@ -304,7 +361,7 @@ def register(server: QodeAssistServer) -> None:
 
     @server.command(methods.CMD_REFACTOR)
     async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
-        result, title = await _run(ls, f"{methods.CMD_REFACTOR} command", args, None)
+        result, title = await _run(ls, feature, f"{methods.CMD_REFACTOR} command", args, None)
         if result is not None and result.outcome == "refused":
             return await _offer_refused(ls, str(args["uri"]), result, title)
         if result is None or result.outcome != "ok":
@@ -321,7 +378,7 @@ def register(server: QodeAssistServer) -> None:
     async def list_instructions(
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        service = await ls.refactor_service()
+        service = await feature.service()
         return [
             {"id": i.id, "name": i.name, "body": i.body, "default": i.default, "agent": i.agent}
             for i in service.list_instructions()

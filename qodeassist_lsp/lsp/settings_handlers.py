@@ -41,7 +41,7 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
         raise JsonRpcInvalidParams(str(exc)) from None
 
 
-def register(server: QodeAssistServer) -> None:
+def setup(server: QodeAssistServer) -> None:
     """Register the settings requests on ``server``."""
 
     @server.feature(methods.SETTINGS_GET)

@@ -1,4 +1,4 @@
-"""An open chat and what ``ChatService`` is given: the runtime it reads and the send input.
+"""An open chat, the send input ``ChatService`` takes and the sink its events go to.
 
 Kept apart from ``service`` so helpers such as ``estimate`` can work on a ``Chat`` without
 importing the service; ``service`` re-exports these names.
@@ -9,35 +9,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import SessionEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.request import Request
-from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.chat.files import StoredContentLoader
 from qodeassist_lsp.features.chat.history_format import ChatFile
 
-__all__ = ["Chat", "ChatRuntime", "EventSink", "SendInput"]
+__all__ = ["Chat", "EventSink", "SendInput"]
 
 EventSink = Callable[[str, SessionEvent], None]
 """Receives every event of every chat request, with the chat's id."""
-
-
-class ChatRuntime(Protocol):
-    """The part of the runtime chat reads, per call (the configuration may be reloaded)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
 
 
 @dataclass

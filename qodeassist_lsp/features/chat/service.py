@@ -33,9 +33,9 @@ from qodeassist_lsp.core.events import SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import Request
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.chat import mentions
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
-from qodeassist_lsp.features.chat.chat_state import ChatRuntime as ChatRuntime
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
 from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise, summary_message
@@ -62,7 +62,7 @@ class ChatService:
 
     def __init__(
         self,
-        runtime: ChatRuntime,
+        runtime: RuntimeView,
         documents: DocumentStore,
         sink: EventSink,
         *,

@@ -7,7 +7,6 @@ here; the modules hold one concern each (``languages``, ``context_builder``, ``t
 """
 
 from qodeassist_lsp.features.completion.service import (
-    CompletionBackend,
     CompletionItem,
     CompletionRequest,
     CompletionResult,
@@ -18,7 +17,6 @@ from qodeassist_lsp.features.completion.service import (
 from qodeassist_lsp.features.completion.stats import Outcome
 
 __all__ = [
-    "CompletionBackend",
     "CompletionItem",
     "CompletionRequest",
     "CompletionResult",

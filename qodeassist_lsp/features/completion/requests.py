@@ -1,7 +1,8 @@
 """What a completion request carries and what it returns, and what the service needs around it.
 
 ``CompletionRequest`` in, ``CompletionResult`` (with ``CompletionItem`` suggestions) out; the
-``CompletionBackend`` and ``PathFilter`` protocols are what ``CompletionService`` is built on.
+``PathFilter`` protocol is the ignore check ``CompletionService`` is given (the runtime it reads
+is ``core.runtime_view.RuntimeView``).
 """
 
 from __future__ import annotations
@@ -10,14 +11,11 @@ import enum
 from dataclasses import dataclass
 from typing import Protocol
 
-from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.context.documents import Document, offset_at
-from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.features.completion.stats import Outcome
 from qodeassist_lsp.wire.errors import ErrorInfo
 
 __all__ = [
-    "CompletionBackend",
     "CompletionItem",
     "CompletionRequest",
     "CompletionResult",
@@ -31,20 +29,6 @@ class TriggerKind(enum.StrEnum):
 
     INVOKED = "invoked"
     AUTOMATIC = "automatic"
-
-
-class CompletionBackend(Protocol):
-    """What the service needs of the core ``Runtime`` (read at every request, reload-safe)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot (agents, pipelines, settings)."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
 
 
 class PathFilter(Protocol):

@@ -42,6 +42,7 @@ from qodeassist_lsp.context.documents import (
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import new_request_id
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
@@ -62,7 +63,6 @@ from qodeassist_lsp.features.completion.postprocess import (
     alternatives,
 )
 from qodeassist_lsp.features.completion.requests import (
-    CompletionBackend,
     CompletionItem,
     CompletionRequest,
     CompletionResult,
@@ -80,7 +80,6 @@ from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 __all__ = [
-    "CompletionBackend",
     "CompletionItem",
     "CompletionRequest",
     "CompletionResult",
@@ -99,7 +98,7 @@ class CompletionService:
 
     def __init__(
         self,
-        backend: CompletionBackend,
+        backend: RuntimeView,
         documents: DocumentStore,
         *,
         ignore: PathFilter | None = None,

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import Final, Literal
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.context.documents import Document, DocumentStore, position_at
@@ -25,7 +25,7 @@ from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TextEvent, ToolCallEvent
 from qodeassist_lsp.core.policy import Pipeline
-from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.refactor.cleaner import clean_response
 from qodeassist_lsp.features.refactor.guard import ResultGuard, Verdict
 from qodeassist_lsp.features.refactor.instructions import Instruction, default_instruction
@@ -43,7 +43,6 @@ __all__ = [
     "REFACTOR_LAYER",
     "LastInstruction",
     "Outcome",
-    "RefactorBackend",
     "RefactorRequest",
     "RefactorResult",
     "RefactorService",
@@ -62,20 +61,6 @@ Outcome = Literal["ok", "refused", "empty", "stale", "failed", "cancelled"]
 
 ``refused``: the guard judged ``new_text`` unfit (``verdict`` says why); it is kept so that the
 user can see it as a diff and apply it anyway."""
-
-
-class RefactorBackend(Protocol):
-    """What the service needs of the core ``Runtime`` (read at every request, reload-safe)."""
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot (pipelines, settings)."""
-        ...
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +111,7 @@ class RefactorService:
 
     def __init__(
         self,
-        backend: RefactorBackend,
+        backend: RuntimeView,
         documents: DocumentStore,
         instructions: Callable[[], list[Instruction]] | None = None,
         *,

@@ -1,4 +1,4 @@
-"""QodeProtocol in process: didChange applied and handed over, nothing kept per notification."""
+"""QodeProtocol in process: one document store, raw params for our methods, every request answered."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from qodeassist_lsp.context.documents import LineEdit
+from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.app import create_server
-from qodeassist_lsp.lsp.protocol import QodeProtocol, RawRequest, UnstructurableRequest
+from qodeassist_lsp.lsp.protocol import (
+    INVALID_PARAMS,
+    QodeProtocol,
+    RawNotification,
+    RawRequest,
+    RefusedRequest,
+)
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
@@ -62,7 +69,7 @@ def _change(uri: str, version: int, line: int, character: int, text: str) -> dic
     }
 
 
-async def test_changes_reach_the_store_with_their_edits_and_leave_no_futures_behind(
+async def test_changes_reach_the_one_store_at_once_with_their_edits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, protocol, _ = _initialized(tmp_path, monkeypatch)
@@ -73,12 +80,14 @@ async def test_changes_reach_the_store_with_their_edits_and_leave_no_futures_beh
     server.documents.add_listener(lambda event: seen.append(event.edits))
     for version in range(2, 52):
         _deliver(protocol, _change(uri, version, 0, 0, "#"))
-    await asyncio.sleep(0)
-    stored = server.documents.get(uri)
+    stored = server.documents.get(uri)  # applied in the notification's own call, no task
     assert stored is not None and stored.text == "#" * 50 + "x = 1\n" and stored.version == 51
     assert seen[-1] == (LineEdit(0, "#", 0),)  # from the range, not from comparing texts
-    # pygls would keep a finished future per didOpen/didChange for the whole session
-    assert not [f for f in protocol._request_futures.values() if f.done()]
+    assert server.workspace.text_documents == {}  # pygls keeps no second copy
+    _deliver(
+        protocol, {"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}}
+    )
+    assert server.documents.get(uri) is None
     if server.start_task is not None:
         server.start_task.cancel()
 
@@ -93,7 +102,7 @@ def _answers(sink: _Sink) -> dict[Any, dict[str, Any]]:
     return found
 
 
-async def test_direct_requests_answer_bad_params_cancellation_and_failures_as_pygls_does(
+async def test_inline_completion_answers_bad_params_closed_documents_and_cancellation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, protocol, sink = _initialized(tmp_path, monkeypatch)
@@ -116,40 +125,48 @@ async def test_direct_requests_answer_bad_params_cancellation_and_failures_as_py
             break
         await asyncio.sleep(0.01)
     assert answers["bad"]["error"]["code"] == -32602
-    assert "textDocument" in answers["bad"]["error"]["message"]
+    assert "params.text_document" in answers["bad"]["error"]["message"]
     assert answers["negative"]["error"]["code"] == -32602
-    assert "position.line" in answers["negative"]["error"]["message"]
+    assert "params.position" in answers["negative"]["error"]["message"]
     assert answers["closed"]["result"] == {"items": []}  # not open: nothing to complete
     assert answers["early"]["error"]["code"] == -32800  # cancelled before it ran
-    assert not protocol._request_futures
     if server.start_task is not None:
         server.start_task.cancel()
 
 
-async def test_direct_requests_are_decoded_without_cattrs_and_malformed_ones_are_not(
+async def test_methods_lsprotocol_does_not_define_keep_their_params_as_dicts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server, protocol, _ = _initialized(tmp_path, monkeypatch)
-    method = "textDocument/inlineCompletion"
-    params = {"textDocument": {"uri": "file:///a.py"}}
+    server, protocol, sink = _initialized(tmp_path, monkeypatch)
+    params = {"chatId": "c1", "extra": [1, {"a": None}]}
     message = protocol.structure_message(
-        {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+        {"jsonrpc": "2.0", "id": 7, "method": methods.CHAT_GET, "params": params}
     )
     assert isinstance(message, RawRequest)
-    assert (message.id, message.method, message.params) == (7, method, params)
-    # Anything the fast path does not vouch for goes through pygls's checks, and is answered.
+    assert (message.id, message.method, message.params) == (7, methods.CHAT_GET, params)
+    # qodeassist/status is a request and a notification: the id decides.
+    request = protocol.structure_message({"jsonrpc": "2.0", "id": 1, "method": methods.STATUS})
+    assert isinstance(request, RawRequest) and request.params is None
+    notice = protocol.structure_message({"jsonrpc": "2.0", "method": methods.STATUS})
+    assert isinstance(notice, RawNotification)
+    protocol.notify(methods.STATUS, {"state": "x"})
+    sent = json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])
+    assert sent == {"jsonrpc": "2.0", "method": methods.STATUS, "params": {"state": "x"}}
+    # Params that are no object cannot be a dict: the request is answered -32602.
     malformed = protocol.structure_message(
-        {"jsonrpc": "2.0", "id": 8, "method": method, "params": [1]}
+        {"jsonrpc": "2.0", "id": 8, "method": methods.CHAT_GET, "params": [1]}
     )
-    assert isinstance(malformed, UnstructurableRequest)
-    assert malformed.id == 8 and malformed.error.code == -32602
+    assert isinstance(malformed, RefusedRequest)
+    assert malformed.id == 8 and malformed.method == INVALID_PARAMS
+    assert malformed.params.code == -32602 and methods.CHAT_GET in str(malformed.params)
+    # The internal method cannot be called from outside.
+    _deliver(protocol, {"id": 9, "method": INVALID_PARAMS, "params": {}})
+    assert json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32601
     # A message that is no request cannot be answered: it is still pygls's reader's to report.
     with pytest.raises(JsonRpcException):
-        protocol.structure_message({"jsonrpc": "2.0", "method": method, "params": [1]})
-    boolean = protocol.structure_message(
-        {"jsonrpc": "2.0", "id": True, "method": method, "params": params}
-    )
-    assert boolean.id is True  # what cattrs makes of it (int | str accepts a bool)
+        protocol.structure_message(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": [1]}
+        )
     if server.start_task is not None:
         server.start_task.cancel()
 
@@ -158,8 +175,6 @@ async def test_requests_whose_params_fail_to_structure_are_answered_with_invalid
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, protocol, sink = _initialized(tmp_path, monkeypatch)
-    reported: list[Exception] = []
-    monkeypatch.setattr(server, "report_server_error", lambda error, source: reported.append(error))
     uri = (tmp_path / "a.py").as_uri()
     at = {"textDocument": {"uri": uri}}
     bad = {
@@ -191,6 +206,7 @@ async def test_requests_whose_params_fail_to_structure_are_answered_with_invalid
     assert "Position.character" in answers["huge"]["error"]["message"]
     assert "required field missing at params.position" in answers["missing"]["error"]["message"]
     assert "params.range.start" in answers["action"]["error"]["message"]
-    assert reported == []  # answered, so no out-of-band "Error in server" message
+    # Answered, so no out-of-band "Error in server" message.
+    assert not [data for data in sink.sent if b"window/showMessage" in data]
     if server.start_task is not None:
         server.start_task.cancel()

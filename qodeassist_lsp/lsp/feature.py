@@ -1,0 +1,34 @@
+"""The seam every LSP feature plugs into: the lifecycle hooks the server calls.
+
+A feature module (``completion_handlers``, ``refactor_handlers``, ``chat_handlers``) has a
+``setup(server)`` function, listed once in ``app.FEATURES``, that registers its handlers and
+custom methods and adds its `LanguageFeature` (esbonio's ``esbonio_setup`` and
+``LanguageFeature``). The server then calls the hooks; it knows no feature by name.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+
+
+class LanguageFeature:
+    """One feature's share of the server's lifecycle; every hook does nothing by default."""
+
+    status_key: str | None = None
+    """Key of this feature's part of ``qodeassist/status`` (None: it has none)."""
+
+    async def initialized(self) -> None:
+        """Prepare once the configuration is loaded (after ``initialized``)."""
+
+    def reloaded(self, config: Configuration) -> None:
+        """Forget what depended on the previous configuration."""
+
+    def status(self) -> Any:
+        """Return this feature's part of ``qodeassist/status`` (JSON)."""
+        return None
+
+    async def aclose(self) -> None:
+        """Stop everything in flight (``shutdown``)."""

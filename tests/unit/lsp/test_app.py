@@ -1,0 +1,92 @@
+"""The feature seam: every feature is set up from one list and the server calls its hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.app import FEATURES, create_server
+from qodeassist_lsp.lsp.feature import LanguageFeature
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+
+    def close(self) -> None:
+        pass
+
+
+class _Demo(LanguageFeature):
+    status_key = "demo"
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def initialized(self) -> None:
+        self.calls.append("initialized")
+
+    def reloaded(self, config: Configuration) -> None:
+        self.calls.append("reloaded")
+
+    def status(self) -> Any:
+        return {"calls": len(self.calls)}
+
+    async def aclose(self) -> None:
+        self.calls.append("aclose")
+
+
+def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
+    server = create_server()
+    assert len(FEATURES) == 4
+    assert {type(f).__name__ for f in server.features} == {
+        "CompletionFeature",
+        "RefactorFeature",
+        "ChatFeature",
+    }
+    registered = server.protocol.fm.features
+    for method in (methods.STATUS, methods.CHAT_SEND, methods.AGENTS_LIST, methods.CHAT_TOKENS):
+        assert method in registered
+    assert "textDocument/inlineCompletion" in registered
+    assert methods.CMD_REFACTOR in server.protocol.fm.commands
+
+
+async def test_the_server_calls_a_plugged_in_features_hooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    server = create_server()
+    demo = _Demo()
+    server.add_feature(demo)
+    protocol = server.protocol
+    sink = _Sink()
+    protocol.set_writer(sink)
+
+    def deliver(message: dict[str, Any]) -> None:
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+    deliver({"id": 1, "method": "initialize", "params": initialize})
+    deliver({"method": "initialized", "params": {}})
+    for _ in range(300):
+        if "initialized" in demo.calls:
+            break
+        await asyncio.sleep(0.01)
+    assert demo.calls == ["reloaded", "initialized"]
+    assert server.status()["demo"] == {"calls": 2}
+    deliver({"id": 2, "method": "shutdown"})
+    for _ in range(300):
+        if any(m.get("id") == 2 for m in sink.sent):
+            break
+        await asyncio.sleep(0.01)
+    assert demo.calls[-1] == "aclose" and server.shutdown_received
