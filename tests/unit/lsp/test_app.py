@@ -47,17 +47,25 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 4
+    assert len(FEATURES) == 6
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "RefactorFeature",
         "ChatFeature",
     }
     registered = server.protocol.fm.features
-    for method in (methods.STATUS, methods.CHAT_SEND, methods.AGENTS_LIST, methods.CHAT_TOKENS):
+    for method in (
+        methods.STATUS,
+        methods.CHAT_SEND,
+        methods.AGENTS_LIST,
+        methods.CHAT_TOKENS,
+        methods.SETTINGS_GET,
+        methods.SETTINGS_UPDATE,
+    ):
         assert method in registered
     assert "textDocument/inlineCompletion" in registered
     assert methods.CMD_REFACTOR in server.protocol.fm.commands
+    assert methods.CMD_DOCTOR in server.protocol.fm.commands
 
 
 async def test_the_server_calls_a_plugged_in_features_hooks(
