@@ -11,6 +11,7 @@ from typing import Any
 from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, secrets_for
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
+from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
 from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
@@ -154,7 +155,10 @@ def _layer_dirs(config: Configuration) -> list[Path]:
 
 
 def render_agent(args: argparse.Namespace) -> int:
-    """Print ``{"url", "headers", "body"}`` for one request of agent NAME (keys redacted)."""
+    """Print ``{"url", "headers", "body"}`` for one request of agent NAME (keys redacted).
+
+    For a FIM agent, stderr names the model family whose template the prompt uses.
+    """
     config = load(args)
     ctx: dict[str, Any] | None = None
     if args.context is not None:
@@ -177,6 +181,9 @@ def render_agent(args: argparse.Namespace) -> int:
         raise CliError(f"agent {agent.name!r}: {exc}") from exc
     json.dump(request.as_json(), sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+    profile = agent.profile
+    if is_fim_agent(agent.endpoint, profile.body, profile.tags):
+        print(describe(agent.model, agent.endpoint, profile.body), file=sys.stderr)
     return EXIT_OK
 
 

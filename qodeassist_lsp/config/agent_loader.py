@@ -25,6 +25,7 @@ from qodeassist_lsp.config.definitions import (
     toml_files,
     validation_problems,
 )
+from qodeassist_lsp.config.fim_templates import instruct_model_problem, is_fim_agent
 from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.system_prompt import (
@@ -197,6 +198,11 @@ def _check(
         # A variable unknown here (${PROJECT_DIR} without a project) is checked at send.
         if "${" not in agent.system_prompt:
             found.append(resolved.problem("error", str(exc), "system_prompt"))
+    if is_fim_agent(agent.endpoint, agent.body, agent.tags):
+        problem = instruct_model_problem(agent.model)
+        if problem:
+            found.append(resolved.problem("error", problem, "model"))
+            return found  # the body would fail on the same model; one message is enough
     try:
         template = BodyTemplate(agent.body, environments.for_file(agent.source))
         template.render(synthetic_context(agent.model))

