@@ -59,6 +59,7 @@ def serve_server(args: argparse.Namespace) -> int:
         import lsprotocol.types  # noqa: F401
 
     from qodeassist_lsp.lsp.app import create_server
+    from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
     server.backend.listeners.append(_apply_logging)  # after each configuration load
@@ -76,7 +77,7 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        server.start_io()
+        serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer)
         # LSP: exit code 0 after `shutdown`, 1 when the session ended without one.
         return EXIT_OK if server.shutdown_received else 1
     return EXIT_OK
