@@ -19,7 +19,6 @@ from pygls.uris import to_fs_path
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
-from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.feature import LanguageFeature
@@ -29,6 +28,7 @@ from qodeassist_lsp.lsp.throttle import MessageThrottle
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
+    from qodeassist_lsp.context.ignore import IgnoreFilter
     from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
@@ -66,6 +66,10 @@ class QodeAssistServer(LanguageServer):
         """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
         paths = self.backend.paths
         if self._ignore is None and paths is not None and paths.project is not None:
+            # Imported on first use: pathspec took 40-60 ms to import, measured, before
+            # `initialize` could be answered.
+            from qodeassist_lsp.context.ignore import IgnoreFilter
+
             self._ignore = IgnoreFilter(paths.project)
         return self._ignore
 
