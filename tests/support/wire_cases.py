@@ -715,9 +715,7 @@ def expected_events(case: StreamCase) -> list[dict[str, Any]]:
         elif isinstance(event, wire.MessageStop):
             if usage is not None:  # a provider that reported no usage has no usage event
                 out.append(_usage(usage))
-            out.append(
-                {"kind": "finished", "stopReason": event.stop_reason, "agent": target.agent}
-            )
+            out.append({"kind": "finished", "stopReason": event.stop_reason, "agent": target.agent})
         elif isinstance(event, wire.StreamError) and event.final:
             error: dict[str, Any] = {
                 "category": str(event.error.category),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import write_embedded_instances
+
 
 @pytest.fixture
 def lsp_home(tmp_path: Path) -> Path:
@@ -20,6 +23,25 @@ def lsp_home(tmp_path: Path) -> Path:
     for name in ("config/agents", "config/providers", "data", "project"):
         (tmp_path / name).mkdir(parents=True)
     return tmp_path
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    """A loopback provider of this test's own (the e2e-wide one is shared between tests)."""
+    with ReplayServer() as server:
+        yield server
+
+
+def serve_from(
+    home: Path,
+    replay: ReplayServer,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: dict[str, str] | None = None,
+) -> None:
+    """Point both embedded instances at ``replay`` and the server's environment at ``home``."""
+    write_embedded_instances(home / "config/providers", replay.url)
+    for key, value in server_env(home, extra).items():
+        monkeypatch.setenv(key, value)
 
 
 def server_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

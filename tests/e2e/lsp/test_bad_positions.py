@@ -15,27 +15,18 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from tests.e2e.lsp.conftest import serve_from
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
+from tests.support.streams import chat_reply, completion_reply
 
 DOC = "def f(x):\n    return x\n"
 ANSWER_WITHIN_S = 10
 """A request the server never answers fails the test after this long instead of hanging it."""
 
 
-@pytest.fixture
-def replay():
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.e2e.lsp.conftest import server_env
-
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
-    for key, value in server_env(lsp_home).items():
-        monkeypatch.setenv(key, value)
+    serve_from(lsp_home, replay, monkeypatch)
 
 
 async def open_doc(client: Any, home: Path) -> str:

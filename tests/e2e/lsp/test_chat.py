@@ -14,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.lsp.conftest import server_env, stop_server
+from tests.e2e.lsp.conftest import serve_from, stop_server
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
 
@@ -30,20 +30,11 @@ chat_assistant = ["Embedded Chat", "Claude Chat — Sonnet"]
 """
 
 
-@pytest.fixture
-def replay():
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
+    serve_from(lsp_home, replay, monkeypatch, {"ANTHROPIC_API_KEY": "e2e-key"})
     (lsp_home / "config/providers/claude.toml").write_text(CLAUDE_PROVIDER.format(url=replay.url))
     (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
-    env = server_env(lsp_home, {"ANTHROPIC_API_KEY": "e2e-key"})
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
 
 
 class Events:

@@ -18,27 +18,19 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.core.content import Message, StoredAttachmentBlock, TextBlock
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode
-from tests.e2e.lsp.conftest import server_env
+from tests.e2e.lsp.conftest import serve_from
 from tests.e2e.lsp.test_chat import PIPELINES, request, start
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, write_embedded_instances
+from tests.support.streams import chat_reply
 
 SECRET = "TOP-SECRET-CONTENT"
 REFUSED = r"is outside the workspace folders.*allowed_roots"
 
 
-@pytest.fixture
-def replay():
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
+    serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
-    for key, value in server_env(lsp_home).items():
-        monkeypatch.setenv(key, value)
     outside = lsp_home / "outside"
     (outside / "dir").mkdir(parents=True)
     (outside / "secret.txt").write_text(SECRET)

@@ -11,33 +11,22 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from tests.e2e.lsp.conftest import serve_from
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, completion_reply, sse_reply, write_embedded_instances
+from tests.support.streams import chat_reply, completion_reply, sse_reply
 
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
 
 
-@pytest.fixture
-def replay():
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
-def embedded_points_at_replay(lsp_home: Path, replay: ReplayServer) -> None:
+def embedded_points_at_replay(
+    lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A user instance named like the bundled one replaces it (and its [launch] table).
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
+    serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
     )
-
-
-@pytest.fixture(autouse=True)
-def _env(lsp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.e2e.lsp.conftest import server_env
-
-    for key, value in server_env(lsp_home).items():
-        monkeypatch.setenv(key, value)
 
 
 async def open_doc(client, home: Path, text: str = DOC, name: str = "a.py") -> str:

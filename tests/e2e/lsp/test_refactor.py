@@ -9,26 +9,17 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from tests.e2e.lsp.conftest import serve_from
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, write_embedded_instances
+from tests.support.streams import chat_reply
 
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
 
 
-@pytest.fixture
-def replay():
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.e2e.lsp.conftest import server_env
-
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
-    for key, value in server_env(lsp_home).items():
-        monkeypatch.setenv(key, value)
+    serve_from(lsp_home, replay, monkeypatch)
 
 
 async def open_doc(client, home: Path) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.e2e.lsp.conftest import server_env
+from tests.e2e.lsp.conftest import serve_from
 from tests.e2e.lsp.test_lifecycle import wait_ready
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
+from tests.support.streams import chat_reply, completion_reply
 
 PIPELINES = """[pipelines]
 code_completion = ["Embedded Completion"]
@@ -28,19 +27,11 @@ debounce_ms = 300  # slow typist
 """
 
 
-@pytest.fixture
-def replay() -> Iterator[ReplayServer]:
-    with ReplayServer() as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_embedded_instances(lsp_home / "config/providers", replay.url)
+    serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/pipelines.toml").write_text(PIPELINES)
     (lsp_home / "config/settings.toml").write_text(USER_SETTINGS)
-    for key, value in server_env(lsp_home).items():
-        monkeypatch.setenv(key, value)
 
 
 async def test_settings_update_writes_keeps_comments_and_reloads(
