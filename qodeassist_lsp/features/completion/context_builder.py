@@ -2,7 +2,11 @@
 
 Prefix and suffix are windows around the cursor — ``lines_before``/``lines_after`` lines (the
 cursor line in both), a token budget filled line by line alternately on both sides, or the whole
-file. A leading licence/copyright comment block is left out of the prefix (behaviour §6.3).
+file. The ``lines_before`` window's first line moves in steps (a quarter of the window, at most
+`WINDOW_STEP` lines), not with every line the cursor moves down: the prompt then starts the same way for many requests in a
+row, so a model server's prompt cache (llama.cpp's ``cache_prompt``, Ollama's context) reuses
+it instead of processing the whole prompt again. A leading licence/copyright comment block is
+left out of the prefix (behaviour §6.3).
 The ``completion.context`` system layer carries the file information, the recently changed
 lines of other open documents and, when enabled, their full text; ``.qodeassistignore``d
 documents never contribute.
@@ -278,6 +282,22 @@ class CompletionContext:
     suffix: str
 
 
+WINDOW_STEP: Final = 16
+"""Most lines by which the start of the ``lines_before`` window moves (module docstring)."""
+
+
+def stepped(line: int, lines_before: int) -> int:
+    """Return how many lines above ``line`` the prefix starts (``lines_before`` or a few more).
+
+    The step is a quarter of the window, at most `WINDOW_STEP` lines: up to step - 1 lines more,
+    so that the window's first line is a multiple of the step and stays put while the cursor
+    moves down that many lines.
+    """
+    step = min(WINDOW_STEP, lines_before // 4)
+    first = line - lines_before
+    return lines_before + first % step if step > 1 and first > 0 else lines_before
+
+
 def _lines_back(text: str, start: int, count: int, floor: int) -> int:
     """Return the start of the line ``count`` lines above the line starting at ``start``."""
     for _ in range(count):
@@ -370,7 +390,9 @@ def build_context(
             text, cursor, settings.max_context_tokens, settings.prefix_ratio, floor
         )
     else:
-        start = _lines_back(text, cursor.line_start, settings.lines_before, floor)
+        start = _lines_back(
+            text, cursor.line_start, stepped(cursor.line, settings.lines_before), floor
+        )
         end = _lines_forward(text, cursor.line_end, settings.lines_after)
     return CompletionContext(text[start : cursor.offset], text[cursor.offset : end])
 

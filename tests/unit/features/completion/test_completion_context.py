@@ -21,6 +21,7 @@ from qodeassist_lsp.features.completion.context_builder import (
     build_context,
     context_layer,
     find_license_header,
+    stepped,
 )
 from qodeassist_lsp.features.completion.languages import LanguageTable
 
@@ -241,3 +242,18 @@ def test_context_layer(tmp_path: Path) -> None:
     assert f"User files context:\nFile: {tmp_path}/other.py\na = 10\nb = 2\n" in layer
     assert f"File: {tmp_path}/untouched.py\nu = 1\n" in layer
     assert "Recent Project Changes" not in layer and "token" not in layer
+
+
+def test_the_lines_window_starts_in_steps_so_a_prompt_cache_is_reused() -> None:
+    text = "".join(f"l{i}\n" for i in range(200))
+    settings = CompletionSettings(lines_before=50, lines_after=0)
+    starts = []
+    for line in range(60, 84):
+        cursor = Cursor.at(text, text.index(f"l{line}\n"))
+        prefix = build_context(doc(text), cursor, settings).prefix
+        first = int(prefix.split("\n", 1)[0][1:])
+        assert 50 <= line - first < 50 + 12  # lines_before, plus less than one step (50 // 4)
+        assert first % 12 == 0
+        starts.append(first)
+    assert len(set(starts)) == 3  # 24 lines typed down, the start moved twice
+    assert stepped(5, 50) == 50 and stepped(100, 7) == 7  # near the top, or a small window
