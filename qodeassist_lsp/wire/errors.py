@@ -18,6 +18,7 @@ so existing ``except LookupError`` and the like still hold)::
     │   ├── CircuitOpenError                core.breaker: refused unsent, the circuit is open
     │   └── CompressionFailed               features.chat.compressor: no summary was made
     ├── TemplateError                       config.templating: a [body] template failed
+    ├── FimTemplateError [ValueError]       config.fim_templates: no FIM layout for the model
     ├── SystemPromptError                   config.system_prompt: a prompt file failed
     │   └── PromptPathRefused               … a prompt path leads outside its roots
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused

