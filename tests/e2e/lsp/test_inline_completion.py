@@ -184,6 +184,14 @@ async def test_typed_ahead_is_served_without_a_new_request(client, lsp_home, rep
     assert len(replay.requests) == 1
 
 
+async def shown(client) -> None:
+    """Wait (up to 2.5 s) for the server's first ``window/showMessage``."""
+    for _ in range(50):
+        if client.messages:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def test_provider_down_is_reported_and_the_server_keeps_serving(client, lsp_home) -> None:
     (lsp_home / "config/providers/embedded.toml").write_text(
         'name = "Embedded"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:9"\n'
@@ -192,10 +200,7 @@ async def test_provider_down_is_reported_and_the_server_keeps_serving(client, ls
     uri = await open_doc(client, lsp_home)
     answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
     assert list(answer.items) == []
-    for _ in range(50):
-        if client.messages:
-            break
-        await asyncio.sleep(0.05)
+    await shown(client)
     assert any("Embedded" in m.message for m in client.messages)
     status = await client.protocol.send_request_async("qodeassist/status", {})
     assert status.state == "ready"
@@ -212,10 +217,7 @@ async def test_a_web_page_instead_of_the_api_is_reported_as_such(
     uri = await open_doc(client, lsp_home)
     answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
     assert list(answer.items) == []
-    for _ in range(50):
-        if client.messages:
-            break
-        await asyncio.sleep(0.05)
+    await shown(client)
     [message] = [m.message for m in client.messages if "web page" in m.message]
     assert f"{replay.url}/v1/completions answered with a web page, not the " in message
     assert "check the `url` of provider 'Embedded'" in message
