@@ -28,6 +28,8 @@ def setup(server: QodeAssistServer) -> None:
 
     @server.command(methods.CMD_DOCTOR)
     async def doctor(ls: QodeAssistServer, *args: Any) -> dict[str, Any]:
+        # Imported on first use: the doctor brings the core runtime, part of the 450-650 ms of
+        # feature imports measured before `initialize` (see chat_handlers).
         from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor
         from qodeassist_lsp.core.doctor_text import format_report
 

@@ -1,21 +1,39 @@
 """``qodeassist/settings/get`` and ``update``: read and write a settings file from the editor.
 
 The writing is ``config.settings_writer``'s (tomlkit, validated, atomic); after a write the
-configuration is reloaded before the answer, so the next request already sees the change.
+configuration is reloaded before the answer, so the next request already sees the change. A
+change the writer refuses is answered -32602 with its message; nothing is written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.server import QodeAssistServer
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings_writer import Scope, SettingsFile
+
+
+@contextlib.contextmanager
+def _refused_as_invalid_params() -> Iterator[None]:
+    """Answer a refused read or write (``SettingsWriteError``) with -32602 and its message."""
+    try:
+        yield
+    except QodeAssistError as exc:
+        # Already imported by `_file` (see there why lazily): only a module lookup here.
+        from qodeassist_lsp.config.settings_writer import SettingsWriteError
+
+        if isinstance(exc, SettingsWriteError):
+            raise JsonRpcInvalidParams(str(exc)) from None
+        raise
 
 
 def _scope(params: dict[str, Any] | None) -> Scope:
@@ -26,19 +44,15 @@ def _scope(params: dict[str, Any] | None) -> Scope:
 
 
 async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
-    from qodeassist_lsp.config.settings_writer import (
-        SettingsFile,
-        SettingsWriteError,
-        settings_path,
-    )
+    # Imported on first use: the writer brings pydantic's settings models and tomlkit, part of
+    # the 450-650 ms of feature imports measured before `initialize` (see chat_handlers).
+    from qodeassist_lsp.config.settings_writer import SettingsFile, settings_path
 
     await ls.backend.configuration()
     paths = ls.backend.paths
     assert paths is not None
-    try:
+    with _refused_as_invalid_params():
         return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
-    except SettingsWriteError as exc:
-        raise JsonRpcInvalidParams(str(exc)) from None
 
 
 def setup(server: QodeAssistServer) -> None:
@@ -46,14 +60,10 @@ def setup(server: QodeAssistServer) -> None:
 
     @server.feature(methods.SETTINGS_GET)
     async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.config.settings_writer import SettingsWriteError
-
         scope = _scope(params)
         settings = await _file(ls, scope)
-        try:
+        with _refused_as_invalid_params():
             values = await asyncio.to_thread(settings.values)
-        except SettingsWriteError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
         config = await ls.backend.configuration()
         return {
             "scope": scope,
@@ -67,8 +77,6 @@ def setup(server: QodeAssistServer) -> None:
     async def settings_update(
         ls: QodeAssistServer, params: dict[str, Any] | None
     ) -> dict[str, Any]:
-        from qodeassist_lsp.config.settings_writer import SettingsWriteError
-
         changes = (params or {}).get("changes")
         if not isinstance(changes, dict) or not changes:
             raise JsonRpcInvalidParams(
@@ -76,9 +84,7 @@ def setup(server: QodeAssistServer) -> None:
                 "(null removes a key)"
             )
         settings = await _file(ls, _scope(params))
-        try:
+        with _refused_as_invalid_params():
             written = await asyncio.to_thread(settings.update, changes)
-        except SettingsWriteError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
         await ls.backend.reload()
         return {"written": str(written)}

@@ -391,6 +391,14 @@ function H.fake_ui(answers)
 end
 
 --- The lines of buffer ``buf``.
+--- Wait until the server has loaded its configuration (`qodeassist/status` says ready).
+function H.wait_ready()
+  H.report.step = 'waiting for the server to be ready'
+  while H.request('qodeassist/status').state ~= 'ready' do
+    H.sleep(50)
+  end
+end
+
 function H.lines(buf)
   return api.nvim_buf_get_lines(buf, 0, -1, false)
 end

@@ -15,10 +15,7 @@ end
 
 H.run(function()
   H.start_plugin()
-  H.report.step = 'waiting for the server to be ready'
-  while H.request('qodeassist/status').state ~= 'ready' do
-    H.sleep(50)
-  end
+  H.wait_ready()
   vim.cmd('QodeAssistConfig completion.debounceMs 222')
   H.wait('the write to be confirmed', notified('wrote '))
   vim.cmd('QodeAssistConfig completion.debounce_ms "fast"')

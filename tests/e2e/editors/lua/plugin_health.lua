@@ -5,10 +5,7 @@ local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 
 H.run(function()
   H.start_plugin()
-  H.report.step = 'waiting for the server to be ready'
-  while H.request('qodeassist/status').state ~= 'ready' do
-    H.sleep(50)
-  end
+  H.wait_ready()
   vim.cmd('checkhealth qodeassist')
   H.report.health = H.lines(vim.api.nvim_get_current_buf())
 end)
