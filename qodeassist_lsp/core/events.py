@@ -1,8 +1,9 @@
 """The session event stream: what a request produced, as features and clients see it.
 
-Deltas (``text``, ``thinking``, ``toolCall``, ``toolResult``, ``usage``) may repeat; exactly one
-terminal event (``finished``, ``failed``, ``cancelled``) ends every request. ``to_json`` gives the
-camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events jsonl``.
+Deltas (``text``, ``thinking``, ``toolCall``, ``toolResult``, ``fileEdit``, ``usage``) may
+repeat; exactly one terminal event (``finished``, ``failed``, ``cancelled``) ends every request.
+``to_json`` gives the camelCase wire form used by ``qodeassist/chat/event`` and
+``chat --events jsonl``.
 """
 
 from __future__ import annotations
@@ -55,16 +56,20 @@ class ToolCallEvent:
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    permission: str = ""
+    """The tool's permission class (``read``, ``write``, ``execute``); empty if not offered."""
     kind: Literal["toolCall"] = "toolCall"
 
     def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
+        """Return the camelCase JSON form (``id`` is kept beside SPEC's ``toolCallId``)."""
         return {
             "kind": self.kind,
             "requestId": self.request_id,
+            "toolCallId": self.id,
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
+            "permission": self.permission,
         }
 
 
@@ -80,14 +85,51 @@ class ToolResultEvent:
     kind: Literal["toolResult"] = "toolResult"
 
     def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form: SPEC's ``toolCallId``/``ok``/``summary`` and the text."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "toolCallId": self.tool_use_id,
+            "toolUseId": self.tool_use_id,
+            "name": self.name,
+            "ok": not self.is_error,
+            "summary": summarize(self.content),
+            "content": self.content,
+            "isError": self.is_error,
+        }
+
+
+SUMMARY_CHARS = 160
+"""The longest ``summary`` of a tool result: its first line, cut to this many characters."""
+
+
+def summarize(content: str) -> str:
+    """Return the first non-blank line of ``content``, cut to `SUMMARY_CHARS`."""
+    line = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class FileEditEvent:
+    """A tool proposed (or applied, undid, rejected) an edit of one file."""
+
+    request_id: str
+    edit_id: str
+    uri: str
+    diff: str
+    status: str
+    """``pending``, ``applied``, ``rejected``, ``undone`` or ``failed``."""
+    kind: Literal["fileEdit"] = "fileEdit"
+
+    def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
         return {
             "kind": self.kind,
             "requestId": self.request_id,
-            "toolUseId": self.tool_use_id,
-            "name": self.name,
-            "content": self.content,
-            "isError": self.is_error,
+            "editId": self.edit_id,
+            "uri": self.uri,
+            "diff": self.diff,
+            "status": self.status,
         }
 
 
@@ -170,6 +212,7 @@ SessionEvent = (
     | ThinkingEvent
     | ToolCallEvent
     | ToolResultEvent
+    | FileEditEvent
     | UsageEvent
     | FinishedEvent
     | FailedEvent

@@ -53,7 +53,7 @@ from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
 from qodeassist_lsp.core.request import EventListener, Request, new_request_id
 from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
-from qodeassist_lsp.core.tools import ToolRegistry
+from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
 from qodeassist_lsp.wire import events as wire
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo, WireError
 
@@ -125,6 +125,8 @@ class Session:
         self.history = history if history is not None else ConversationHistory()
         self.system_prompt = SystemPromptBuilder()
         self.tools = ToolRegistry()
+        self.scope = ""
+        """The conversation this session serves (a chat id); tools key per-chat state on it."""
         self.language = language
         self.files_metadata: list[dict[str, str]] = []
         self.content_loader: ContentLoader | None = None
@@ -153,6 +155,7 @@ class Session:
         self.history.reset()
         self.system_prompt.clear()
         self.tools.clear()
+        self.scope = ""
         self.files_metadata = []
         self.content_loader = None
         self.pinned = {}
@@ -399,7 +402,8 @@ class Session:
             self.history.append_blocks(
                 rid, [ToolUseBlock(event.id, event.name, event.arguments, event.signature)]
             )
-            request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments))
+            permission = self.tools.permission_of(event.name)
+            request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments, permission))
         elif isinstance(event, wire.Usage):
             state.usage.add(event)
         elif isinstance(event, wire.MessageStop):
@@ -424,7 +428,8 @@ class Session:
     async def _run_tools(self, request: Request, calls: list[ToolUseBlock]) -> None:
         results: list[Block] = []
         for call in calls:
-            output = await self.tools.execute(call.name, call.input)
+            context = ToolContext(self.scope or request.id, request.id, call.id, request.emit)
+            output = await self.tools.execute(call.name, call.input, context)
             results.append(ToolResultBlock(call.id, call.name, output.content, output.is_error))
             request.emit(
                 ToolResultEvent(request.id, call.id, call.name, output.content, output.is_error)

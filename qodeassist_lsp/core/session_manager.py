@@ -94,7 +94,7 @@ class SessionManager:
 
     def _contribute(self, session: Session, pipeline: Pipeline) -> None:
         if session.agent.enable_tools and pipeline in _TOOL_PIPELINES:
-            self.contributors.apply_to(session.tools)
+            self.contributors.apply_to(session.tools, pipeline)
 
     @contextlib.asynccontextmanager
     async def acquire(self, agent_name: str, pipeline: Pipeline) -> AsyncIterator[Session]:

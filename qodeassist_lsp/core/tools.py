@@ -1,9 +1,13 @@
 """Tools a session can offer a model, and the contributors that register them.
 
-A ``Tool`` declares a definition (name, description, JSON-schema parameters) and runs with the
-parsed arguments. ``ToolRegistry`` is one session's set; ``ToolContributorRegistry`` holds the
-callbacks (built-in tool kit, skills, MCP client tools) that fill a session's registry, so
-features never need to know where tools come from.
+A ``Tool`` declares a definition (name, description, JSON-schema parameters) and a permission
+class, and runs with the parsed arguments and a ``ToolContext`` (which conversation, request
+and call it serves, and the request's event sink, so a tool can report a ``fileEdit``).
+``ToolRegistry`` is one session's set; before a tool runs, the registry's ``ToolGate`` (the
+permission policy, injected from above) may refuse it, and the refusal is the tool's result.
+``ToolContributorRegistry`` holds the callbacks (built-in tool kit, skills, MCP client tools)
+that fill a session's registry for its pipeline, so features never need to know where tools
+come from.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
+from qodeassist_lsp.core.events import SessionEvent
+from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.wire.tools import ToolSpec
 
 log = logging.getLogger("qodeassist.tools")
@@ -27,6 +33,26 @@ class ToolOutput:
     is_error: bool = False
 
 
+PermissionClass = Literal["read", "write", "execute"]
+"""What a tool may do: read files and state, write files, or run commands (SPEC §4)."""
+
+
+def _drop(_event: SessionEvent) -> None:
+    """Discard an event (a tool run outside a request)."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Whom a tool call serves: the conversation, the request, the call and its event sink."""
+
+    scope: str = ""
+    """The conversation the call belongs to (a chat id); per-chat tool state is keyed on it."""
+    request_id: str = ""
+    call_id: str = ""
+    emit: Callable[[SessionEvent], None] = _drop
+    """Sends an event (a ``fileEdit``) into the request's stream."""
+
+
 class Tool(Protocol):
     """A tool the model may call."""
 
@@ -35,16 +61,33 @@ class Tool(Protocol):
         """The definition sent to the provider."""
         ...
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    @property
+    def permission(self) -> PermissionClass:
+        """The permission class the policy of ``[tools]`` decides on."""
+        ...
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         """Run with the model's arguments; raise or return an error output on failure."""
         ...
 
 
-class ToolRegistry:
-    """The tools of one session, by name."""
+class ToolGate(Protocol):
+    """Decides whether a tool call may run (the permission policy; may ask the user)."""
 
-    def __init__(self) -> None:
+    async def check(
+        self, tool: Tool, arguments: dict[str, Any], context: ToolContext
+    ) -> str | None:
+        """Return None to run the call, or the reason it is refused (the model sees it)."""
+        ...
+
+
+class ToolRegistry:
+    """The tools of one session, by name, behind an optional permission gate."""
+
+    def __init__(self, gate: ToolGate | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self.gate = gate
+        """Asked before every call; None runs every call (tests, the CLI without a policy)."""
 
     def register(self, tool: Tool) -> None:
         """Add ``tool``, replacing one of the same name."""
@@ -68,13 +111,25 @@ class ToolRegistry:
         """Return the definitions of every registered tool, in registration order."""
         return [tool.spec for tool in self._tools.values()]
 
-    async def execute(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        """Run tool ``name``; unknown tools and failures become error outputs, never raise."""
+    def permission_of(self, name: str) -> str:
+        """Return the permission class of tool ``name``, or "" if it is not registered."""
+        tool = self._tools.get(name)
+        return tool.permission if tool is not None else ""
+
+    async def execute(
+        self, name: str, arguments: dict[str, Any], context: ToolContext | None = None
+    ) -> ToolOutput:
+        """Run tool ``name``; unknown or refused tools and failures become error outputs."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolOutput(f"Error: Tool not found: {name}", is_error=True)
+        context = context or ToolContext()
         try:
-            return await tool.run(arguments)
+            if self.gate is not None:
+                refusal = await self.gate.check(tool, arguments, context)
+                if refusal is not None:
+                    return ToolOutput(f"Error: {refusal}", is_error=True)
+            return await tool.run(arguments, context)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -82,7 +137,8 @@ class ToolRegistry:
             return ToolOutput(f"Error: {exc}", is_error=True)
 
 
-ToolContributor = Callable[[ToolRegistry], None]
+ToolContributor = Callable[[ToolRegistry, Pipeline], None]
+"""Registers tools on a session's registry; the pipeline lets refactor get read tools only."""
 
 
 class ToolContributorRegistry:
@@ -90,12 +146,15 @@ class ToolContributorRegistry:
 
     def __init__(self) -> None:
         self._contributors: list[ToolContributor] = []
+        self.gate: ToolGate | None = None
+        """The permission gate every filled registry gets (set where the tool kit is wired)."""
 
     def add(self, contributor: ToolContributor) -> None:
         """Register ``contributor``; it runs for every session created afterwards."""
         self._contributors.append(contributor)
 
-    def apply_to(self, registry: ToolRegistry) -> None:
-        """Let every contributor register its tools on ``registry``."""
+    def apply_to(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
+        """Let every contributor register its tools on ``registry`` for ``pipeline``."""
+        registry.gate = self.gate
         for contributor in self._contributors:
-            contributor(registry)
+            contributor(registry, pipeline)

@@ -195,6 +195,7 @@ class ChatService:
             session = self._runtime.sessions.create(agent, Pipeline.CHAT, history=chat.history)
         except AgentNotAvailable as exc:
             raise ChatInputError(str(exc)) from None
+        session.scope = chat.chat_id
         session.content_loader = chat.loader
         session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)

@@ -26,7 +26,7 @@ from qodeassist_lsp.core.events import (
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session import Session
-from qodeassist_lsp.core.tools import ToolOutput
+from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.wire.retry import RetryPolicy
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -77,9 +77,10 @@ def tool_stream(call_id: str = "call_1", args: str = '{"t":"hi"}') -> bytes:
 
 
 class Echo:
+    permission = "read"
     spec = ToolSpec("echo", "Echo", {"type": "object", "properties": {"t": {"type": "string"}}})
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         return ToolOutput(f"echo:{arguments['t']}")
 
 
@@ -176,7 +177,7 @@ async def test_tool_round_trip_sends_result_and_finishes(make_session) -> None:
     events = await collect(session.send(user_text("use the tool")))
     kinds = [e.kind for e in events]
     assert kinds == ["toolCall", "toolResult", "text", "usage", "finished"]
-    assert events[0] == ToolCallEvent(events[0].request_id, "call_1", "echo", {"t": "hi"})
+    assert events[0] == ToolCallEvent(events[0].request_id, "call_1", "echo", {"t": "hi"}, "read")
     assert events[1] == ToolResultEvent(events[0].request_id, "call_1", "echo", "echo:hi")
     assert (events[3].input_tokens, events[3].output_tokens) == (15, 5)  # summed over rounds
     assert seen[0]["tools"][0]["function"]["name"] == "echo"

@@ -6,14 +6,15 @@ from qodeassist_lsp.core.content import TextBlock, user_text
 from qodeassist_lsp.core.policy import Pipeline, policy_for
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.core.session_manager import POOL_SIZE
-from qodeassist_lsp.core.tools import ToolOutput
+from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.wire.tools import ToolSpec
 
 
 class Noop:
+    permission = "read"
     spec = ToolSpec("noop", "Does nothing")
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         return ToolOutput("")
 
 
@@ -21,7 +22,7 @@ class Noop:
 async def runtime(tree):
     tree.write("config/agents/t.toml", 'name = "Tooled"\nextends = "Chat"\nenable_tools = true\n')
     rt = Runtime(tree.load())
-    rt.contributors.add(lambda registry: registry.register(Noop()))
+    rt.contributors.add(lambda registry, _p: registry.register(Noop()))
     yield rt
     await rt.aclose()
 

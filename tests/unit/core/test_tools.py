@@ -1,34 +1,93 @@
 from typing import Any
 
-from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolOutput, ToolRegistry
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.tools import (
+    ToolContext,
+    ToolContributorRegistry,
+    ToolOutput,
+    ToolRegistry,
+)
 from qodeassist_lsp.wire.tools import ToolSpec
 
 
 class Echo:
+    permission = "read"
     spec = ToolSpec(
         "echo", "Echo the text", {"type": "object", "properties": {"t": {"type": "string"}}}
     )
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         return ToolOutput(arguments["t"])
 
 
 class Boom:
+    permission = "read"
     spec = ToolSpec("boom", "Always fails")
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         raise RuntimeError("disk on fire")
 
 
 async def test_execute_known_unknown_and_failing_tools() -> None:
     registry = ToolRegistry()
     contributors = ToolContributorRegistry()
-    contributors.add(lambda r: r.register(Echo()))
-    contributors.add(lambda r: r.register(Boom()))
-    contributors.apply_to(registry)
+    contributors.add(lambda r, _p: r.register(Echo()))
+    contributors.add(lambda r, _p: r.register(Boom()))
+    contributors.apply_to(registry, Pipeline.CHAT)
     assert [s.name for s in registry.specs()] == ["echo", "boom"]
     assert await registry.execute("echo", {"t": "hi"}) == ToolOutput("hi")
     assert await registry.execute("nope", {}) == ToolOutput("Error: Tool not found: nope", True)
     assert await registry.execute("boom", {}) == ToolOutput("Error: disk on fire", True)
     registry.unregister("boom")
     assert len(registry) == 1
+
+
+class Refuser:
+    """A gate that refuses every write and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def check(self, tool: Any, arguments: dict[str, Any], context: ToolContext) -> str | None:
+        self.asked.append((tool.spec.name, context.scope))
+        return "writes are denied" if tool.permission == "write" else None
+
+
+class Writer:
+    permission = "write"
+    spec = ToolSpec("write", "Writes")
+
+    def __init__(self) -> None:
+        self.ran = False
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        self.ran = True
+        return ToolOutput("written")
+
+
+async def test_the_gate_decides_before_a_tool_runs() -> None:
+    gate = Refuser()
+    contributors = ToolContributorRegistry()
+    contributors.gate = gate
+    writer = Writer()
+    contributors.add(lambda r, _p: r.register(writer))
+    contributors.add(lambda r, _p: r.register(Echo()))
+    registry = ToolRegistry()
+    contributors.apply_to(registry, Pipeline.CHAT)
+    chat = ToolContext(scope="chat-1")
+    assert await registry.execute("write", {}, chat) == ToolOutput("Error: writes are denied", True)
+    assert not writer.ran
+    assert await registry.execute("echo", {"t": "ok"}, chat) == ToolOutput("ok")
+    assert gate.asked == [("write", "chat-1"), ("echo", "chat-1")]
+    assert registry.permission_of("write") == "write"
+    assert registry.permission_of("nope") == ""
+
+
+async def test_contributors_learn_the_pipeline() -> None:
+    contributors = ToolContributorRegistry()
+    contributors.add(
+        lambda r, pipeline: r.register(Echo() if pipeline is Pipeline.REFACTOR else Writer())
+    )
+    registry = ToolRegistry()
+    contributors.apply_to(registry, Pipeline.REFACTOR)
+    assert [s.name for s in registry.specs()] == ["echo"]
