@@ -24,7 +24,7 @@ from qodeassist_lsp.core.events import (
     UsageEvent,
 )
 from qodeassist_lsp.core.runtime import Runtime
-from qodeassist_lsp.core.tools import ToolOutput
+from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.wire.tools import ToolSpec
 from tests.support.replay_server import ReplayServer, Reply, fixture_bytes
 from tests.support.wire_cases import GENERATED, TARGETS, StreamCase, expected_events
@@ -39,12 +39,14 @@ SCHEMA = {
 class RecordingTool:
     """A tool that remembers its calls and answers with a fixed text."""
 
+    permission = "read"
+
     def __init__(self, name: str, output: str) -> None:
         self.spec = ToolSpec(name, f"E2E test tool {name}", SCHEMA)
         self.output = output
         self.calls: list[dict[str, Any]] = []
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         self.calls.append(arguments)
         return ToolOutput(self.output)
 
@@ -411,7 +413,7 @@ async def test_tool_error_goes_back_flagged(replay: ReplayServer, runtime: Runti
     session = runtime.sessions.create(target.agent)
 
     class Failing(RecordingTool):
-        async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
             raise RuntimeError("weather service down")
 
     session.tools.register(Failing("get_weather", ""))
