@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import Field, field_validator
 
@@ -235,24 +235,13 @@ class ToolsSettings(Section):
 
 # --------------------------------------------------------------------------------------------
 class McpSettings(Section):
-    """``[mcp]``: the built-in MCP server and the MCP client hub."""
+    """``[mcp]``: the MCP client hub and the ``mcp serve`` server."""
 
-    enable_server: bool = Field(
-        default=False,
-        description="Expose the tool kit as an MCP server (Streamable HTTP on 127.0.0.1).",
-        json_schema_extra=USER_ONLY_EXTRA,
-    )
-    server_port: int = Field(
-        default=3456,
-        ge=1,
-        le=65535,
-        description="Port of the MCP server.",
-        json_schema_extra=USER_ONLY_EXTRA,
-    )
     enable_clients: bool = Field(
-        default=False,
-        description="Connect to the MCP servers listed in `<config>/mcp.json` and offer their "
-        "tools to the model.",
+        default=True,
+        description="Start the MCP servers listed in `<config>/mcp.json` and "
+        "`<workspace>/.qodeassist/mcp.json` and offer their tools to the model (a project's "
+        "servers only once the user approved them).",
         json_schema_extra=USER_ONLY_EXTRA,
     )
     client_extra_paths: list[str] = Field(
@@ -265,6 +254,28 @@ class McpSettings(Section):
         ge=1,
         le=300,
         description="Seconds an MCP server may take to connect, initialise and list its tools.",
+    )
+    client_call_timeout_s: float = Field(
+        default=60.0,
+        ge=1,
+        le=3600,
+        description="Seconds one MCP tool call may take; then the model gets a tool error and "
+        "the server is reconnected.",
+    )
+    server_port: int = Field(
+        default=3456,
+        ge=1,
+        le=65535,
+        description="Port of `qodeassist-lsp mcp serve --port` when no port is given "
+        "(127.0.0.1 only).",
+        json_schema_extra=USER_ONLY_EXTRA,
+    )
+    server_allow: list[Literal["read", "write", "execute"]] = Field(
+        default_factory=list,
+        description="Permission classes `mcp serve` runs when `[tools]` says `ask` for them "
+        "(nobody can be asked there, so `ask` is a refusal unless the class is listed). "
+        "`deny` stays deny.",
+        json_schema_extra=USER_ONLY_EXTRA,
     )
 
 

@@ -119,7 +119,8 @@ def test_defaults_follow_the_original() -> None:
     assert not t.allow_access_outside_project and not t.auto_apply_file_edits
     assert (t.max_tool_continuations, t.terminal_command_timeout_s) == (30, 30)
     assert all(t.enabled.model_dump().values())
-    assert (s.mcp.enable_server, s.mcp.server_port, s.mcp.enable_clients) == (False, 3456, False)
+    assert (s.mcp.server_port, s.mcp.enable_clients, s.mcp.server_allow) == (3456, True, [])
+    assert (s.mcp.client_connect_timeout_s, s.mcp.client_call_timeout_s) == (15.0, 60.0)
     assert s.logging.level == "warning" and not s.logging.log_requests
 
 
@@ -473,10 +474,10 @@ def test_project_file_may_not_widen_permissions(config_dir: Path, workspace: Pat
 
 def test_user_file_and_editor_may_set_user_only_keys(config_dir: Path) -> None:
     write(user_settings_path(config_dir), "[tools]\nallow_access_outside_project = true\n")
-    settings, problems = load_settings(config_dir, None, {"mcp": {"enableServer": True}})
+    settings, problems = load_settings(config_dir, None, {"mcp": {"serverAllow": ["read"]}})
     assert problems == []
     assert settings.tools.allow_access_outside_project is True
-    assert settings.mcp.enable_server is True
+    assert settings.mcp.server_allow == ["read"]
 
 
 def test_editor_settings_accept_camel_and_snake_case_and_skip_nulls() -> None:
@@ -530,10 +531,9 @@ def test_keys_of_planned_sections_are_checked_and_warned_about(tmp_path: Path) -
     planned = [p for p in problems if "is planned" in p.message]
     assert [(p.key, p.line, p.severity) for p in planned] == [
         ("tools", 4, "warning"),
-        ("mcp", 7, "warning"),
         ("skills", 10, "warning"),
     ]
-    assert len(problems) == 3
+    assert len(problems) == 2  # [mcp] is built: no warning
     assert not settings.skills.enabled  # still read and checked, for when the features land
     _, quiet = load_all_settings(None, editor={"completion": {"debounceMs": 200}, "tools": {}})
     assert quiet == []
