@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         config_cmd,
         doctor_cmd,
         embedded_cmd,
+        mcp_cmd,
         models_cmd,
         refactor_cmd,
         secrets_cmd,
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_cmd.register(commands, shared)
     doctor_cmd.register(commands, shared)
     embedded_cmd.register(commands, shared)
+    mcp_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
     refactor_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)

@@ -4,7 +4,7 @@ Run as ``python -m tests.support.mcp_demo_server [--http PORT] [--hang]``: stdio
 streamable HTTP on 127.0.0.1:PORT with ``--http``; ``--hang`` never answers ``initialize``
 (reads stdin and does nothing), as a hung server would.
 
-Tools: ``echo`` (read-only), ``pid`` (read-only: the server's process id, to check it is gone
+Tools: ``echo`` and ``get_weather`` (read-only), ``pid`` (read-only: the server's process id, to check it is gone
 after the hub stops), ``sleep`` (never returns in time), ``touch`` (destructive, no effect),
 ``run`` (no annotations), ``grow`` (adds the tool ``extra`` and sends ``tools/list_changed``).
 """
@@ -28,6 +28,11 @@ server = MCPServer("demo")
 @server.tool(description="Say the text back.", annotations=READ_ONLY)
 def echo(text: str) -> str:
     return f"echo: {text}"
+
+
+@server.tool(description="The weather at a place.", annotations=READ_ONLY)
+def get_weather(location: str) -> str:
+    return f"sunny in {location}"
 
 
 @server.tool(description="The server's process id.", annotations=READ_ONLY)

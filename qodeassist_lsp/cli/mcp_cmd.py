@@ -1,0 +1,177 @@
+"""``qodeassist-lsp mcp serve | list``: our tool kit as an MCP server; the hub's servers and state.
+
+``mcp serve`` offers the tools every chat session gets (whatever the runtime's contributors
+register for the CHAT pipeline) over stdio (default) or over streamable HTTP on
+``127.0.0.1:<port>/mcp`` behind a bearer token. The permission policy of ``[tools]`` holds,
+with ``ask`` refused unless ``[mcp] server_allow`` lists the class (`mcp.server_gate`). Tools
+are confined to ``--workspace`` (default: ``--project``, else the current folder).
+``mcp list`` connects to every configured server once and prints its state and tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, load
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.settings import Settings
+    from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.core.tools import PermissionClass, ToolContributor, ToolRegistry
+    from qodeassist_lsp.mcp.server_gate import Decision
+
+SETTINGS_PORT = -1
+"""``--port`` without a number: ``[mcp] server_port``."""
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``mcp`` command and its ``serve`` and ``list`` subcommands."""
+    mcp = commands.add_parser("mcp", parents=[shared], help="MCP: serve the tool kit, list servers")
+    actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+    serve = actions.add_parser(
+        "serve", parents=[shared], help="offer the tool kit to MCP clients (stdio or 127.0.0.1)"
+    )
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (default)")
+    transport.add_argument(
+        "--port",
+        type=int,
+        nargs="?",
+        const=SETTINGS_PORT,
+        metavar="N",
+        help="serve streamable HTTP on 127.0.0.1:N/mcp with a bearer token "
+        "(N defaults to [mcp] server_port)",
+    )
+    serve.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the folder tools may reach (default: --project, else the current folder)",
+    )
+    serve.set_defaults(handler=run_serve)
+    listing = actions.add_parser(
+        "list", parents=[shared], help="connect to every mcp.json server once and show its state"
+    )
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=run_list)
+
+
+# --------------------------------------------------------------------------------- serve
+def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -> int:
+    """Serve until the client goes away (stdio) or the process is interrupted (HTTP).
+
+    ``extra`` contributors register further tools (tests use it to add a tool of their own).
+    """
+    workspace = Path(args.workspace or args.project or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise CliError(f"--workspace {workspace}: not a folder")
+    args.project = str(workspace)
+    config = load(args)
+    port = args.port
+    if port == SETTINGS_PORT:
+        port = config.settings.mcp.server_port
+    if port is not None and not 1 <= port <= 65535:
+        raise CliError(f"--port {port}: use a port between 1 and 65535")
+    # Start-up cost: the MCP SDK (starlette, httpx2) is only needed here.
+    from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.mcp import server as mcp_server
+
+    runtime = Runtime(config)
+    registry = tool_registry(runtime, extra)
+    server = mcp_server.build_server(registry)
+    try:
+        if port is None:
+            asyncio.run(_serve(runtime, mcp_server.serve_stdio(server)))
+        else:
+            token, source = mcp_server.server_token(config.paths.data_root)
+            sys.stderr.write(
+                f"qodeassist-lsp MCP server: http://{mcp_server.LOOPBACK}:{port}/mcp "
+                f"({len(registry)} tools, workspace {workspace})\n"
+                f"bearer token ({source}): {token}\n"
+            )
+            sys.stderr.flush()
+            asyncio.run(_serve(runtime, mcp_server.serve_http(server, port, token)))
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def tool_registry(runtime: Runtime, extra: Sequence[ToolContributor] = ()) -> ToolRegistry:
+    """Return the CHAT pipeline's tools behind the headless gate of ``mcp serve``."""
+    from qodeassist_lsp.core.policy import Pipeline
+    from qodeassist_lsp.core.tools import ToolRegistry
+    from qodeassist_lsp.mcp.server_gate import HeadlessGate
+
+    registry = ToolRegistry()
+    runtime.contributors.apply_to(registry, Pipeline.CHAT)
+    for contributor in extra:
+        contributor(registry, Pipeline.CHAT)
+    settings = runtime.configuration.settings
+    registry.gate = HeadlessGate(
+        lambda permission: tools_policy(settings, permission), lambda: settings.mcp.server_allow
+    )
+    return registry
+
+
+def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
+    """Return what ``[tools]`` decides for ``permission`` (SPEC §2 defaults until it says)."""
+    from qodeassist_lsp.mcp.server_gate import DEFAULT_POLICY
+
+    return DEFAULT_POLICY[permission]
+
+
+async def _serve(runtime: Runtime, serving: Any) -> None:
+    try:
+        await serving
+    finally:
+        await runtime.aclose()
+
+
+# --------------------------------------------------------------------------------- list
+def run_list(args: argparse.Namespace) -> int:
+    """Connect to every configured server, print its state and tools, disconnect."""
+    servers = asyncio.run(_list(load(args)))
+    if args.json:
+        json.dump(servers, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    if not servers["servers"]:
+        sys.stdout.write("no MCP server configured (see docs/mcp.md)\n")
+    for server in servers["servers"]:
+        line = f"{server['name']}  {server['origin']}  {server['transport']}  {server['state']}"
+        if server["state"] == "connected":
+            line += f"  {len(server['toolNames'])} tools: {', '.join(server['toolNames'])}"
+        elif server["error"]:
+            line += f"  ({server['error']})"
+        sys.stdout.write(line + "\n")
+    return EXIT_OK
+
+
+async def _list(config: Any) -> dict[str, Any]:
+    from qodeassist_lsp.mcp.approvals import ApprovalStore
+    from qodeassist_lsp.mcp.hub import McpHub, hub_config
+
+    settings = hub_config(config)
+    changed = asyncio.Event()
+    hub = McpHub(ApprovalStore(config.paths.data_root), on_change=changed.set)
+    try:
+        await hub.configure(settings)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(settings.limits.connect_timeout_s + 1):
+                while any(s["state"] == "connecting" for s in hub.status()["servers"]):
+                    changed.clear()
+                    await changed.wait()
+        status = hub.status()
+        for server in status["servers"]:
+            connection = hub.connection(server["name"])
+            tools = connection.tools if connection is not None else ()
+            server["toolNames"] = [tool.name for tool in tools]
+        return status
+    finally:
+        await hub.aclose()

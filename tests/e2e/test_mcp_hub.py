@@ -1,0 +1,274 @@
+"""The MCP client hub against a real SDK server (tests/support/mcp_demo_server.py).
+
+Over stdio and streamable HTTP on 127.0.0.1: connect, list, call, ``list_changed``; a hung
+server and a hung call become tool errors; a project server waits for approval; no process is
+left behind; and a chat calls the server's tool through a replayed tool-call stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.core.content import user_text
+from qodeassist_lsp.core.events import FinishedEvent, ToolCallEvent, ToolResultEvent
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.core.tools import ToolRegistry
+from qodeassist_lsp.mcp.approvals import ApprovalStore
+from qodeassist_lsp.mcp.connection import ConnectionLimits
+from qodeassist_lsp.mcp.definitions import ServerDefinition
+from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+from tests.support.replay_server import ReplayServer, Reply, fixture_bytes
+from tests.support.wire_cases import TARGETS
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEMO = ("-m", "tests.support.mcp_demo_server")
+LIMITS = ConnectionLimits(connect_timeout_s=20, call_timeout_s=20)
+
+
+def stdio(name: str = "demo", *extra: str, origin: str = "user") -> ServerDefinition:
+    return ServerDefinition(
+        name,
+        "stdio",
+        origin,
+        command=sys.executable,
+        args=(*DEMO, *extra),
+        cwd=str(REPO_ROOT),  # type: ignore[arg-type]
+    )
+
+
+async def until(check: Callable[[], bool], timeout: float = 30) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def hub(tmp_path: Path) -> AsyncIterator[McpHub]:
+    hub = McpHub(ApprovalStore(tmp_path / "data"))
+    yield hub
+    await hub.aclose()
+
+
+def state(hub: McpHub, name: str = "demo") -> str:
+    connection = hub.connection(name)
+    assert connection is not None
+    return connection.state
+
+
+def registry_of(hub: McpHub, pipeline: Pipeline = Pipeline.CHAT) -> ToolRegistry:
+    registry = ToolRegistry()
+    hub.contribute(registry, pipeline)
+    return registry
+
+
+async def test_stdio_server_lists_calls_and_follows_list_changed(hub: McpHub) -> None:
+    await hub.configure(HubConfig((stdio(),), LIMITS))
+    await until(lambda: state(hub) == "connected")
+    registry = registry_of(hub)
+    names = [spec.name for spec in registry.specs()]
+    assert names == [
+        "demo__echo",
+        "demo__get_weather",
+        "demo__pid",
+        "demo__sleep",
+        "demo__touch",
+        "demo__run",
+        "demo__grow",
+    ]
+    assert [registry.permission_of(n) for n in ("demo__echo", "demo__touch", "demo__run")] == [
+        "read",
+        "write",
+        "execute",
+    ]
+    output = await registry.execute("demo__echo", {"text": "hi"})
+    assert (output.content, output.is_error) == ("echo: hi", False)
+
+    # The server adds a tool and says so: the hub lists again, new sessions get it.
+    assert (await registry.execute("demo__grow", {})).content == "grown"
+    await until(lambda: "demo__extra" in [s.name for s in registry_of(hub).specs()])
+    assert (await registry_of(hub).execute("demo__extra", {})).content == "extra!"
+
+    status = hub.status()["servers"]
+    assert status == [
+        {
+            "name": "demo",
+            "origin": "user",
+            "transport": "stdio",
+            "state": "connected",
+            "tools": 8,
+            "attempts": 1,
+            "error": "",
+        }
+    ]
+
+
+async def test_refactor_sessions_get_read_only_tools(hub: McpHub) -> None:
+    await hub.configure(HubConfig((stdio(),), LIMITS))
+    await until(lambda: state(hub) == "connected")
+    registry = registry_of(hub, Pipeline.REFACTOR)
+    assert {registry.permission_of(spec.name) for spec in registry.specs()} == {"read"}
+    assert "demo__touch" not in [spec.name for spec in registry.specs()]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_streamable_http_server(hub: McpHub) -> None:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, *DEMO, "--http", str(port)], cwd=REPO_ROOT)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        definition = ServerDefinition("web", "http", "user", url=url)
+        await hub.configure(HubConfig((definition,), LIMITS))
+        await until(lambda: state(hub, "web") == "connected")
+        output = await registry_of(hub).execute("web__get_weather", {"location": "Oslo"})
+        assert (output.content, output.is_error) == ("sunny in Oslo", False)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_a_hung_server_fails_to_connect_and_its_tools_stay_away(hub: McpHub) -> None:
+    limits = ConnectionLimits(connect_timeout_s=1, call_timeout_s=1)
+    await hub.configure(HubConfig((stdio("demo", "--hang"),), limits))
+    await until(lambda: state(hub) == "failed")
+    connection = hub.connection("demo")
+    assert connection is not None and "client_connect_timeout_s" in connection.error
+    assert len(registry_of(hub)) == 0
+    output = await connection.call("echo", {"text": "x"})
+    assert output.is_error and "'demo' is" in output.content
+
+
+async def test_a_hung_call_is_one_tool_error_and_the_server_comes_back(hub: McpHub) -> None:
+    limits = ConnectionLimits(connect_timeout_s=20, call_timeout_s=1)
+    await hub.configure(HubConfig((stdio(),), limits))
+    await until(lambda: state(hub) == "connected")
+    registry = registry_of(hub)
+    output = await registry.execute("demo__sleep", {})
+    assert output.is_error
+    assert "did not answer 'sleep' within 1 s" in output.content
+    # Reconnected after the backoff; the same tool objects work again.
+    await until(lambda: state(hub) == "connected" and hub.status()["servers"][0]["attempts"] == 2)
+    assert (await registry.execute("demo__echo", {"text": "again"})).content == "echo: again"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_stopping_the_hub_leaves_no_process(tmp_path: Path) -> None:
+    hub = McpHub(ApprovalStore(tmp_path))
+    await hub.configure(HubConfig((stdio(),), LIMITS))
+    await until(lambda: state(hub) == "connected")
+    pid = int((await registry_of(hub).execute("demo__pid", {})).content)
+    assert alive(pid)
+    await hub.aclose()
+    await until(lambda: not alive(pid), timeout=10)
+
+
+async def test_a_changed_definition_restarts_the_server(hub: McpHub) -> None:
+    await hub.configure(HubConfig((stdio(),), LIMITS))
+    await until(lambda: state(hub) == "connected")
+    pid = int((await registry_of(hub).execute("demo__pid", {})).content)
+    changed = ServerDefinition(
+        "demo", "stdio", "user", command=sys.executable, args=DEMO, cwd=str(REPO_ROOT),
+        env={"DEMO": "1"},
+    )  # fmt: skip
+    await hub.configure(HubConfig((changed,), LIMITS))
+    await until(lambda: not alive(pid), timeout=10)
+    await until(lambda: state(hub) == "connected")
+    assert int((await registry_of(hub).execute("demo__pid", {})).content) != pid
+
+
+class Asker:
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    async def approve(self, project: Path, server: ServerDefinition) -> bool:
+        self.asked.append(server.name)
+        return self.answer
+
+
+async def test_a_project_server_needs_approval(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    store = ApprovalStore(tmp_path / "data")
+    config = HubConfig((stdio(origin="project"),), LIMITS, project=project)
+
+    # Nobody to ask: not started.
+    silent = McpHub(store)
+    await silent.configure(config)
+    assert state(silent) == "not-approved"
+    assert len(registry_of(silent)) == 0
+    await silent.aclose()
+
+    # The user says no: not started, not asked again on a reload.
+    refusing = Asker(False)
+    hub = McpHub(store, refusing)
+    await hub.configure(config)
+    await until(lambda: state(hub) == "not-approved")
+    await hub.configure(config)
+    assert refusing.asked == ["demo"]
+    await hub.aclose()
+
+    # The user says yes: started, and remembered for this definition.
+    approving = Asker(True)
+    hub = McpHub(store, approving)
+    await hub.configure(config)
+    await until(lambda: state(hub) == "connected")
+    await hub.aclose()
+    again = Asker(False)
+    hub = McpHub(store, again)
+    await hub.configure(config)
+    await until(lambda: state(hub) == "connected")
+    assert again.asked == []
+    await hub.aclose()
+
+
+async def test_a_chat_calls_the_servers_tool(
+    hub: McpHub, replay: ReplayServer, runtime: Runtime
+) -> None:
+    await hub.configure(HubConfig((stdio(),), LIMITS))
+    await until(lambda: state(hub) == "connected")
+    runtime.contributors.add(hub.contribute)
+    target = TARGETS["claude"]
+    # The recorded Anthropic tool call, asking for the prefixed name of the demo server's tool.
+    recorded = fixture_bytes("anthropic/stream_text_then_tool_use_sdk.sse")
+    first = recorded.replace(b'"name":"get_weather"', b'"name":"demo__get_weather"')
+    assert first != recorded
+    replay.script(
+        target.route,
+        [
+            Reply(body=first, content_type="text/event-stream", split="events"),
+            Reply("anthropic/stream_text_hello.sse", split="events"),
+        ],
+    )
+    session = runtime.sessions.create(target.agent)
+    request = session.send(user_text("Weather in Paris?"))
+    events = [event async for event in request.events()]
+    assert isinstance(events[-1], FinishedEvent), events
+    [call] = [e for e in events if isinstance(e, ToolCallEvent)]
+    [result] = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert (call.name, call.arguments) == ("demo__get_weather", {"location": "Paris"})
+    assert (result.content, result.is_error) == ("sunny in Paris", False)
+    offered = [tool["name"] for tool in replay.requests[0].json["tools"]]
+    assert "demo__get_weather" in offered
+    tool_result = replay.requests[1].json["messages"][-1]["content"][0]
+    assert tool_result["content"] == "sunny in Paris"
