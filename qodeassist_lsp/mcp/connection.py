@@ -173,7 +173,7 @@ class ServerConnection:
         self._relist.clear()
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout(self.limits.connect_timeout_s):
-                client = await stack.enter_async_context(self._client_for())
+                client = await stack.enter_async_context(await self._client_for(stack))
                 tools = await self._list_tools(client)
             self._client, self.tools, self.error = client, tools, ""
             self._set_state("connected")
@@ -219,7 +219,7 @@ class ServerConnection:
                 break
         return tuple(tools)
 
-    def _client_for(self) -> Client:
+    async def _client_for(self, stack: contextlib.AsyncExitStack) -> Client:
         definition = self.definition
         if definition.transport == "stdio":
             server: Any = StdioServerParameters(
@@ -231,7 +231,10 @@ class ServerConnection:
         elif definition.transport == "sse":
             server = sse_client(definition.url, headers=dict(definition.headers) or None)
         else:
-            http = httpx2.AsyncClient(headers=dict(definition.headers), timeout=30.0)
+            # The SDK leaves a client it was given open: this one is closed with the stack.
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=dict(definition.headers), timeout=30.0)
+            )
             server = streamable_http_client(definition.url, http_client=http)
         return Client(
             server,

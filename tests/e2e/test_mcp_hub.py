@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -45,9 +44,10 @@ def stdio(name: str = "demo", *extra: str, origin: str = "user") -> ServerDefini
     )
 
 
-async def until(check: Callable[[], bool], timeout: float = 30) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
+async def until(check: Callable[[], bool], within: float = 30) -> None:
+    """Poll ``check``: the hub changes state in its own tasks, which a test only observes."""
+    async with asyncio.timeout(within):
+        while not check():  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
 
@@ -127,7 +127,9 @@ def free_port() -> int:
 
 async def test_streamable_http_server(hub: McpHub) -> None:
     port = free_port()
-    process = subprocess.Popen([sys.executable, *DEMO, "--http", str(port)], cwd=REPO_ROOT)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *DEMO, "--http", str(port), cwd=REPO_ROOT
+    )
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         definition = ServerDefinition("web", "http", "user", url=url)
@@ -137,7 +139,7 @@ async def test_streamable_http_server(hub: McpHub) -> None:
         assert (output.content, output.is_error) == ("sunny in Oslo", False)
     finally:
         process.terminate()
-        process.wait(10)
+        await process.wait()
 
 
 async def test_a_hung_server_fails_to_connect_and_its_tools_stay_away(hub: McpHub) -> None:
@@ -179,7 +181,7 @@ async def test_stopping_the_hub_leaves_no_process(tmp_path: Path) -> None:
     pid = int((await registry_of(hub).execute("demo__pid", {})).content)
     assert alive(pid)
     await hub.aclose()
-    await until(lambda: not alive(pid), timeout=10)
+    await until(lambda: not alive(pid), within=10)
 
 
 async def test_a_changed_definition_restarts_the_server(hub: McpHub) -> None:
@@ -191,7 +193,7 @@ async def test_a_changed_definition_restarts_the_server(hub: McpHub) -> None:
         env={"DEMO": "1"},
     )  # fmt: skip
     await hub.configure(HubConfig((changed,), LIMITS))
-    await until(lambda: not alive(pid), timeout=10)
+    await until(lambda: not alive(pid), within=10)
     await until(lambda: state(hub) == "connected")
     assert int((await registry_of(hub).execute("demo__pid", {})).content) != pid
 
