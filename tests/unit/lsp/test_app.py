@@ -52,6 +52,7 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "CompletionFeature",
         "RefactorFeature",
         "ChatFeature",
+        "McpFeature",
     }
     registered = server.protocol.fm.features
     for method in (
