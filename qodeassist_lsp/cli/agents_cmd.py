@@ -16,6 +16,8 @@ from qodeassist_lsp.config.template_context import complete_context, synthetic_c
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.agent_catalog import agent_summaries
+from qodeassist_lsp.skills.discovery import discover, skill_roots
+from qodeassist_lsp.skills.skill import SKILL_FILE, load_skill
 
 CLI_PIPELINES = {
     "completion": "code_completion",
@@ -111,6 +113,9 @@ def _expand(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             files.extend(toml_files(path))
+            files.extend(sorted(path.glob(f"*/{SKILL_FILE}")))
+            if (path / SKILL_FILE).is_file():
+                files.append(path / SKILL_FILE)
         elif path.is_file():
             files.append(path)
         else:
@@ -119,15 +124,31 @@ def _expand(paths: list[Path]) -> list[Path]:
 
 
 def validate_agents(args: argparse.Namespace) -> int:
-    """Load and dry-render; print ``file:line: severity: message`` per problem."""
+    """Load and dry-render; print ``file:line: severity: message`` per problem.
+
+    Skills are checked too: every discovered ``SKILL.md`` without paths, the named ones with.
+    """
     wanted = _expand(args.paths)
+    skill_files = [f for f in wanted if f.name == SKILL_FILE]
+    wanted = [f for f in wanted if f.name != SKILL_FILE]
     baseline = load(args)
     known = {p.resolve() for directory in _layer_dirs(baseline) for p in toml_files(directory)}
     config = load(args, [f for f in wanted if f not in known]) if wanted else baseline
     problems = config.problems
-    if wanted:
+    if wanted or skill_files:
         names = {str(f) for f in wanted}
         problems = [p for p in problems if p.file and str(Path(p.file).resolve()) in names]
+        for file in skill_files:
+            problems = problems + load_skill(file.parent, "cli")[1]
+        wanted += skill_files
+    elif config.settings.skills.enabled:
+        paths = config.paths
+        problems = (
+            problems
+            + discover(
+                skill_roots(config.settings.skills, paths.config_root, paths.project)
+            ).problems
+        )
     for problem in problems:
         print(problem.format())
     errors = sum(p.severity == "error" for p in problems)

@@ -283,7 +283,11 @@ class McpSettings(Section):
 class SkillsSettings(Section):
     """``[skills]``: Agent Skills discovery."""
 
-    enabled: bool = Field(default=True, description="Discover skills and offer them to chat.")
+    enabled: bool = Field(
+        default=True,
+        description="Discover skills and offer them to chat (catalog, always-on skills, "
+        "`/name` in a message, the `load_skill` tool).",
+    )
     project_dirs: list[str] = Field(
         default_factory=lambda: [".qodeassist/skills", ".claude/skills"],
         description="Skill directories relative to the project root (entries escaping the "
@@ -294,6 +298,14 @@ class SkillsSettings(Section):
         description="Further skill directories, searched after `<config>/skills` (always "
         "searched); `~` is expanded.",
         json_schema_extra=USER_ONLY_EXTRA,
+    )
+    catalog_budget_tokens: int = Field(
+        default=2000,
+        ge=100,
+        le=100_000,
+        description="Most tokens (about four characters each) the chat's skill catalog, the "
+        "list of skill names and descriptions in the system prompt, may take; skills that do "
+        "not fit are left out with a note. Always-on skills are not counted.",
     )
 
 

@@ -54,7 +54,7 @@ EDITOR_SOURCE: Final = "editor settings"
 
 _MAX_SHOWN: Final = 60
 
-PLANNED_SECTIONS: Final = frozenset({"tools", "skills"})
+PLANNED_SECTIONS: Final = frozenset({"tools"})
 """Sections whose keys are validated but not read yet: their features are planned."""
 
 

@@ -16,6 +16,7 @@ from qodeassist_lsp.lsp import (
     refactor_handlers,
     server,
     settings_handlers,
+    skill_handlers,
 )
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
@@ -28,6 +29,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     doctor_handlers.setup,
     settings_handlers.setup,
     mcp_handlers.setup,
+    skill_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

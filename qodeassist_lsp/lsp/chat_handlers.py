@@ -21,6 +21,7 @@ from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
+from qodeassist_lsp.lsp.skill_handlers import library_of
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class ChatFeature(LanguageFeature):
                 workspace=paths.project if paths is not None else None,
                 ignore=server.ignore_filter,
                 folders=server.workspace_folders,
+                skills=library_of(server),
             )
         return self._service
 

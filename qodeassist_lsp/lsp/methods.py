@@ -19,6 +19,7 @@ CHAT_COMPRESS = "qodeassist/chat/compress"
 CHAT_TOKENS = "qodeassist/chat/tokens"
 SETTINGS_GET = "qodeassist/settings/get"
 SETTINGS_UPDATE = "qodeassist/settings/update"
+SKILLS_LIST = "qodeassist/skills/list"
 
 CMD_ACCEPTED = "qodeassist.accepted"
 CMD_RELOAD = "qodeassist.reloadConfiguration"

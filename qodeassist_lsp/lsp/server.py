@@ -118,7 +118,7 @@ class QodeAssistServer(LanguageServer):
         inside = paths is not None and _is_config_file(Path(path), paths.config_root, paths.project)
         if not problems and not inside:
             return
-        diagnostics = [_diagnostic(p) for p in problems]
+        diagnostics = [config_diagnostic(p) for p in problems]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
         )
@@ -174,7 +174,8 @@ def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool
     return any(resolved.is_relative_to(root) for root in roots)
 
 
-def _diagnostic(problem: ConfigProblem) -> types.Diagnostic:
+def config_diagnostic(problem: ConfigProblem) -> types.Diagnostic:
+    """Return the diagnostic of a configuration problem (on its line, or the first)."""
     line = max((problem.line or 1) - 1, 0)
     severity = (
         types.DiagnosticSeverity.Error

@@ -32,6 +32,8 @@ so existing ``except LookupError`` and the like still hold)::
     ├── ChatNotFound [LookupError]          features.chat.store
     ├── ChatInputError [ValueError]         features.chat.files: an attachment is refused
     ├── HistoryFormatError [ValueError]     features.chat.history_format
+    ├── FrontMatterError [ValueError]       skills.frontmatter: a SKILL.md has no usable header
+    ├── UnknownSkill [LookupError]          skills.library: a message starts with /no-such-skill
     ├── RequestFailed [JsonRpcException]    lsp.chat_handlers: LSP RequestFailed (-32803)
     ├── EmbeddedError                       cli.embedded_model
     └── CliError                            cli.common: a command cannot go on

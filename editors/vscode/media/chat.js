@@ -23,6 +23,12 @@
   let agentsKey = '';
   let noticeTimer = 0;
   let draftTimer = 0;
+  /** @type {{name: string, description: string}[]} the skills of the last state */
+  let skills = [];
+  /** @type {{name: string, description: string}[]} the skills the open menu shows */
+  let menuItems = [];
+  let menuIndex = 0;
+  const skillMenu = $('skill-menu');
 
   const saved = vscode.getState() || {};
   if (typeof saved.draft === 'string') {
@@ -163,6 +169,8 @@
       agentSelect.appendChild(option);
       agentsKey = '';
     }
+    skills = Array.isArray(state.skills) ? state.skills : [];
+    updateSkillMenu();
     agentSelect.value = state.selectedAgent || '';
     agentSelect.disabled = state.agents.length === 0;
 
@@ -226,6 +234,54 @@
 
   // -- input --------------------------------------------------------------------------------
 
+  /** The `/name` being typed at the very start of the message (caret inside it), or null. */
+  function slashWord() {
+    const before = input.value.slice(0, input.selectionEnd ?? input.value.length);
+    const match = /^\/([a-z0-9-]*)$/i.exec(before);
+    return match ? match[1].toLowerCase() : null;
+  }
+
+  function updateSkillMenu() {
+    const word = slashWord();
+    menuItems = word === null ? [] : skills.filter((s) => s.name.startsWith(word));
+    menuIndex = Math.min(menuIndex, Math.max(menuItems.length - 1, 0));
+    skillMenu.textContent = '';
+    menuItems.forEach((skill, index) => {
+      const item = document.createElement('li');
+      item.setAttribute('role', 'option');
+      item.setAttribute('data-skill', skill.name);
+      item.className = index === menuIndex ? 'selected' : '';
+      item.setAttribute('aria-selected', String(index === menuIndex));
+      const name = document.createElement('strong');
+      name.textContent = `/${skill.name}`;
+      const description = document.createElement('span');
+      description.textContent = skill.description;
+      item.append(name, ' ', description);
+      skillMenu.appendChild(item);
+    });
+    skillMenu.hidden = menuItems.length === 0;
+  }
+
+  /** Replace the `/word` at the start of the message with the skill's full `/name `. */
+  function acceptSkill(name) {
+    const rest = input.value.replace(/^\/[a-z0-9-]*/i, '').replace(/^ /, '');
+    input.value = `/${name} ${rest}`;
+    const caret = name.length + 2;
+    input.setSelectionRange(caret, caret);
+    vscode.setState({ draft: input.value });
+    menuItems = [];
+    skillMenu.hidden = true;
+    input.focus();
+  }
+
+  skillMenu.addEventListener('mousedown', (event) => {
+    const item = /** @type {HTMLElement} */ (event.target).closest('li[data-skill]');
+    if (item) {
+      event.preventDefault();
+      acceptSkill(item.getAttribute('data-skill') || '');
+    }
+  });
+
   function send() {
     const text = input.value;
     if (!text.trim() && $('chips').querySelectorAll('.chip.attachment').length === 0) {
@@ -246,6 +302,26 @@
   agentSelect.addEventListener('change', () => post({ type: 'agent', name: agentSelect.value }));
 
   input.addEventListener('keydown', (event) => {
+    if (!skillMenu.hidden && menuItems.length > 0) {
+      if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        event.preventDefault();
+        const step = event.key === 'ArrowDown' ? 1 : -1;
+        menuIndex = (menuIndex + step + menuItems.length) % menuItems.length;
+        updateSkillMenu();
+        return;
+      }
+      if ((event.key === 'Tab' || event.key === 'Enter') && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        acceptSkill(menuItems[menuIndex].name);
+        return;
+      }
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        menuItems = [];
+        skillMenu.hidden = true;
+        return;
+      }
+    }
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
@@ -256,6 +332,11 @@
   });
 
   input.addEventListener('input', () => {
+    if (input.value === '/') {
+      menuIndex = 0;
+      post({ type: 'skills' }); // the extension answers with a state carrying fresh skills
+    }
+    updateSkillMenu();
     vscode.setState({ draft: input.value });
     window.clearTimeout(draftTimer);
     draftTimer = window.setTimeout(() => post({ type: 'draft', text: input.value }), 300);

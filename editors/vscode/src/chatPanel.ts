@@ -21,6 +21,7 @@ import {
   ChatSummary,
   ChatTokensResult,
   Methods,
+  SkillInfo,
 } from './protocol';
 import { NotRunningError, Server } from './server';
 import { fillTemplate, makeNonce } from './webviewHtml';
@@ -42,7 +43,8 @@ type FromPanel =
   | { type: 'linkActive' }
   | { type: 'removeAttachment'; index: number }
   | { type: 'removeLinked'; index: number }
-  | { type: 'draft'; text: string };
+  | { type: 'draft'; text: string }
+  | { type: 'skills' };
 
 const FLUSH_MS = 40;
 const METHOD_NOT_FOUND = -32601;
@@ -57,6 +59,8 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
   /** The user's message while its send awaits the server's answer. */
   private pending: { text: string; attachments: string[] } | undefined;
   private agents: AgentInfo[] = [];
+  /** The skills a message may start with (`/name`), for the panel's completion. */
+  private skills: SkillInfo[] = [];
   /** The agent picked in the panel ('' = the chat's own, or the default for a new chat). */
   private selectedAgent = '';
   private attachments: vscode.Uri[] = [];
@@ -364,6 +368,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
         this.flush();
         this.postState();
         void this.refreshAgents();
+        void this.refreshSkills();
         break;
       case 'send':
         this.draft = '';
@@ -438,6 +443,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
       case 'draft':
         this.draft = String(message.text ?? '');
         this.scheduleTokens();
+        break;
+      case 'skills': // the user typed '/' at the start: skills may have changed on disk
+        void this.refreshSkills();
         break;
     }
   }
@@ -525,6 +533,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
         description: a.description ?? '',
       })),
       selectedAgent: this.selectedAgent || chat?.agent || this.agents[0]?.name || '',
+      skills: this.skills.map((s) => ({ name: s.name, description: s.description ?? '' })),
       attachments: this.attachments.map((u) => path.basename(u.fsPath)),
       linked: linked.map((u) => vscode.workspace.asRelativePath(u, false)),
       tokens: this.tokens ?? null,
@@ -557,6 +566,16 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
       this.agents = Array.isArray(agents) ? agents : [];
     } catch {
       return;
+    }
+    this.postState();
+  }
+
+  private async refreshSkills(): Promise<void> {
+    try {
+      const skills = await this.server.request<SkillInfo[]>(Methods.skillsList, {});
+      this.skills = Array.isArray(skills) ? skills : [];
+    } catch {
+      return; // a server without skills: no completion
     }
     this.postState();
   }

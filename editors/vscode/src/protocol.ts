@@ -19,6 +19,7 @@ export const Methods = {
   chatEditFile: 'qodeassist/chat/editFile',
   settingsGet: 'qodeassist/settings/get',
   settingsUpdate: 'qodeassist/settings/update',
+  skillsList: 'qodeassist/skills/list',
 } as const;
 
 /** Commands the server advertises (`workspace/executeCommand`). The client registers them as
@@ -32,6 +33,14 @@ export const ServerCommands = {
 
 /** The settings section the server reads (`workspace/configuration`, `didChangeConfiguration`). */
 export const CONFIG_SECTION = 'qodeassist';
+
+/** One entry of `qodeassist/skills/list`: a skill a chat message may start with `/name`. */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  source: string;
+  alwaysOn: boolean;
+}
 
 export type ErrorCategory = 'config' | 'auth' | 'network' | 'provider' | 'validation' | 'tool';
 

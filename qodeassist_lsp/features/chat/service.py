@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.chat import mentions
+from qodeassist_lsp.features.chat import mentions, skill_use
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
@@ -48,6 +48,7 @@ from qodeassist_lsp.features.chat.files import (
 )
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
+from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 log = logging.getLogger("qodeassist.chat")
@@ -69,6 +70,7 @@ class ChatService:
         workspace: Path | None = None,
         ignore: Callable[[], IgnoreFilter | None] = lambda: None,
         folders: Callable[[], Sequence[Path]] | None = None,
+        skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
     ) -> None:
         self._runtime = runtime
         self._documents = documents
@@ -76,6 +78,7 @@ class ChatService:
         self._workspace = workspace
         self._folders = folders or (lambda: [workspace] if workspace is not None else [])
         self._ignore = ignore
+        self._skills = skills
         self._chats: dict[str, Chat] = {}
         self._saves: set[asyncio.Task[None]] = set()
         self._tidied: set[Path] = set()
@@ -175,7 +178,10 @@ class ChatService:
                 access.check(Path(path))
         if chat is not None:
             self._check_history(chat, access, keep_linked=linked is None)
-        text = mentions.expand(access, params.message) if message else ""
+        library = await self._skills() if self._skills is not None else None
+        invoked = skill_use.invoked(library, message)
+        typed = skill_use.message_text(library, params.message)
+        text = mentions.expand(access, typed) if message else ""
         created = chat is None
         if chat is None:
             chat = self._new(params.message or "attachment", agent)
@@ -183,6 +189,7 @@ class ChatService:
             chat = await self.compress_chat(chat)
         await self._stop(chat)
         blocks: list[Block] = [TextBlock(text)] if text else []
+        blocks += invoked
         try:
             blocks += store_attachments(access, self.store(), chat.chat_id, params.attachments)
         except ChatInputError:
@@ -199,6 +206,7 @@ class ChatService:
         session.content_loader = chat.loader
         session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
+        skill_use.add_layer(session, library, self.settings.skills.catalog_budget_tokens)
         session.listeners.append(lambda event: self._on_event(chat, event))
         chat.file.agent = agent
         start = len(chat.history)

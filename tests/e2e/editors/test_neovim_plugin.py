@@ -551,3 +551,20 @@ def test_chat_cancelled_mid_stream(plugin: RunPlugin, replay: ReplayServer, vers
         "_(stopped: max_tokens)_",
     ], why
     assert rendered["chat_status"] == "QodeAssist chat · 12 in / 3 out tokens", why
+
+
+def test_chat_completes_skill_names_at_the_start_of_a_message(
+    plugin: RunPlugin, tmp_path: Path
+) -> None:
+    skills = tmp_path / "project" / ".qodeassist" / "skills"
+    for name in ("my-skill", "my-other", "deploy"):
+        (skills / name).mkdir(parents=True)
+        (skills / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\nB\n")
+    run = plugin("plugin_skills", "0.12")
+    why = run.explain()
+    assert run.report["command"] == ["/deploy", "/my-other", "/my-skill"], why
+    assert run.report["command_prefix"] == ["/my-other", "/my-skill"], why
+    assert run.report["command_later"] == [], why
+    assert run.report["input"] == ["/deploy"], why
+    assert run.report["input_later"] == [], why
+    assert run.requests("qodeassist/skills/list"), why

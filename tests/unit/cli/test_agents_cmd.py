@@ -229,3 +229,19 @@ def test_validate_warns_about_an_instruct_override_of_a_native_fim_agent(
     code, out, _err = run_cli("agents", "validate")
     assert code == 0
     assert "warning: override for 'Ollama Completion — FIM': model 'qwen2.5-coder:7b-inst" in out
+
+
+def test_validate_reports_skill_problems_as_file_line(run_cli, config_dir: Path) -> None:
+    bad = config_dir / "skills" / "review" / "SKILL.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("---\nname: reviews\ndescription: Review code\n---\nBody\n")
+    code, out, err = run_cli("agents", "validate")
+    assert code == 1
+    assert out.splitlines() == [
+        f"{bad.resolve()}:2: error: `name: reviews` must equal the skill's folder name 'review': rename one"
+    ]
+    assert "1 error(s), 0 warning(s)" in err
+    code, out, _ = run_cli("agents", "validate", str(bad.parent.parent))
+    assert code == 1 and out.startswith(f"{bad.resolve()}:2: error:")
+    bad.write_text("---\nname: review\ndescription: Review code\n---\nBody\n")
+    assert run_cli("agents", "validate", str(bad))[0] == 0

@@ -531,9 +531,8 @@ def test_keys_of_planned_sections_are_checked_and_warned_about(tmp_path: Path) -
     planned = [p for p in problems if "is planned" in p.message]
     assert [(p.key, p.line, p.severity) for p in planned] == [
         ("tools", 4, "warning"),
-        ("skills", 10, "warning"),
     ]
-    assert len(problems) == 2  # [mcp] is built: no warning
-    assert not settings.skills.enabled  # still read and checked, for when the features land
+    assert len(problems) == 1  # [mcp] and [skills] are built: no warning
+    assert not settings.skills.enabled
     _, quiet = load_all_settings(None, editor={"completion": {"debounceMs": 200}, "tools": {}})
     assert quiet == []

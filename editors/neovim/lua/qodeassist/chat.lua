@@ -3,7 +3,10 @@
 -- `qodeassist/chat/event` notifications (text appended in place, thinking in a folded ````thinking
 -- block, tool calls and results as fenced blocks, file edits as lines). The winbar shows the
 -- agent and "⏳ streaming…" while a request runs, then the token usage or the failure.
--- Requests used: qodeassist/chat/send, /cancel, /list, /get and qodeassist/agents/list.
+-- A message may start with /skill-name: the message prompt and :QodeAssistChat complete those
+-- names from qodeassist/skills/list.
+-- Requests used: qodeassist/chat/send, /cancel, /list, /get, qodeassist/agents/list and
+-- qodeassist/skills/list.
 local api = vim.api
 local client_mod = require('qodeassist.client')
 local status = require('qodeassist.status')
@@ -11,6 +14,8 @@ local status = require('qodeassist.status')
 local M = {}
 
 local THINKING_OPEN, THINKING_CLOSE = '````thinking', '````'
+-- `input()` completion of the message prompt (vim.ui.input passes it on).
+local SKILL_COMPLETION = "customlist,v:lua.require'qodeassist.chat'.complete_input"
 
 ---@class qodeassist.ChatSession
 local chat = {
@@ -339,7 +344,8 @@ local function create_buffer()
     vim.keymap.set('n', lhs, fn, { buffer = buf, desc = desc, silent = true })
   end
   nmap('<CR>', function()
-    vim.ui.input({ prompt = 'Ask QodeAssist: ' }, function(text)
+    local opts = { prompt = 'Ask QodeAssist: ', completion = SKILL_COMPLETION }
+    vim.ui.input(opts, function(text)
       if text and vim.trim(text) ~= '' then
         M.send(text)
       end
@@ -650,6 +656,53 @@ function M.list()
 end
 
 --- :QodeAssistChat [message]
+-- ---------------------------------------------------------------------------- skill names
+
+local skill_cache = {} ---@type table[] the last qodeassist/skills/list answer
+
+--- The skills of the server (asked again each time, the cache answers when it is slow).
+---@return table[]
+function M.skills()
+  local c = client_mod.any()
+  if c then
+    local result = client_mod.request_sync(c, 'qodeassist/skills/list', vim.empty_dict(), 1000)
+    if type(result) == 'table' then
+      skill_cache = result
+    end
+  end
+  return skill_cache
+end
+
+--- `/name` completions of ``arglead`` when it is the first word of a message.
+---@param arglead string the word being completed
+---@param before string the text of the message before that word
+---@return string[]
+function M.complete_skill(arglead, before)
+  if vim.trim(before) ~= '' or arglead:sub(1, 1) ~= '/' then
+    return {}
+  end
+  local wanted = arglead:sub(2)
+  local found = {}
+  for _, skill in ipairs(M.skills()) do
+    if type(skill.name) == 'string' and vim.startswith(skill.name, wanted) then
+      table.insert(found, '/' .. skill.name)
+    end
+  end
+  table.sort(found)
+  return found
+end
+
+--- `input()` customlist completion of the message prompt.
+function M.complete_input(arglead, line, _)
+  return M.complete_skill(arglead, line:sub(1, #line - #arglead))
+end
+
+--- `-complete` of :QodeAssistChat and :QodeAssistChatSend: the message is the arguments.
+function M.complete_command(arglead, cmdline, _)
+  local args = cmdline:gsub('^%s*%S+%s*', '', 1)
+  return M.complete_skill(arglead, args:sub(1, #args - #arglead))
+end
+
 function M.command(opts)
   M.open()
   if opts.args and vim.trim(opts.args) ~= '' then

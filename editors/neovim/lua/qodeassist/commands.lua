@@ -16,6 +16,12 @@ local function with_args(module, fn)
   end
 end
 
+--- /skill-name completion of a chat message given as command arguments.
+local function complete_skill(arglead, cmdline, pos)
+  require('qodeassist').ensure_setup()
+  return require('qodeassist.chat').complete_command(arglead, cmdline, pos)
+end
+
 local COMMANDS = {
   QodeAssistRefactor = {
     run('qodeassist.refactor', 'command'),
@@ -27,11 +33,15 @@ local COMMANDS = {
   },
   QodeAssistChat = {
     run('qodeassist.chat', 'command'),
-    { nargs = '*', desc = 'QodeAssist: open the chat, sending [message] if given' },
+    {
+      nargs = '*',
+      complete = complete_skill,
+      desc = 'QodeAssist: open the chat, sending [message] if given',
+    },
   },
   QodeAssistChatSend = {
     with_args('qodeassist.chat', 'send'),
-    { nargs = '+', desc = 'QodeAssist: send a message in the chat' },
+    { nargs = '+', complete = complete_skill, desc = 'QodeAssist: send a message in the chat' },
   },
   QodeAssistChatCancel = {
     run('qodeassist.chat', 'cancel'),

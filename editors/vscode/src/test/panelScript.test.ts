@@ -192,6 +192,56 @@ describe('media/chat.js', () => {
     assert.equal(panel.posted.length, count);
   });
 
+  test('/ at the start of the message completes skill names; Tab or Enter takes one', () => {
+    const input = panel.document.getElementById('input');
+    const menu = panel.document.getElementById('skill-menu');
+    const type = (value: string) => {
+      input.value = value;
+      input.setSelectionRange(value.length, value.length);
+      input.dispatchEvent(new panel.window.Event('input'));
+    };
+    const key = (name: string) =>
+      input.dispatchEvent(new panel.window.KeyboardEvent('keydown', { key: name }));
+    const shown = () =>
+      [...menu.querySelectorAll('li')].map((li: any) => li.getAttribute('data-skill'));
+
+    type('/');
+    assert.deepEqual(panel.posted.at(-1), { type: 'skills' }); // fresh skills asked for
+    assert.equal(menu.hidden, true); // none known yet
+    panel.send(
+      baseState({
+        skills: [
+          { name: 'my-skill', description: 'Mine' },
+          { name: 'my-other', description: 'Other' },
+          { name: 'deploy', description: 'Ship it' },
+        ],
+      }),
+    );
+    assert.deepEqual(shown(), ['my-skill', 'my-other', 'deploy']);
+    type('/my');
+    assert.deepEqual(shown(), ['my-skill', 'my-other']);
+    assert.match(menu.querySelector('li.selected').textContent, /\/my-skill Mine/);
+    key('ArrowDown');
+    key('Tab');
+    assert.equal(input.value, '/my-other ');
+    assert.equal(menu.hidden, true);
+
+    // Enter takes the selected skill instead of sending; Escape closes the menu.
+    type('/de');
+    const count = panel.posted.length;
+    key('Enter');
+    assert.equal(input.value, '/deploy ');
+    assert.equal(panel.posted.filter((m: any) => m.type === 'send').length, 0);
+    assert.ok(panel.posted.length >= count);
+    type('/d');
+    key('Escape');
+    assert.equal(menu.hidden, true);
+
+    // Only the first word of the message: no menu later in the text.
+    type('please /de');
+    assert.equal(menu.hidden, true);
+  });
+
   test('code blocks copy and insert, links open through the extension, edits act', () => {
     const store = new ChatStore();
     store.apply({

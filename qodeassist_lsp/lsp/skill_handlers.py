@@ -1,0 +1,207 @@
+"""Skills over LSP: ``qodeassist/skills/list``, the ``load_skill`` contributor, skill diagnostics.
+
+The feature owns the server's one `SkillService`. It scans once the configuration is loaded,
+again after each configuration reload and whenever the skill folders change (polled like the
+config files), adds the ``load_skill`` contributor to the runtime once, and gives the chat
+service the current library (`library_of`). Problems in a ``SKILL.md`` are logged, shown once
+(``window/showMessage``, for errors) and published as diagnostics on that file while it is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.server import QodeAssistServer, config_diagnostic
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.skills.library import SkillLibrary
+    from qodeassist_lsp.skills.service import SkillService, SkillSources
+
+log = logging.getLogger("qodeassist.skills")
+
+POLL_INTERVAL_S = 2.0
+
+
+class SkillFeature(LanguageFeature):
+    """The skill library of one server: scanning, watching, diagnostics and status."""
+
+    status_key = "skills"
+
+    def __init__(self, server: QodeAssistServer, poll_interval: float = POLL_INTERVAL_S) -> None:
+        """Serve skills for ``server``; nothing is scanned before ``initialized``."""
+        self.server = server
+        self._interval = poll_interval
+        self._service: SkillService | None = None
+        self._ready = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
+        self._refreshes: set[asyncio.Task[bool]] = set()
+        self._published: set[str] = set()
+        server.documents.add_listener(self._on_document)
+
+    async def initialized(self) -> None:
+        """Scan the skill folders, offer ``load_skill`` to chat sessions, start watching."""
+        # Imported here: the skills package brings PyYAML and the settings models (see
+        # chat_handlers on what `initialize` may wait for).
+        from qodeassist_lsp.skills.load_skill_tool import contributor
+        from qodeassist_lsp.skills.service import SkillService
+
+        runtime = await self.server.backend.runtime()
+        service = SkillService(self._sources)
+        service.listeners.append(self._on_scan)
+        self._service = service
+        runtime.contributors.add(contributor(self.current, self._tool_enabled))
+        try:
+            await service.refresh()
+        finally:
+            self._ready.set()
+        self._watcher = asyncio.create_task(self._poll(), name="qa-skills-watch")
+
+    def _sources(self) -> SkillSources:
+        from qodeassist_lsp.skills.service import SkillSources
+
+        config = self.server.backend.configuration_now
+        return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
+
+    def _tool_enabled(self) -> bool:
+        settings = self.server.backend.configuration_now.settings
+        return settings.skills.enabled and settings.tools.enabled.load_skill
+
+    def current(self) -> SkillLibrary | None:
+        """Return the library of the last scan; None before the first one or while disabled."""
+        service = self._service
+        if service is None or not service.enabled:
+            return None
+        return service.library
+
+    async def library(self) -> SkillLibrary | None:
+        """Return the current library, rescanned if its folders changed (None: disabled)."""
+        await self._ready.wait()
+        if self._service is not None:
+            try:
+                await self._service.refresh()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the last good library still serves
+                log.exception("skill rescan failed")
+        return self.current()
+
+    def reloaded(self, config: Configuration) -> None:
+        """Rescan soon: ``[skills]`` or the project may have changed."""
+        if self._service is not None:
+            task = asyncio.get_running_loop().create_task(self._service.refresh())
+            self._refreshes.add(task)
+            task.add_done_callback(self._refreshes.discard)
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            try:
+                if self._service is not None:
+                    await self._service.refresh()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a broken poll must not stop watching
+                log.exception("skill watch failed")
+
+    def _on_scan(self, library: SkillLibrary) -> None:
+        errors = [p for p in library.problems if p.severity == "error"]
+        if errors:
+            self.server.show_error(
+                f"skill-errors-{len(errors)}-{errors[0].format()}",
+                f"qodeassist: {len(errors)} skill(s) could not be loaded, first: "
+                f"{errors[0].format()}",
+            )
+        for document in self.server.documents:
+            self._publish(document.uri)
+        stale = set(self._published) - {d.uri for d in self.server.documents}
+        for uri in stale:
+            self._publish(uri)
+
+    def _on_document(self, event: DocumentEvent) -> None:
+        if event.kind is DocumentEventKind.OPENED:
+            self._publish(event.document.uri)
+
+    def _publish(self, uri: str) -> None:
+        """Publish the skill problems of ``uri`` (clearing ones published before)."""
+        path = to_fs_path(uri)
+        if path is None or Path(path).name != "SKILL.md" or self._service is None:
+            return
+        target = str(Path(path).resolve())
+        problems = [
+            p
+            for p in self._service.library.problems
+            if p.file and str(Path(p.file).resolve()) == target
+        ]
+        if not problems and uri not in self._published:
+            return
+        if problems:
+            self._published.add(uri)
+        else:
+            self._published.discard(uri)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=[config_diagnostic(p) for p in problems]
+            )
+        )
+
+    def status(self) -> Any:
+        """Return the ``skills`` part of ``qodeassist/status``."""
+        service = self._service
+        if service is None:
+            return {"state": "loading"}
+        library = service.library
+        errors = sum(1 for p in library.problems if p.severity == "error")
+        return {
+            "state": "ready" if service.enabled else "disabled",
+            "skills": len(library.skills),
+            "shadowed": len(library.shadowed),
+            "errors": errors,
+            "warnings": len(library.problems) - errors,
+            "roots": [{"path": str(r.path), "source": r.source} for r in service.roots],
+        }
+
+    async def aclose(self) -> None:
+        """Stop watching."""
+        for task in [self._watcher, *self._refreshes]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._watcher = None
+
+
+def library_of(server: QodeAssistServer) -> Callable[[], Awaitable[SkillLibrary | None]]:
+    """Return what the chat service calls for the current skills (None: no skills feature)."""
+
+    async def library() -> SkillLibrary | None:
+        for feature in server.features:
+            if isinstance(feature, SkillFeature):
+                return await feature.library()
+        return None
+
+    return library
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Register ``qodeassist/skills/list`` and the skill feature on ``server``."""
+    feature = SkillFeature(server)
+    server.add_feature(feature)
+
+    @server.feature(methods.SKILLS_LIST)
+    async def skills_list(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        library = await feature.library()
+        return library.summaries() if library is not None else []
