@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rapidfuzz import fuzz
-
 from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused
 
 FUZZY_THRESHOLD = 90.0
@@ -182,6 +180,10 @@ def _by_lines(text: str, block: EditBlock, label: str, name: str) -> Match:
 
 
 def _scored(lines: _Lines, target: str, count: int) -> list[_Candidate]:
+    # Imported on first use, in the worker thread matching runs in: rapidfuzz took 80-120 ms
+    # to import, measured, which the server's first reload would otherwise spend on the loop.
+    from rapidfuzz import fuzz
+
     total = len(lines.lines)
     sizes = sorted({size for size in (count - 1, count, count + 1) if 1 <= size <= total})
     return [

@@ -219,7 +219,7 @@ class EditManager:
         """Write the edit; on failure the edit is ``failed`` with the reason."""
         try:
             current = await self._read(edit.path)
-            new_text = self._target(edit, current)
+            new_text = await asyncio.to_thread(self._target, edit, current)
             after = None if new_text is None else new_text.encode("utf-8")
             await asyncio.to_thread(
                 self.checkpoints.save,
