@@ -11,6 +11,7 @@ after the proposing request has ended.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("qodeassist.server")
 
 EDIT_LABEL = "QodeAssist: file edit"
+APPLY_EDIT_TIMEOUT_S = 60.0
+"""How long the editor may take to answer ``workspace/applyEdit`` (edits wait in line meanwhile)."""
 
 
 class DocumentBuffers:
@@ -85,9 +88,17 @@ class DocumentBuffers:
                 )
             ]
         )
-        answer = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=EDIT_LABEL)
-        )
+        try:
+            answer = await asyncio.wait_for(
+                ls.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=EDIT_LABEL)
+                ),
+                APPLY_EDIT_TIMEOUT_S,
+            )
+        except TimeoutError:
+            raise EditRefused(
+                f"the editor did not answer workspace/applyEdit within {APPLY_EDIT_TIMEOUT_S:.0f} s"
+            ) from None
         if not answer.applied:
             raise EditRefused(answer.failure_reason or "the editor did not apply the edit")
 

@@ -66,11 +66,15 @@ class Editor:
         self.buffers: dict[str, tuple[int, str]] = {}
         self.applied: list[types.ApplyWorkspaceEditParams] = []
         self.encoding = "utf-16"
+        self.refuse = ""
+        """When set, ``applyEdit`` is refused with this reason (a read-only buffer, say)."""
         """The position encoding the server chose (set by `begin`)."""
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             self.applied.append(params)
+            if self.refuse:
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason=self.refuse)
             for change in params.edit.document_changes or []:
                 assert isinstance(change, types.TextDocumentEdit)
                 uri = change.text_document.uri
@@ -279,3 +283,18 @@ async def test_a_block_that_matches_nowhere_is_a_tool_error_and_nothing_changes(
     assert "edit block 1 of 1 matches nothing in greet.py" in result["content"]
     assert "closest lines are" in result["content"]
     assert target.read_bytes() == OLD.encode()
+
+
+async def test_an_edit_the_editor_refuses_fails_and_changes_nothing(client, lsp_home, replay):
+    events, editor = await begin(client)
+    target = lsp_home / "project/greet.py"
+    uri = editor.open(target)
+    chat_id, edit = await propose(client, events, replay)
+    editor.refuse = "the buffer is read-only"
+    answer = await edit_file(client, chat_id, edit["editId"], "apply")
+    assert answer["status"] == "failed" and "the buffer is read-only" in answer["message"]
+    assert editor.buffers[uri][1] == OLD and target.read_bytes() == OLD.encode()
+    await _status(events, edit["editId"], "failed")
+    editor.refuse = ""  # the user makes the buffer writable and tries again
+    assert (await edit_file(client, chat_id, edit["editId"], "apply"))["status"] == "applied"
+    assert editor.buffers[uri][1] == NEW
