@@ -260,3 +260,19 @@ async def test_a_planted_checkpoint_cannot_write_outside_the_workspace(h: Harnes
     with pytest.raises(EditRefused, match="is outside the workspace folders"):
         await h.manager.restore(checkpoint.checkpoint_id)
     assert not outside.exists()
+
+
+async def test_restoring_an_open_document_goes_through_the_editor(tmp_path: Path):
+    buffers = Buffers()
+    h = Harness(tmp_path, buffers=buffers)
+    target = h.file("greet.py", OLD.encode())
+    await h.manager.propose("edit", "greet.py", h.context(), blocks=[BLOCK])
+    edit_id = h.last_edit().edit_id
+    await h.manager.act("chat-1", edit_id, "apply")  # not open: written on disk
+    buffers.open[target] = target.read_bytes().decode()  # the user opens it now
+    [checkpoint] = await h.manager.list_checkpoints("chat-1")
+    assert await h.manager.restore(checkpoint.checkpoint_id) == [target.as_uri()]
+    assert buffers.applied == [(target.as_uri(), OLD)]
+    chat, event = h.sunk[-1]
+    assert chat == "chat-1" and isinstance(event, FileEditEvent)
+    assert (event.edit_id, event.status) == (edit_id, "undone")
