@@ -12,6 +12,7 @@ from qodeassist_lsp.lsp import (
     chat_handlers,
     completion_handlers,
     doctor_handlers,
+    edit_handlers,
     mcp_handlers,
     refactor_handlers,
     server,
@@ -30,6 +31,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     settings_handlers.setup,
     mcp_handlers.setup,
     skill_handlers.setup,
+    edit_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

@@ -47,13 +47,14 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 8
+    assert len(FEATURES) == 9
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "RefactorFeature",
         "ChatFeature",
         "McpFeature",
         "SkillFeature",
+        "EditFeature",
     }
     registered = server.protocol.fm.features
     for method in (
@@ -64,6 +65,9 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         methods.SETTINGS_GET,
         methods.SETTINGS_UPDATE,
         methods.SKILLS_LIST,
+        methods.CHAT_EDIT_FILE,
+        methods.CHECKPOINTS_LIST,
+        methods.CHECKPOINTS_RESTORE,
     ):
         assert method in registered
     assert "textDocument/inlineCompletion" in registered
