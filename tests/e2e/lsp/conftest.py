@@ -47,6 +47,8 @@ def serve_from(
 def server_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         **os.environ,
+        # Nothing of the machine's own ~/.claude/skills (or other home state) leaks in.
+        "HOME": str(home),
         "QODEASSIST_CONFIG_DIR": str(home / "config"),
         "QODEASSIST_DATA_DIR": str(home / "data"),
         "QODEASSIST_LOG_LEVEL": "INFO",
