@@ -139,6 +139,7 @@ class FolderIgnores:
         self._filters = filters
 
     def ignored_by(self, path: Path) -> str | None:
+        """Return the name of the first ignore file that excludes ``path``, or None."""
         for ignore in self._filters:
             if ignore.is_ignored(path):
                 return ignore.ignore_file.name
@@ -152,6 +153,7 @@ class _Buffers:
         self._server = server
 
     def text_of(self, path: Path) -> str | None:
+        """Return the open document's text of ``path``, or None when it is not open."""
         for document in self._server.documents:
             if document.path and os.path.realpath(document.path) == str(path):
                 return document.text
@@ -194,12 +196,11 @@ class ToolKitFeature(LanguageFeature):
 
         settings = self.server.runtime.configuration.settings
         folders = self.server.workspace_folders()
+        ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
         return ToolWorkspace.of(
             folders,
             settings.general.allowed_roots,
-            ignore=FolderIgnores(
-                [self._ignore(f, name) for f in folders for name in IGNORE_FILES]
-            ),
+            ignore=FolderIgnores(ignores),
             buffers=_Buffers(self.server),
         )
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,7 +92,9 @@ async def test_cancelling_kills_the_process_group(tmp_path: Path) -> None:
     task = asyncio.create_task(
         run_program(["sh", "-c", f"echo $$ > {marker}; sleep 60"], tmp_path, 60)
     )
-    while not marker.exists() or not marker.read_text().strip():
+    for _ in range(200):  # the shell writes its pid first
+        if marker.exists() and marker.read_text().strip():
+            break
         await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
