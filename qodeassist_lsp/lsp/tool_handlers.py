@@ -149,17 +149,25 @@ class FolderIgnores:
 
 
 class _Buffers:
-    """The server's open documents, by real file path (`OpenBuffers` of the kit)."""
+    """The server's open documents, by real file path (`OpenBuffers` of the kit).
+
+    One is made per tool call, so the path map is built once per call, not once per file a
+    search looks at.
+    """
 
     def __init__(self, server: QodeAssistServer) -> None:
         self._server = server
+        self._by_path: dict[str, str] | None = None
 
     def text_of(self, path: Path) -> str | None:
         """Return the open document's text of ``path``, or None when it is not open."""
-        for document in self._server.documents:
-            if document.path and os.path.realpath(document.path) == str(path):
-                return document.text
-        return None
+        if self._by_path is None:
+            self._by_path = {
+                os.path.realpath(document.path): document.text
+                for document in self._server.documents
+                if document.path
+            }
+        return self._by_path.get(str(path))
 
 
 class ToolKitFeature(LanguageFeature):

@@ -130,14 +130,15 @@ def continuation(replay: ReplayServer, index: int) -> str:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.id for p in PROTOCOLS])
-async def test_read_inside_and_outside_and_terminal_under_ask(
+async def test_read_inside_and_outside_and_terminal_under_ask_and_deny(
     client: Any, replay: ReplayServer, protocol: Protocol
 ) -> None:
     route = TARGETS[protocol.target].route
-    replay.script(route, [Reply(protocol.calls, split="events"), Reply(protocol.answer)] * 2)
+    replay.script(route, [Reply(protocol.calls, split="events"), Reply(protocol.answer)] * 3)
     asked = Asked(client, ["Allow once", "Deny"])
     events = await start(client)
 
+    # ask, and the user allows once: both reads and the command run.
     allowed = results(await chat(client, events, protocol))
     inside, outside, terminal = allowed
     assert inside["ok"] and INSIDE in inside["content"]
@@ -156,27 +157,25 @@ async def test_read_inside_and_outside_and_terminal_under_ask(
     assert INSIDE in sent_back and "outside the workspace folders" in sent_back
     assert "tool-ran" in sent_back and OUTSIDE not in sent_back
 
+    # ask, and the user denies: the command is refused, the server keeps serving.
     denied = results(await chat(client, events, protocol))
     assert denied[0]["ok"] and not denied[1]["ok"]
     assert not denied[2]["ok"] and "the user denied it" in denied[2]["content"]
     assert len(asked.questions) == 2
     assert "the user denied it" in continuation(replay, 3)
-    assert len(replay.requests) == 4 and replay.unmatched == []
 
-
-@pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.id for p in PROTOCOLS])
-async def test_terminal_under_deny_is_never_asked(
-    client: Any, replay: ReplayServer, protocol: Protocol
-) -> None:
-    client.init_params.initialization_options = {
-        "qodeassist": {"tools": {"permissions": {"execute": "deny"}}}
-    }
-    route = TARGETS[protocol.target].route
-    replay.script(route, [Reply(protocol.calls, split="events"), Reply(protocol.answer)])
-    asked = Asked(client, [])
-    events = await start(client)
+    # deny (editor settings are user-level): refused without asking.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"qodeassist": {"tools": {"permissions": {"execute": "deny"}}}}
+        )
+    )
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.reloadConfiguration")
+    )
     inside, outside, terminal = results(await chat(client, events, protocol))
     assert inside["ok"] and not outside["ok"]
     assert not terminal["ok"] and '[tools.permissions] execute = "deny"' in terminal["content"]
-    assert asked.questions == []
-    assert "execute tools are denied" in continuation(replay, 1)
+    assert len(asked.questions) == 2  # never asked
+    assert "execute tools are denied" in continuation(replay, 5)
+    assert len(replay.requests) == 6 and replay.unmatched == []
