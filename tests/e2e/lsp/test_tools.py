@@ -86,7 +86,10 @@ def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch)
     for key, value in workspace.env.items():
         monkeypatch.setenv(key, value)
     agents = json.dumps([TARGETS[p.target].agent for p in PROTOCOLS], ensure_ascii=False)
-    workspace.write("pipelines.toml", f"[pipelines]\nchat_assistant = {agents}\n")
+    workspace.write(
+        "pipelines.toml",
+        f'[pipelines]\nchat_assistant = {agents}\nquick_refactor = "Claude Quick Refactor"\n',
+    )
     (lsp_home / "project/notes.txt").write_text(INSIDE + "\n")
     (lsp_home / "outside.txt").write_text(OUTSIDE + "\n")
 
@@ -179,3 +182,52 @@ async def test_read_inside_and_outside_and_terminal_under_ask_and_deny(
     assert len(asked.questions) == 2  # never asked
     assert "execute tools are denied" in continuation(replay, 5)
     assert len(replay.requests) == 6 and replay.unmatched == []
+
+
+READ_CLASS = {
+    "read_file", "list_folder", "find_files", "search_text", "diagnostics",
+    "git_status", "git_diff", "git_log", "todo",
+}  # fmt: skip
+
+
+async def test_quick_refactor_gets_the_read_class_tools_only(
+    client: Any, replay: ReplayServer, lsp_home: Path
+) -> None:
+    route = TARGETS["claude"].route
+    replay.script(route, [Reply(PROTOCOLS[0].calls, split="events"), Reply(PROTOCOLS[0].answer)])
+    Asked(client, ["Discard"])  # the refactor guard may ask about a prose answer
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(ls: Any, params: Any) -> types.ApplyWorkspaceEditResult:
+        return types.ApplyWorkspaceEditResult(applied=False)
+
+    await start(client)
+    source = lsp_home / "project/total.py"
+    source.write_text("def total(xs):\n    return 0\n")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(source.as_uri(), "python", 1, source.read_text())
+        )
+    )
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="qodeassist.refactor",
+            arguments=[
+                {
+                    "uri": source.as_uri(),
+                    "range": {
+                        "start": {"line": 1, "character": 0},
+                        "end": {"line": 1, "character": 12},
+                    },
+                    "instruction": "Sum the list",
+                }
+            ],
+        )
+    )
+    first, second = (sent.json for sent in replay.requests)
+    assert isinstance(first, dict) and isinstance(second, dict)
+    assert {tool["name"] for tool in first["tools"]} == READ_CLASS
+    results = second["messages"][-1]["content"]
+    assert [r["type"] for r in results] == ["tool_result"] * 3
+    assert INSIDE in json.dumps(results[0]) and "outside the workspace" in json.dumps(results[1])
+    assert "Tool not found: terminal" in json.dumps(results[2])  # execute tools are not offered
