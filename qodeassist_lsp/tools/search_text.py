@@ -78,10 +78,11 @@ class SearchTextTool(KitTool[SearchTextArgs]):
 def _search(
     workspace: ToolWorkspace, start: Path, regex: re.Pattern[str], glob: GitIgnoreSpec | None
 ) -> tuple[list[str], bool]:
-    files = [start] if start.is_file() else workspace.walk(start)
+    single = start.is_file()
+    files = [start] if single else workspace.walk(start)
+    base = start.parent if single else start
     matches: list[str] = []
     for path in files:
-        base = start if start.is_dir() else start.parent
         if glob is not None and not glob.match_file(path.relative_to(base).as_posix()):
             continue
         text = _text_of(workspace, path)
