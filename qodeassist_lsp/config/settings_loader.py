@@ -54,9 +54,6 @@ EDITOR_SOURCE: Final = "editor settings"
 
 _MAX_SHOWN: Final = 60
 
-PLANNED_SECTIONS: Final = frozenset({"tools"})
-"""Sections whose keys are validated but not read yet: their features are planned."""
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SettingsLayer:
@@ -105,7 +102,6 @@ def load_settings(
         problems.extend(read_problems)
         if layer is not None:
             layers.append(layer)
-            problems.extend(_planned_sections(layer))
     if isinstance(editor, Mapping):
         layers.append(SettingsLayer(data=editor, source=EDITOR_SOURCE, camel_case=True))
     elif editor is not None:
@@ -119,22 +115,6 @@ def load_settings(
         )
     settings, merge_problems = merge_settings(layers)
     return settings, problems + merge_problems
-
-
-def _planned_sections(layer: SettingsLayer) -> list[ConfigProblem]:
-    """Warn about sections of a settings file whose features are not there yet."""
-    return [
-        ConfigProblem(
-            "warning",
-            f"[{name}] is planned, not available yet: its keys are checked but have no effect "
-            "(see docs/settings.md)",
-            file=layer.source,
-            line=find_key_line(layer.text, (name,)) if layer.text is not None else None,
-            key=name,
-        )
-        for name in sorted(PLANNED_SECTIONS, key=list(Settings.model_fields).index)
-        if isinstance(layer.data.get(name), Mapping) and layer.data[name]
-    ]
 
 
 def read_settings_file(

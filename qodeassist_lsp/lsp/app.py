@@ -18,6 +18,7 @@ from qodeassist_lsp.lsp import (
     server,
     settings_handlers,
     skill_handlers,
+    tool_handlers,
 )
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
@@ -32,6 +33,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     mcp_handlers.setup,
     skill_handlers.setup,
     edit_handlers.setup,
+    tool_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

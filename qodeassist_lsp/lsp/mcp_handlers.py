@@ -82,17 +82,25 @@ class McpFeature(LanguageFeature):
         self.hub: McpHub | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = False
+        self._offered = False
         self._lock = asyncio.Lock()
 
     async def initialized(self) -> None:
         """Add the hub's contributor to the runtime and start the servers in the background."""
-        runtime = await self._server.backend.runtime()
-        runtime.contributors.add(self._contribute)
+        await self._server.backend.runtime()
+        self._offer_tools()
         self._started = True
         self._spawn(self._configure(await self._server.backend.configuration()))
 
+    def _offer_tools(self) -> None:
+        """Add the hub's contributor once (the runtime's registry outlives reloads)."""
+        if not self._offered:
+            self._server.backend.runtime_now.contributors.add(self._contribute)
+            self._offered = True
+
     def reloaded(self, config: Configuration) -> None:
-        """Apply the new ``mcp.json`` files and ``[mcp]`` settings."""
+        """Offer the hub's tools from the first load on; apply new ``mcp.json``/``[mcp]``."""
+        self._offer_tools()
         if self._started:
             self._spawn(self._configure(config))
 

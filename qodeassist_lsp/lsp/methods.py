@@ -23,6 +23,8 @@ CHECKPOINTS_RESTORE = "qodeassist/checkpoints/restore"
 SETTINGS_GET = "qodeassist/settings/get"
 SETTINGS_UPDATE = "qodeassist/settings/update"
 SKILLS_LIST = "qodeassist/skills/list"
+DIAGNOSTICS = "qodeassist/diagnostics"
+"""Server→client request: the editor's diagnostics, for the ``diagnostics`` tool."""
 
 CMD_ACCEPTED = "qodeassist.accepted"
 CMD_RELOAD = "qodeassist.reloadConfiguration"

@@ -48,20 +48,20 @@ class SkillFeature(LanguageFeature):
         self._watcher: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[bool]] = set()
         self._published: set[str] = set()
+        self._offered = False
         server.documents.add_listener(self._on_document)
 
     async def initialized(self) -> None:
         """Scan the skill folders, offer ``load_skill`` to chat sessions, start watching."""
         # Imported here: the skills package brings PyYAML and the settings models (see
         # chat_handlers on what `initialize` may wait for).
-        from qodeassist_lsp.skills.load_skill_tool import contributor
         from qodeassist_lsp.skills.service import SkillService
 
-        runtime = await self.server.backend.runtime()
+        await self.server.backend.runtime()
+        self._offer_tool()
         service = SkillService(self._sources)
         service.listeners.append(self._on_scan)
         self._service = service
-        runtime.contributors.add(contributor(self.current, self._tool_enabled))
         try:
             await service.refresh()
         finally:
@@ -97,8 +97,24 @@ class SkillFeature(LanguageFeature):
                 log.exception("skill rescan failed")
         return self.current()
 
+    def _offer_tool(self) -> None:
+        """Add ``load_skill``'s contributor once: the runtime's registry outlives reloads."""
+        if self._offered:
+            return
+        from qodeassist_lsp.skills.load_skill_tool import contributor
+
+        self.server.backend.runtime_now.contributors.add(
+            contributor(self.current, self._tool_enabled)
+        )
+        self._offered = True
+
     def reloaded(self, config: Configuration) -> None:
-        """Rescan soon: ``[skills]`` or the project may have changed."""
+        """Offer ``load_skill`` from the first load on; rescan soon (``[skills]`` may differ).
+
+        Reload listeners run before any request waiting for the runtime resumes, so the first
+        chat session already gets the tool's contributor.
+        """
+        self._offer_tool()
         if self._service is not None:
             task = asyncio.get_running_loop().create_task(self._service.refresh())
             self._refreshes.add(task)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from qodeassist_lsp.core.events import summarize
 from qodeassist_lsp.wire import events as wire
 from qodeassist_lsp.wire.errors import ErrorContext
 from qodeassist_lsp.wire.protocols import WireProtocol
@@ -82,6 +83,7 @@ TARGETS: dict[str, Target] = {
     "gemini-notools": Target("E2E Gemini (no tools)", "Google AI", GEMINI_PATH, GEMINI_SAMPLE),
     "ollama-notools": Target("E2E Ollama (no tools)", "Ollama (Native)", "/api/chat"),
     "mistral-notools": Target("E2E Mistral (no tools)", "Mistral AI", "/v1/chat/completions"),
+    "llamacpp-notools": Target("E2E llama.cpp (no tools)", "llama.cpp", "/v1/chat/completions"),
 }
 
 
@@ -104,9 +106,17 @@ class StreamCase:
     signature_start: str = ""
     said: str = ""
     """A phrase the failure message must contain."""
+    unusable: int = 0
+    """Tool calls that cannot run (arguments cut off): each gets a failed ``toolResult``."""
 
 
 S = StreamCase
+KIT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("read_file", {"path": "notes.txt"}),
+    ("read_file", {"path": "../outside.txt"}),
+    ("terminal", {"command": "echo tool-ran"}),
+)
+"""The calls of the tool kit's hand-written streams (``*_kit_*SYNTHETIC*``)."""
 STREAMS: tuple[StreamCase, ...] = (
     # anthropic ----------------------------------------------------------------------------
     S(
@@ -123,13 +133,16 @@ STREAMS: tuple[StreamCase, ...] = (
         text="d with a replacement character (",
         said="Internal server error",
     ),
-    # The cut-off tool input is unusable: reported (log), not run, and the reply still finishes.
+    # The cut-off tool input is unusable: not run, shown as a call with empty arguments and a
+    # failed result, and the reply still finishes.
     S(
         "anthropic/stream_max_tokens_truncated_tool_input.sse",
         "claude-notools",
         "finished:max_tokens",
         text_start="I'll create a comprehensive tax guide",
         usage=(450, 124, 0, 0),
+        tools=(("make_file", {}),),
+        unusable=1,
     ),
     S(
         "anthropic/stream_parallel_tool_use_empty_input.sse",
@@ -446,6 +459,40 @@ STREAMS: tuple[StreamCase, ...] = (
         text="The capital of France is Paris.",
         usage=(278, 9, 0, 0),
     ),
+    # Hand-written (SYNTHETIC): the tool kit's e2e calls read_file inside and outside the
+    # workspace and terminal, three calls in one reply, in each protocol's recorded shape.
+    *(
+        S(fixture, target, "finished:tool_use", text="", usage=usage, tools=KIT_CALLS)
+        for fixture, target, usage in (
+            (
+                "anthropic/stream_tool_use_kit_calls_SYNTHETIC.sse",
+                "claude-notools",
+                (812, 96, 0, 0),
+            ),
+            ("openai_chat/stream_tool_calls_kit_SYNTHETIC.sse", "openai-notools", (640, 72, 0, 0)),
+            (
+                "openai_responses/stream_function_calls_kit_SYNTHETIC.sse",
+                "responses-notools",
+                (700, 80, 0, 0),
+            ),
+            ("gemini/sse_function_calls_kit_SYNTHETIC.sse", "gemini-notools", (420, 36, 0, 0)),
+            (
+                "ollama/chat_stream_tool_calls_kit_SYNTHETIC.ndjson",
+                "ollama-notools",
+                (388, 41, 0, 0),
+            ),
+            (
+                "mistral/chat_stream_tool_calls_kit_SYNTHETIC.sse",
+                "mistral-notools",
+                (350, 60, 0, 0),
+            ),
+            (
+                "llamacpp/chat_completions_tool_calls_kit_SYNTHETIC.sse",
+                "llamacpp-notools",
+                (640, 72, 0, 0),
+            ),
+        )
+    ),
 )
 
 
@@ -716,6 +763,23 @@ def expected_events(case: StreamCase) -> list[dict[str, Any]]:
             if usage is not None:  # a provider that reported no usage has no usage event
                 out.append(_usage(usage))
             out.append({"kind": "finished", "stopReason": event.stop_reason, "agent": target.agent})
+        elif isinstance(event, wire.StreamError) and event.call_id and not event.final:
+            # An unusable call (arguments cut off): shown as a call and its failed result.
+            call = {"kind": "toolCall", "id": event.call_id, "name": event.call_name}
+            out.append({**call, "arguments": {}})
+            content = f"Error: {event.error.message} The call was not run."
+            result = {"toolCallId": event.call_id, "toolUseId": event.call_id}
+            out.append(
+                {
+                    "kind": "toolResult",
+                    **result,
+                    "name": event.call_name,
+                    "ok": False,
+                    "summary": summarize(content),
+                    "content": content,
+                    "isError": True,
+                }
+            )
         elif isinstance(event, wire.StreamError) and event.final:
             error: dict[str, Any] = {
                 "category": str(event.error.category),

@@ -141,10 +141,6 @@ class DeleteFileTool(_FileTool):
         return await self._manager.propose("delete", _path(arguments), context)
 
 
-_SWITCHES = {"create_file": "create_new_file", "edit_file": "edit_file"}
-"""The ``[tools.enabled]`` switch of each tool that has one."""
-
-
 def edit_tools(
     manager: EditManager, switches: Callable[[], ToolSwitches | None] = lambda: None
 ) -> ToolContributor:
@@ -155,8 +151,7 @@ def edit_tools(
             return
         enabled = switches()
         for tool in (CreateFileTool(manager), EditFileTool(manager), DeleteFileTool(manager)):
-            switch = _SWITCHES.get(tool.spec.name)
-            if enabled is None or switch is None or getattr(enabled, switch, True):
+            if enabled is None or getattr(enabled, tool.spec.name, True):
                 registry.register(tool)
 
     return contribute

@@ -47,7 +47,7 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 9
+    assert len(FEATURES) == 10
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "RefactorFeature",
@@ -55,6 +55,7 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "McpFeature",
         "SkillFeature",
         "EditFeature",
+        "ToolKitFeature",
     }
     registered = server.protocol.fm.features
     for method in (

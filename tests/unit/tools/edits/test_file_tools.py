@@ -34,8 +34,11 @@ def test_chat_gets_the_three_write_tools_and_refactor_none(tmp_path: Path):
 
 
 def test_tools_switched_off_in_tools_enabled_are_not_offered(tmp_path: Path):
-    switches = ToolSwitches(edit_file=False, create_new_file=False)
+    switches = ToolSwitches(edit_file=False, create_file=False)
     assert [s.name for s in registry(tmp_path, Pipeline.CHAT, switches).specs()] == ["delete_file"]
+    switches = ToolSwitches(delete_file=False)
+    names = [s.name for s in registry(tmp_path, Pipeline.CHAT, switches).specs()]
+    assert names == ["create_file", "edit_file"]
 
 
 async def test_edit_file_takes_search_replace_text_and_reports_the_proposal(tmp_path: Path):
