@@ -11,6 +11,7 @@ import email.utils
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -59,23 +60,24 @@ def _clip(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+@dataclass(slots=True)
 class Envelope:
     """The parts of a provider error body that matter, whatever the provider's shape."""
 
-    __slots__ = ("code", "message", "retry_delay", "status", "tokens")
+    message: str
+    names: list[str]
+    status: int | None = None
+    retry_delay: float | None = None
 
-    def __init__(
-        self,
-        message: str,
-        names: list[str],
-        status: int | None = None,
-        retry_delay: float | None = None,
-    ) -> None:
-        self.message = message
-        self.tokens = [name.lower() for name in names]
-        self.status = status
-        self.retry_delay = retry_delay
-        self.code = next((name for name in names if name), "")
+    @property
+    def tokens(self) -> list[str]:
+        """The envelope's code, status and type names, lower-cased."""
+        return [name.lower() for name in self.names]
+
+    @property
+    def code(self) -> str:
+        """The first name the envelope gives the error."""
+        return next((name for name in self.names if name), "")
 
 
 def read_envelope(payload: object) -> Envelope | None:
@@ -269,8 +271,6 @@ def classify_exception(exc: BaseException, ctx: ErrorContext | None = None) -> E
         what = "no data arrived in time"
     elif isinstance(exc, httpx.RemoteProtocolError):
         what = "the server closed the connection unexpectedly"
-    elif isinstance(exc, httpx.TransportError):
-        what = f"{type(exc).__name__}: {exc}"
     else:
         what = f"{type(exc).__name__}: {exc}"
     return ErrorInfo(

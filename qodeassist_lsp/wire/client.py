@@ -146,24 +146,6 @@ class WireClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
 
-    async def stream(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: Mapping[str, Any],
-        *,
-        request_id: str | None = None,
-    ) -> AsyncGenerator[WireEvent, None]:
-        """POST ``body`` to ``url`` and yield the reply as typed events, one at a time.
-
-        As `batches`, whose events it yields one by one.
-        """
-        batches = self.batches(url, headers, body, request_id=request_id)
-        async with contextlib.aclosing(batches) as stream:
-            async for batch in stream:
-                for event in batch:
-                    yield event
-
     async def batches(
         self,
         url: str,

@@ -79,10 +79,6 @@ class JsonElementDecoder:
                 self._begin(byte)
         return out
 
-    def close(self) -> list[bytes]:
-        """Nothing is emitted at EOF: an element still open was cut off (see `complete`)."""
-        return []
-
     def _begin(self, byte: bytes) -> None:
         self._active = True
         self._depth = 0

@@ -3,7 +3,7 @@
 The package is split by what each part holds: ``supervisor`` (the ``ProviderLauncher`` state
 machine), ``spawn`` (command line and attached/detached spawn), ``server_process`` (a started
 server and how it is stopped), ``probe`` (the readiness probe), ``run_files`` (lock and pid files:
-one server per machine user), ``processes`` (the platform-specific signals and locks) and
+one server per machine user), ``processes`` (the platform-specific signals) and
 ``errors``. The names other packages use are re-exported here.
 """
 
