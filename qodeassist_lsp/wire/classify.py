@@ -21,35 +21,18 @@ from qodeassist_lsp.wire.errors import DEFAULT_PROVIDER, ErrorCategory, ErrorCon
 MAX_DETAIL_CHARS = 2000
 
 # Envelope tokens (``error.type``, ``error.code``, Google ``error.status``), lower-cased.
-_TOKEN_CATEGORY: dict[str, ErrorCategory] = {
-    "authentication_error": ErrorCategory.AUTH,
-    "permission_error": ErrorCategory.AUTH,
-    "invalid_api_key": ErrorCategory.AUTH,
-    "unauthenticated": ErrorCategory.AUTH,
-    "permission_denied": ErrorCategory.AUTH,
-    "not_found_error": ErrorCategory.CONFIG,
-    "model_not_found": ErrorCategory.CONFIG,
-    "not_found": ErrorCategory.CONFIG,
-    "tool_use_failed": ErrorCategory.TOOL,
-    "invalid_request_error": ErrorCategory.VALIDATION,
-    "invalid_argument": ErrorCategory.VALIDATION,
-    "failed_precondition": ErrorCategory.VALIDATION,
-    "request_too_large": ErrorCategory.VALIDATION,
-    "not_supported_error": ErrorCategory.VALIDATION,
-    "out_of_range": ErrorCategory.VALIDATION,
-    "overloaded_error": ErrorCategory.PROVIDER,
-    "api_error": ErrorCategory.PROVIDER,
-    "rate_limit_error": ErrorCategory.PROVIDER,
-    "rate_limit_exceeded": ErrorCategory.PROVIDER,
-    "insufficient_quota": ErrorCategory.PROVIDER,
-    "server_error": ErrorCategory.PROVIDER,
-    "unavailable_error": ErrorCategory.PROVIDER,
-    "resource_exhausted": ErrorCategory.PROVIDER,
-    "unavailable": ErrorCategory.PROVIDER,
-    "internal": ErrorCategory.PROVIDER,
-    "deadline_exceeded": ErrorCategory.PROVIDER,
-    "aborted": ErrorCategory.PROVIDER,
+_TOKENS_OF: dict[ErrorCategory, str] = {
+    ErrorCategory.AUTH: "authentication_error permission_error invalid_api_key unauthenticated "
+    "permission_denied",
+    ErrorCategory.CONFIG: "not_found_error model_not_found not_found",
+    ErrorCategory.TOOL: "tool_use_failed",
+    ErrorCategory.VALIDATION: "invalid_request_error invalid_argument failed_precondition "
+    "request_too_large not_supported_error out_of_range",
+    ErrorCategory.PROVIDER: "overloaded_error api_error rate_limit_error rate_limit_exceeded "
+    "insufficient_quota server_error unavailable_error resource_exhausted unavailable internal "
+    "deadline_exceeded aborted",
 }
+_TOKEN_CATEGORY = {token: cat for cat, tokens in _TOKENS_OF.items() for token in tokens.split()}
 
 
 def _str(value: object) -> str:

@@ -275,6 +275,7 @@ class WireClient:
             attempt += 1
             first_byte = self._timeouts.first_byte
             deadline = loop.time() + first_byte if first_byte is not None else None
+            cause: httpx.HTTPError | None = None
             try:
                 async with asyncio.timeout_at(deadline):
                     response = await self._http.send(request, stream=True)
@@ -283,46 +284,35 @@ class WireClient:
                 log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
                 raise WireError(info) from exc
             except httpx.HTTPError as exc:
+                cause, retry = exc, self._retry.retries_exception(exc)
                 info = classify_exception(exc, self._context).redacted(secrets)
-                delay = (
-                    self._retry.delay(attempt, None, self._rng)
-                    if self._retry.retries_exception(exc)
-                    else None
-                )
-                if delay is None:
-                    log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
-                    raise WireError(info) from exc
-                log(
-                    logging.INFO,
-                    "attempt %d failed (%s); retry in %.2f s",
-                    attempt,
-                    info.message,
-                    delay,
-                )
-                await self._sleep(delay)
-                continue
-            try:
-                log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
-                if response.is_success:
-                    content_type = response.headers.get("content-type", "")
-                    if not is_web_page(content_type, b""):
-                        yield response, deadline
-                        return
-                    info = self._web_page(url, await self._body_of(response)).redacted(secrets)
-                else:
-                    info = await self._error_from(response, secrets)
-            finally:
-                await response.aclose()
-            delay = (
-                self._retry.delay(attempt, info.retry_after, self._rng)
-                if self._retry.retries_status(response.status_code, response.headers)
-                else None
-            )
+            else:
+                try:
+                    log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
+                    if response.is_success:
+                        content_type = response.headers.get("content-type", "")
+                        if not is_web_page(content_type, b""):
+                            yield response, deadline
+                            return
+                        body = await self._body_of(response)
+                        info = self._web_page(url, body).redacted(secrets)
+                    else:
+                        info = await self._error_from(response, secrets)
+                finally:
+                    await response.aclose()
+                retry = self._retry.retries_status(response.status_code, response.headers)
+            delay = self._retry.delay(attempt, info.retry_after, self._rng) if retry else None
             if delay is None:
-                log(logging.WARNING, "%s", info.message)
+                log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
                 log.body("error body: %s", info.provider_detail)
-                raise WireError(info)
-            log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
+                raise WireError(info) from cause
+            log(
+                logging.INFO,
+                "attempt %d failed (%s); retry in %.2f s",
+                attempt,
+                info.message,
+                delay,
+            )
             await self._sleep(delay)
 
     def _web_page(self, url: str, body: bytes) -> ErrorInfo:
