@@ -174,6 +174,20 @@ class ParserBase:
             self._out.append(StreamError(info))
             self._ended = True
 
+    def _json_object(self, text: str, *, at_eof: bool) -> JsonObject | None:
+        """Parse one event's JSON object, or fail the stream and return None."""
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            # An unterminated event at EOF that does not parse was cut, not malformed.
+            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
+            self._fail(cut or unreadable_event(self._ctx, text))
+            return None
+        if isinstance(payload, dict):
+            return payload
+        self._fail(unreadable_event(self._ctx, text))
+        return None
+
     def _fail_as(self, category: ErrorCategory, what: str, detail: str) -> None:
         """Fail the reply: "<provider> <what>", with the provider's ``detail``."""
         self._fail(ErrorInfo(category, f"{self._ctx.subject} {what}", provider_detail=detail))
@@ -265,17 +279,9 @@ class SSEParser(ParserBase):
         if event.data.strip() == "[DONE]":
             self._on_done()
             return
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            # An unterminated event at EOF that does not parse was cut, not malformed.
-            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
-            self._fail(cut or unreadable_event(self._ctx, event.data))
-            return
-        if not isinstance(payload, dict):
-            self._fail(unreadable_event(self._ctx, event.data))
-            return
-        self._on_payload(event.event, payload)
+        payload = self._json_object(event.data, at_eof=at_eof)
+        if payload is not None:
+            self._on_payload(event.event, payload)
 
     def _on_element(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace")
@@ -319,20 +325,11 @@ class NDJSONParser(ParserBase):
             self._on_line(line, at_eof=True)
 
     def _on_line(self, line: bytes, *, at_eof: bool = False) -> None:
-        text = line.decode("utf-8", errors="replace")
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
-            self._fail(cut or unreadable_event(self._ctx, text))
-            return
-        if not isinstance(payload, dict):
-            self._fail(unreadable_event(self._ctx, text))
-            return
-        if payload.get("error"):
+        payload = self._json_object(line.decode("utf-8", errors="replace"), at_eof=at_eof)
+        if payload is not None and payload.get("error"):
             self._fail_with_payload(payload)
-            return
-        self._on_payload(payload)
+        elif payload is not None:
+            self._on_payload(payload)
 
     def _on_payload(self, payload: JsonObject) -> None:
         raise NotImplementedError
