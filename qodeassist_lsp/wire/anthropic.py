@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from qodeassist_lsp.wire import openai_chat
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta
+from qodeassist_lsp.wire.events import StopReason, ThinkingDelta
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     PendingCall,
@@ -80,11 +80,9 @@ class AnthropicParser(SSEParser):
     def _block_start(self, index: object, block: JsonObject) -> None:
         kind = block.get("type")
         if kind == "text":
-            if text := text_of(block.get("text")):
-                self._emit(TextDelta(text))
+            self._emit_text(block.get("text"))
         elif kind == "thinking":
-            if thinking := text_of(block.get("thinking")):
-                self._emit(ThinkingDelta(thinking))
+            self._emit_text(block.get("thinking"), thinking=True)
         elif kind == "redacted_thinking":
             self._emit(ThinkingDelta("", text_of(block.get("data")), redacted=True))
         elif kind == "tool_use" and isinstance(index, int):
@@ -95,11 +93,9 @@ class AnthropicParser(SSEParser):
     def _block_delta(self, index: object, delta: JsonObject) -> None:
         kind = delta.get("type")
         if kind == "text_delta":
-            if text := text_of(delta.get("text")):
-                self._emit(TextDelta(text))
+            self._emit_text(delta.get("text"))
         elif kind == "thinking_delta":
-            if thinking := text_of(delta.get("thinking")):
-                self._emit(ThinkingDelta(thinking))
+            self._emit_text(delta.get("thinking"), thinking=True)
         elif kind == "signature_delta":
             self._emit(ThinkingDelta("", text_of(delta.get("signature"))))
         elif kind == "input_json_delta" and isinstance(index, int) and index in self._tool_blocks:

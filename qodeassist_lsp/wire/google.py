@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from qodeassist_lsp.wire.errors import ErrorCategory
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta
+from qodeassist_lsp.wire.events import StopReason, ThinkingDelta
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     PendingCall,
@@ -120,8 +120,7 @@ class GoogleParser(SSEParser):
             return
         if signature:
             self._emit(ThinkingDelta("", signature))
-        if text:
-            self._emit(TextDelta(text))
+        self._emit_text(text)
 
     def _on_finish(self, finish: str, message: str) -> None:
         if finish in _BAD_CALL:

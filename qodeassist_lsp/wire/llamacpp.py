@@ -10,7 +10,7 @@ OpenAI-compatible endpoints (``/v1/chat/completions``, ``/v1/completions``) are 
 
 from __future__ import annotations
 
-from qodeassist_lsp.wire.events import StopReason, TextDelta, Usage
+from qodeassist_lsp.wire.events import StopReason, Usage
 from qodeassist_lsp.wire.parser import JsonObject, SSEParser, int_of, obj, stop_reason, text_of
 
 _STOP: dict[str, StopReason] = {
@@ -30,8 +30,7 @@ class LlamaCppNativeParser(SSEParser):
         if event == "error" or payload.get("error"):
             self._fail_with_payload(payload if payload.get("error") else {"error": payload})
             return
-        if content := text_of(payload.get("content")):
-            self._emit(TextDelta(content))
+        self._emit_text(payload.get("content"))
         if payload.get("stop") is True:
             cached = payload.get("tokens_cached")
             self._usage = Usage(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from qodeassist_lsp.wire import openai_chat
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta
+from qodeassist_lsp.wire.events import StopReason
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     NDJSONParser,
@@ -45,10 +45,8 @@ class OllamaChatParser(NDJSONParser):
 
     def _on_content(self, payload: JsonObject) -> None:
         message = obj(payload.get("message"))
-        if thinking := text_of(message.get("thinking")):
-            self._emit(ThinkingDelta(thinking))
-        if content := text_of(message.get("content")):
-            self._emit(TextDelta(content))
+        self._emit_text(message.get("thinking"), thinking=True)
+        self._emit_text(message.get("content"))
         tool_calls = message.get("tool_calls")
         for entry in tool_calls if isinstance(tool_calls, list) else []:
             entry = obj(entry)
@@ -66,10 +64,8 @@ class OllamaGenerateParser(OllamaChatParser):
     """Parses an ``/api/generate`` NDJSON stream (``response``/``thinking``), FIM included."""
 
     def _on_content(self, payload: JsonObject) -> None:
-        if thinking := text_of(payload.get("thinking")):
-            self._emit(ThinkingDelta(thinking))
-        if response := text_of(payload.get("response")):
-            self._emit(TextDelta(response))
+        self._emit_text(payload.get("thinking"), thinking=True)
+        self._emit_text(payload.get("response"))
 
 
 def parse_model_list(payload: object) -> list[str]:

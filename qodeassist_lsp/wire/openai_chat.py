@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from qodeassist_lsp.wire.errors import ErrorCategory
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta
+from qodeassist_lsp.wire.events import StopReason, TextDelta
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     PendingCall,
@@ -104,21 +104,15 @@ class OpenAIChatParser(SSEParser):
             self._on_finish_reason(finish)
 
     def _on_delta(self, delta: JsonObject) -> None:
-        if reasoning := _reasoning_text(delta):
-            self._emit(ThinkingDelta(reasoning))
+        self._emit_text(_reasoning_text(delta), thinking=True)
         content = delta.get("content")
-        if isinstance(content, str):
-            if content:
-                self._emit(TextDelta(content))
-        elif isinstance(content, list):
-            # Magistral: [{"type": "thinking", "thinking": [...]}, {"type": "text", ...}].
-            for part in content:
-                part = obj(part)
-                if part.get("type") == "thinking":
-                    if thinking := _thinking_text(part.get("thinking")):
-                        self._emit(ThinkingDelta(thinking))
-                elif text := text_of(part.get("text")):
-                    self._emit(TextDelta(text))
+        # Magistral: [{"type": "thinking", "thinking": [...]}, {"type": "text", ...}].
+        for part in content if isinstance(content, list) else [{"text": content}]:
+            part = obj(part)
+            if part.get("type") == "thinking":
+                self._emit_text(_thinking_text(part.get("thinking")), thinking=True)
+            else:
+                self._emit_text(part.get("text"))
         if refusal := text_of(delta.get("refusal")):
             self._refused = True
             self._emit(TextDelta(refusal))
@@ -193,8 +187,7 @@ class OpenAICompletionsParser(OpenAIChatParser):
     """Parses legacy ``/v1/completions`` streams, whose choices carry ``text``."""
 
     def _on_choice(self, choice: JsonObject) -> None:
-        if text := text_of(choice.get("text")):
-            self._emit(TextDelta(text))
+        self._emit_text(choice.get("text"))
         super()._on_choice(choice)
 
 

@@ -26,6 +26,8 @@ from qodeassist_lsp.wire.events import (
     MessageStop,
     StopReason,
     StreamError,
+    TextDelta,
+    ThinkingDelta,
     ToolCallEnd,
     ToolCallStart,
     Usage,
@@ -168,6 +170,11 @@ class ParserBase:
     def _emit(self, event: WireEvent) -> None:
         if not self._ended:
             self._out.append(event)
+
+    def _emit_text(self, text: object, *, thinking: bool = False) -> None:
+        """Emit a piece of the answer (or of reasoning) unless it is empty or not a string."""
+        if isinstance(text, str) and text:
+            self._emit(ThinkingDelta(text) if thinking else TextDelta(text))
 
     def _fail(self, info: ErrorInfo) -> None:
         if not self._ended:

@@ -116,11 +116,6 @@ class ProviderLauncher:
         return self._adopted
 
     @property
-    def detached(self) -> bool:
-        """Whether servers are started to outlive this process."""
-        return self.config.detach
-
-    @property
     def lock_path(self) -> Path:
         """The lock file that serialises starts of this server across processes."""
         return self._files.lock_path
@@ -208,7 +203,7 @@ class ProviderLauncher:
                 self._set_state(LauncherState.STARTING)
                 spawn = self._spawner
                 owned = await (
-                    spawn.detached() if self.detached else spawn.attached(self._scrollback)
+                    spawn.detached() if self.config.detach else spawn.attached(self._scrollback)
                 )
                 self._owned = owned
                 if not owned.detached:
