@@ -46,24 +46,15 @@ class _ParserClass(Protocol):
     def __call__(self, *, context: ErrorContext | None, new_id: IdFactory) -> StreamParser: ...
 
 
-_MODULES: dict[P, ProtocolModule] = {
-    P.ANTHROPIC: anthropic,
-    P.OPENAI_CHAT: openai_chat,
-    P.OPENAI_RESPONSES: openai_responses,
-    P.GOOGLE: google,
-    P.OLLAMA: ollama,
-    P.MISTRAL: openai_chat,
-    P.LLAMACPP: openai_chat,
-}
-
-_DEFAULT_PARSERS: dict[P, _ParserClass] = {
-    P.ANTHROPIC: anthropic.AnthropicParser,
-    P.OPENAI_CHAT: openai_chat.OpenAIChatParser,
-    P.OPENAI_RESPONSES: openai_responses.OpenAIResponsesParser,
-    P.GOOGLE: google.GoogleParser,
-    P.OLLAMA: ollama.OllamaChatParser,
-    P.MISTRAL: openai_chat.OpenAIChatParser,
-    P.LLAMACPP: openai_chat.OpenAIChatParser,
+# Each protocol's request-side shapes and the parser for an endpoint not in _ENDPOINT_PARSERS.
+_PROTOCOLS: dict[P, tuple[ProtocolModule, _ParserClass]] = {
+    P.ANTHROPIC: (anthropic, anthropic.AnthropicParser),
+    P.OPENAI_CHAT: (openai_chat, openai_chat.OpenAIChatParser),
+    P.OPENAI_RESPONSES: (openai_responses, openai_responses.OpenAIResponsesParser),
+    P.GOOGLE: (google, google.GoogleParser),
+    P.OLLAMA: (ollama, ollama.OllamaChatParser),
+    P.MISTRAL: (openai_chat, openai_chat.OpenAIChatParser),
+    P.LLAMACPP: (openai_chat, openai_chat.OpenAIChatParser),
 }
 
 _OPENAI_STYLE = frozenset({P.OPENAI_CHAT, P.OPENAI_RESPONSES, P.OLLAMA, P.MISTRAL, P.LLAMACPP})
@@ -85,7 +76,7 @@ _ENDPOINT_PARSERS: tuple[tuple[str, frozenset[P], _ParserClass], ...] = (
 
 def protocol_api(protocol: P) -> ProtocolModule:
     """Return the request-side shapes of ``protocol``."""
-    return _MODULES[protocol]
+    return _PROTOCOLS[protocol][0]
 
 
 def parser_for(
@@ -102,6 +93,6 @@ def parser_for(
             for end, protocols, cls in _ENDPOINT_PARSERS
             if protocol in protocols and path.endswith(end)
         ),
-        _DEFAULT_PARSERS[protocol],
+        _PROTOCOLS[protocol][1],
     )
     return parser(context=context, new_id=new_id)
