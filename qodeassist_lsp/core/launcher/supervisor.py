@@ -219,22 +219,14 @@ class ProviderLauncher:
             raise
         except Exception as exc:
             await self._kill_owned()
-            error = (
-                exc
-                if isinstance(exc, LaunchError)
-                else LaunchError(
-                    ErrorInfo(
-                        ErrorCategory.NETWORK, f"could not start the {self.name} server: {exc}"
-                    )
-                )
+            why = f"could not start the {self.name} server: {exc}"
+            info = (
+                exc.info if isinstance(exc, LaunchError) else ErrorInfo(ErrorCategory.NETWORK, why)
             )
-            self.last_error = error.info
-            self._failed_at = time.monotonic()
+            self.last_error, self._failed_at = info, time.monotonic()
             self._forget(LauncherState.FAILED)
-            log.info("%s", error.info.message)  # raised: the caller reports it
-            if error is exc:
-                raise
-            raise error from exc
+            log.info("%s", info.message)  # raised: the caller reports it
+            raise LaunchError(info) from exc
         if not self._adopted:
             self.last_error = None
             self._set_state(LauncherState.READY)
