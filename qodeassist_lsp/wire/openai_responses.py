@@ -69,9 +69,11 @@ class OpenAIResponsesParser(SSEParser):
         elif kind == "response.output_item.added":
             self._item_added(obj(payload.get("item")))
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            self._text_delta(payload, refusal=kind == "response.refusal.delta")
+            delta = text_of(payload.get("delta"))
+            self._text(payload, delta, done=False, refusal=kind == "response.refusal.delta")
         elif kind in ("response.output_text.done", "response.refusal.done"):
-            self._text_done(payload)
+            text = text_of(payload.get("text")) or text_of(payload.get("refusal"))
+            self._text(payload, text, done=True)
         elif kind in (
             "response.reasoning_summary_text.delta",
             "response.reasoning_text.delta",
@@ -107,18 +109,12 @@ class OpenAIResponsesParser(SSEParser):
             self._emitted_anything = True
             self._start_call(call)
 
-    def _text_delta(self, payload: JsonObject, *, refusal: bool) -> None:
+    def _text(self, payload: JsonObject, text: str, *, done: bool, refusal: bool = False) -> None:
+        # A ``done`` event repeats the text of its part: emitted only if no delta carried it.
         key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
-        if delta := text_of(payload.get("delta")):
+        if text and not (done and key in self._streamed_text):
             self._streamed_text.add(key)
             self._refused = self._refused or refusal
-            self._emit_seen(TextDelta(delta))
-
-    def _text_done(self, payload: JsonObject) -> None:
-        key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
-        text = text_of(payload.get("text")) or text_of(payload.get("refusal"))
-        if key not in self._streamed_text and text:
-            self._streamed_text.add(key)
             self._emit_seen(TextDelta(text))
 
     def _item_done(self, item: JsonObject) -> None:
