@@ -1,13 +1,10 @@
 """Serving LSP on stdin/stdout with pygls's own message loop, fed from the event loop's pipe.
 
-pygls's ``start_io`` reads stdin in a worker thread, one ``readline`` or ``read`` per hop: three
-thread round trips per message (header, blank line, body). On the 2-core development VM those
-hand-offs more than doubled the server's CPU per completion and pushed an answer from the
-typed-ahead cache from 0.3 to 2.5 ms (``benchmarks/lsp_bench.py``, measured alternately). When
-stdin is a pipe or a socket, as every editor starts a language server, `serve_stdio` therefore
-hands pygls's public ``run_async`` loop an ``asyncio.StreamReader`` on the event loop's own
-pipe transport instead: the same framing, decoding and dispatch (pygls's), no thread. Anything
-else (a terminal, a file) goes through ``start_io`` unchanged.
+pygls's ``start_io`` reads stdin in a worker thread, three thread round trips per message, which
+more than doubled the server's time per completion (docs/performance.md). When stdin
+is a pipe or socket, as editors start a language server, `serve_stdio` hands pygls's public
+``run_async`` an ``asyncio.StreamReader`` on the event loop's pipe instead: pygls's framing,
+decoding and dispatch, no thread. A terminal or a file goes through ``start_io``.
 """
 
 from __future__ import annotations

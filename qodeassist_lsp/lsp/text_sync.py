@@ -62,21 +62,18 @@ def apply_change(
     if end >= len(text):  # only a range reaching the end can lie past it: count lines only then
         last = text.count("\n")
         if max(change.range.start.line, change.range.end.line) > last:
-            _warn_past_end(change.range, last + 1)
+            log.warning(
+                "didChange: range %s lies past the end of the document (%d lines) and was clamped "
+                "to its end; the client's copy of the document may be out of sync",
+                _spelled(change.range),
+                last + 1,
+            )
         if start >= len(text):  # clamped to the end: count the lines instead of trusting the client
             line = last
     edit = LineEdit(line, change.text, end - start)
     return text[:start] + change.text + text[end:], edit
 
 
-def _warn_past_end(edited: types.Range, lines: int) -> None:
+def _spelled(edited: types.Range) -> str:
     start, end = edited.start, edited.end
-    log.warning(
-        "didChange: range %d:%d-%d:%d lies past the end of the document (%d lines) and was "
-        "clamped to its end; the client's copy of the document may be out of sync",
-        start.line,
-        start.character,
-        end.line,
-        end.character,
-        lines,
-    )
+    return f"{start.line}:{start.character}-{end.line}:{end.character}"

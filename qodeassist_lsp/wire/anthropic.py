@@ -1,4 +1,4 @@
-"""Anthropic Messages API (``POST /v1/messages``): stream parser, tools, continuation, models.
+"""Anthropic Messages API (``POST /v1/messages``): stream parser, tools, models.
 
 The stream is SSE with ``event:`` names equal to the payload ``type``; state is keyed by
 content block ``index``. Thinking deltas stream as they come and the block's
@@ -10,22 +10,20 @@ first (a reply cut at ``max_tokens`` never stops its open tool block). Server-si
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from qodeassist_lsp.wire.errors import ErrorContext
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire import openai_chat
+from qodeassist_lsp.wire.events import StopReason, ThinkingDelta
 from qodeassist_lsp.wire.parser import (
-    IdFactory,
     JsonObject,
     PendingCall,
     SSEParser,
-    int_of,
     obj,
+    stop_reason,
     text_of,
+    usage_at,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
-from qodeassist_lsp.wire.turns import AssistantTurn
+from qodeassist_lsp.wire.tools import ToolSpec
 from qodeassist_lsp.wire.urls import with_query_param
 
 _STOP: dict[str, StopReason] = {
@@ -37,11 +35,12 @@ _STOP: dict[str, StopReason] = {
     "refusal": "refusal",
     "model_context_window_exceeded": "max_tokens",
 }
-
-
-def normalise_stop(raw: str) -> StopReason:
-    """Map an Anthropic ``stop_reason`` onto the shared vocabulary."""
-    return _STOP.get(raw, "other") if raw else "end_turn"
+_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "output_tokens_details.thinking_tokens",
+)
 
 
 class AnthropicParser(SSEParser):
@@ -49,11 +48,8 @@ class AnthropicParser(SSEParser):
 
     terminal_marker = "message_stop"
 
-    def __init__(
-        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
-    ) -> None:
-        """Create a parser; ``context`` names the provider in messages."""
-        super().__init__(context=context, new_id=new_id)
+    def _init_state(self) -> None:
+        super()._init_state()
         self._tool_blocks: dict[int, PendingCall] = {}
         self._usage_fields: JsonObject = {}
         self._stop_raw = ""
@@ -79,16 +75,14 @@ class AnthropicParser(SSEParser):
             self._close_open_blocks()
         elif kind == "message_stop":
             self._close_open_blocks()
-            self._finish(normalise_stop(self._stop_raw), self._stop_raw)
+            self._finish(stop_reason(_STOP, self._stop_raw), self._stop_raw)
 
     def _block_start(self, index: object, block: JsonObject) -> None:
         kind = block.get("type")
         if kind == "text":
-            if text := text_of(block.get("text")):
-                self._emit(TextDelta(text))
+            self._emit_text(block.get("text"))
         elif kind == "thinking":
-            if thinking := text_of(block.get("thinking")):
-                self._emit(ThinkingDelta(thinking))
+            self._emit_text(block.get("thinking"), thinking=True)
         elif kind == "redacted_thinking":
             self._emit(ThinkingDelta("", text_of(block.get("data")), redacted=True))
         elif kind == "tool_use" and isinstance(index, int):
@@ -99,11 +93,9 @@ class AnthropicParser(SSEParser):
     def _block_delta(self, index: object, delta: JsonObject) -> None:
         kind = delta.get("type")
         if kind == "text_delta":
-            if text := text_of(delta.get("text")):
-                self._emit(TextDelta(text))
+            self._emit_text(delta.get("text"))
         elif kind == "thinking_delta":
-            if thinking := text_of(delta.get("thinking")):
-                self._emit(ThinkingDelta(thinking))
+            self._emit_text(delta.get("thinking"), thinking=True)
         elif kind == "signature_delta":
             self._emit(ThinkingDelta("", text_of(delta.get("signature"))))
         elif kind == "input_json_delta" and isinstance(index, int) and index in self._tool_blocks:
@@ -120,7 +112,7 @@ class AnthropicParser(SSEParser):
             return
         # message_delta usage is cumulative and wins over message_start's.
         self._usage_fields.update({k: v for k, v in usage.items() if v is not None})
-        self._usage = _usage(self._usage_fields)
+        self._usage = usage_at(self._usage_fields, *_USAGE)
 
     def _on_document(self, payload: JsonObject) -> None:
         if payload.get("type") != "message":
@@ -138,17 +130,7 @@ class AnthropicParser(SSEParser):
                 self._block_start(index, block)
         self._stop_raw = text_of(payload.get("stop_reason"))
         self._merge_usage(obj(payload.get("usage")))
-        self._finish(normalise_stop(self._stop_raw), self._stop_raw)
-
-
-def _usage(fields: JsonObject) -> Usage:
-    details = obj(fields.get("output_tokens_details"))
-    return Usage(
-        input_tokens=int_of(fields.get("input_tokens")),
-        output_tokens=int_of(fields.get("output_tokens")),
-        cached_tokens=int_of(fields.get("cache_read_input_tokens")),
-        reasoning_tokens=int_of(details.get("thinking_tokens")),
-    )
+        self._finish(stop_reason(_STOP, self._stop_raw), self._stop_raw)
 
 
 def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -158,48 +140,7 @@ def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def build_continuation(
-    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
-) -> dict[str, Any]:
-    """Build the next request body: the turn replayed, then a user turn of tool results."""
-    content: list[dict[str, Any]] = []
-    for block in turn.thinking:
-        # Thinking without a signature cannot be verified by Anthropic and would be rejected.
-        if block.redacted and block.signature:
-            content.append({"type": "redacted_thinking", "data": block.signature})
-        elif block.signature:
-            content.append(
-                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-            )
-    if turn.text:
-        content.append({"type": "text", "text": turn.text})
-    for call in turn.tool_calls:
-        content.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
-        )
-    tool_results: list[dict[str, Any]] = []
-    for result in results:
-        entry: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": result.tool_use_id,
-            "content": result.content,
-        }
-        if result.is_error:
-            entry["is_error"] = True
-        tool_results.append(entry)
-    new_body = copy.deepcopy(body)
-    messages = new_body.setdefault("messages", [])
-    messages.append({"role": "assistant", "content": content})
-    messages.append({"role": "user", "content": tool_results})
-    return new_body
-
-
-def parse_model_list(payload: object) -> list[str]:
-    """Model ids from ``GET /v1/models`` (``data[].id``)."""
-    data = obj(payload).get("data")
-    if not isinstance(data, list):
-        return []
-    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+parse_model_list = openai_chat.parse_model_list
 
 
 def next_models_page(url: str, payload: object) -> str | None:

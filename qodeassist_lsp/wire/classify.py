@@ -11,6 +11,7 @@ import email.utils
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -20,35 +21,18 @@ from qodeassist_lsp.wire.errors import DEFAULT_PROVIDER, ErrorCategory, ErrorCon
 MAX_DETAIL_CHARS = 2000
 
 # Envelope tokens (``error.type``, ``error.code``, Google ``error.status``), lower-cased.
-_TOKEN_CATEGORY: dict[str, ErrorCategory] = {
-    "authentication_error": ErrorCategory.AUTH,
-    "permission_error": ErrorCategory.AUTH,
-    "invalid_api_key": ErrorCategory.AUTH,
-    "unauthenticated": ErrorCategory.AUTH,
-    "permission_denied": ErrorCategory.AUTH,
-    "not_found_error": ErrorCategory.CONFIG,
-    "model_not_found": ErrorCategory.CONFIG,
-    "not_found": ErrorCategory.CONFIG,
-    "tool_use_failed": ErrorCategory.TOOL,
-    "invalid_request_error": ErrorCategory.VALIDATION,
-    "invalid_argument": ErrorCategory.VALIDATION,
-    "failed_precondition": ErrorCategory.VALIDATION,
-    "request_too_large": ErrorCategory.VALIDATION,
-    "not_supported_error": ErrorCategory.VALIDATION,
-    "out_of_range": ErrorCategory.VALIDATION,
-    "overloaded_error": ErrorCategory.PROVIDER,
-    "api_error": ErrorCategory.PROVIDER,
-    "rate_limit_error": ErrorCategory.PROVIDER,
-    "rate_limit_exceeded": ErrorCategory.PROVIDER,
-    "insufficient_quota": ErrorCategory.PROVIDER,
-    "server_error": ErrorCategory.PROVIDER,
-    "unavailable_error": ErrorCategory.PROVIDER,
-    "resource_exhausted": ErrorCategory.PROVIDER,
-    "unavailable": ErrorCategory.PROVIDER,
-    "internal": ErrorCategory.PROVIDER,
-    "deadline_exceeded": ErrorCategory.PROVIDER,
-    "aborted": ErrorCategory.PROVIDER,
+_TOKENS_OF: dict[ErrorCategory, str] = {
+    ErrorCategory.AUTH: "authentication_error permission_error invalid_api_key unauthenticated "
+    "permission_denied",
+    ErrorCategory.CONFIG: "not_found_error model_not_found not_found",
+    ErrorCategory.TOOL: "tool_use_failed",
+    ErrorCategory.VALIDATION: "invalid_request_error invalid_argument failed_precondition "
+    "request_too_large not_supported_error out_of_range",
+    ErrorCategory.PROVIDER: "overloaded_error api_error rate_limit_error rate_limit_exceeded "
+    "insufficient_quota server_error unavailable_error resource_exhausted unavailable internal "
+    "deadline_exceeded aborted",
 }
+_TOKEN_CATEGORY = {token: cat for cat, tokens in _TOKENS_OF.items() for token in tokens.split()}
 
 
 def _str(value: object) -> str:
@@ -59,23 +43,24 @@ def _clip(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+@dataclass(slots=True)
 class Envelope:
     """The parts of a provider error body that matter, whatever the provider's shape."""
 
-    __slots__ = ("code", "message", "retry_delay", "status", "tokens")
+    message: str
+    names: list[str]
+    status: int | None = None
+    retry_delay: float | None = None
 
-    def __init__(
-        self,
-        message: str,
-        names: list[str],
-        status: int | None = None,
-        retry_delay: float | None = None,
-    ) -> None:
-        self.message = message
-        self.tokens = [name.lower() for name in names]
-        self.status = status
-        self.retry_delay = retry_delay
-        self.code = next((name for name in names if name), "")
+    @property
+    def tokens(self) -> list[str]:
+        """The envelope's code, status and type names, lower-cased."""
+        return [name.lower() for name in self.names]
+
+    @property
+    def code(self) -> str:
+        """The first name the envelope gives the error."""
+        return next((name for name in self.names if name), "")
 
 
 def read_envelope(payload: object) -> Envelope | None:
@@ -269,8 +254,6 @@ def classify_exception(exc: BaseException, ctx: ErrorContext | None = None) -> E
         what = "no data arrived in time"
     elif isinstance(exc, httpx.RemoteProtocolError):
         what = "the server closed the connection unexpectedly"
-    elif isinstance(exc, httpx.TransportError):
-        what = f"{type(exc).__name__}: {exc}"
     else:
         what = f"{type(exc).__name__}: {exc}"
     return ErrorInfo(

@@ -1,21 +1,15 @@
 """`WireClient`: one streamed request from POST to typed events, and model listing.
 
-Every provider call goes through one ``httpx.AsyncClient`` (`make_http_client`, one per
-provider instance); its transport is injectable, so unit tests hand an ``httpx.MockTransport``
-to the very code that talks to real providers. The client owns the I/O the parsers leave out:
-compact JSON out, status check (a non-2xx body is read whole and classified before any stream
-decoding), retries strictly before the first byte, first-byte and inactivity timeouts, and
-closing the HTTP stream on every exit, cancellation included. Failures before a 2xx response
-raise `WireError`; after it they arrive as a final `StreamError` event. A 2xx answer that is
-an HTML page (a captive portal, a wrong path) is not the API: it is reported as such (a config
-error naming the provider's ``url``), not as a stream that was cut off. Log lines on
-``qodeassist.wire`` carry the request id; bodies go to ``qodeassist.wire.body`` at DEBUG;
-secrets redacted everywhere.
-
-LLM streams need three timeouts httpx does not express directly: how long to wait for the
-first byte of the answer (a local model may be loading), how long a silent gap between chunks
-may last, and how long to connect. `WireClient` enforces the first two with asyncio and hands
-httpx the rest.
+Every provider call goes through one ``httpx.AsyncClient`` per provider instance
+(`make_http_client`) whose transport is injectable, so unit tests run the production code on an
+``httpx.MockTransport``. The client owns the I/O the parsers leave out: compact JSON out, the
+status check (a non-2xx body is classified before any stream decoding), retries strictly before
+the first byte, and closing the HTTP stream on every exit, cancellation included. Failures before
+a 2xx response raise `WireError`; later ones arrive as a final `StreamError`. A 2xx HTML page (a
+captive portal, a wrong path) is a config error naming the provider's ``url``. Log lines on
+``qodeassist.wire`` carry the request id, bodies go to ``qodeassist.wire.body`` at DEBUG, secrets
+are redacted everywhere. httpx has no first-byte or inactivity timeout (a local model may take
+long to load, a stream may stall): `WireClient` enforces those two with asyncio.
 """
 
 from __future__ import annotations
@@ -43,7 +37,6 @@ from qodeassist_lsp.wire.classify import (
 )
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo, WireError, redact
 from qodeassist_lsp.wire.events import MessageStop, StreamError, WireEvent
-from qodeassist_lsp.wire.parser import StreamParser
 from qodeassist_lsp.wire.protocols import API_NAMES, WireProtocol
 from qodeassist_lsp.wire.registry import parser_for, protocol_api
 from qodeassist_lsp.wire.retry import RetryPolicy
@@ -52,7 +45,6 @@ logger = logging.getLogger("qodeassist.wire")
 body_logger = logging.getLogger("qodeassist.wire.body")
 """Request and response bodies, at DEBUG; ``[logging] log_requests`` switches it on."""
 
-ParserFactory = Callable[[str, ErrorContext], StreamParser]
 Sleep = Callable[[float], Awaitable[None]]
 _Chunks = AsyncGenerator[bytes, None]
 
@@ -108,16 +100,16 @@ class _RequestLog:
         self.request_id = request_id
         self._secrets = secrets
 
-    def __call__(self, level: int, message: str, *args: object) -> None:
-        if logger.isEnabledFor(level):
+    def __call__(
+        self, level: int, message: str, *args: object, to: logging.Logger = logger
+    ) -> None:
+        if to.isEnabledFor(level):
             text = message % args if args else message
-            logger.log(level, "[%s] %s", self.request_id, redact(text, self._secrets))
+            to.log(level, "[%s] %s", self.request_id, redact(text, self._secrets))
 
     def body(self, message: str, *args: object) -> None:
         """Log a request or response body at DEBUG on the body logger."""
-        if body_logger.isEnabledFor(logging.DEBUG):
-            text = message % args if args else message
-            body_logger.debug("[%s] %s", self.request_id, redact(text, self._secrets))
+        self(logging.DEBUG, message, *args, to=body_logger)
 
 
 class WireClient:
@@ -128,42 +120,20 @@ class WireClient:
         http: httpx.AsyncClient,
         protocol: WireProtocol,
         *,
-        parser_factory: ParserFactory | None = None,
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         context: ErrorContext | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        """Create a client; the parser is chosen per URL unless ``parser_factory`` is given."""
+        """Create a client; ``sleep`` and ``rng`` time the retries (tests pass their own)."""
         self._http = http
         self.protocol = protocol
-        self._parser_factory = parser_factory or (
-            lambda url, ctx: parser_for(protocol, url, context=ctx)
-        )
         self._timeouts = timeouts or Timeouts()
         self._retry = retry or RetryPolicy()
         self._context = context or ErrorContext()
         self._sleep = sleep
         self._rng = rng or random.Random()
-
-    async def stream(
-        self,
-        url: str,
-        headers: Mapping[str, str],
-        body: Mapping[str, Any],
-        *,
-        request_id: str | None = None,
-    ) -> AsyncGenerator[WireEvent, None]:
-        """POST ``body`` to ``url`` and yield the reply as typed events, one at a time.
-
-        As `batches`, whose events it yields one by one.
-        """
-        batches = self.batches(url, headers, body, request_id=request_id)
-        async with contextlib.aclosing(batches) as stream:
-            async for batch in stream:
-                for event in batch:
-                    yield event
 
     async def batches(
         self,
@@ -198,7 +168,7 @@ class WireClient:
                 contextlib.aclosing(cast(_Chunks, response.aiter_bytes())) as chunks,
             ):
                 streaming = True
-                parser = self._parser_factory(url, self._context)
+                parser = parser_for(self.protocol, url, self._context)
                 first = True
                 while True:
                     try:
@@ -294,6 +264,7 @@ class WireClient:
             attempt += 1
             first_byte = self._timeouts.first_byte
             deadline = loop.time() + first_byte if first_byte is not None else None
+            cause: httpx.HTTPError | None = None
             try:
                 async with asyncio.timeout_at(deadline):
                     response = await self._http.send(request, stream=True)
@@ -302,46 +273,35 @@ class WireClient:
                 log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
                 raise WireError(info) from exc
             except httpx.HTTPError as exc:
+                cause, retry = exc, self._retry.retries_exception(exc)
                 info = classify_exception(exc, self._context).redacted(secrets)
-                delay = (
-                    self._retry.delay(attempt, None, self._rng)
-                    if self._retry.retries_exception(exc)
-                    else None
-                )
-                if delay is None:
-                    log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
-                    raise WireError(info) from exc
-                log(
-                    logging.INFO,
-                    "attempt %d failed (%s); retry in %.2f s",
-                    attempt,
-                    info.message,
-                    delay,
-                )
-                await self._sleep(delay)
-                continue
-            try:
-                log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
-                if response.is_success:
-                    content_type = response.headers.get("content-type", "")
-                    if not is_web_page(content_type, b""):
-                        yield response, deadline
-                        return
-                    info = self._web_page(url, await self._body_of(response)).redacted(secrets)
-                else:
-                    info = await self._error_from(response, secrets)
-            finally:
-                await response.aclose()
-            delay = (
-                self._retry.delay(attempt, info.retry_after, self._rng)
-                if self._retry.retries_status(response.status_code, response.headers)
-                else None
-            )
+            else:
+                try:
+                    log(logging.INFO, "HTTP %d (attempt %d)", response.status_code, attempt)
+                    if response.is_success:
+                        content_type = response.headers.get("content-type", "")
+                        if not is_web_page(content_type, b""):
+                            yield response, deadline
+                            return
+                        body = await self._body_of(response)
+                        info = self._web_page(url, body).redacted(secrets)
+                    else:
+                        info = await self._error_from(response, secrets)
+                finally:
+                    await response.aclose()
+                retry = self._retry.retries_status(response.status_code, response.headers)
+            delay = self._retry.delay(attempt, info.retry_after, self._rng) if retry else None
             if delay is None:
-                log(logging.WARNING, "%s", info.message)
+                log(logging.WARNING, "attempt %d failed: %s", attempt, info.message)
                 log.body("error body: %s", info.provider_detail)
-                raise WireError(info)
-            log(logging.INFO, "HTTP %d; retry in %.2f s", response.status_code, delay)
+                raise WireError(info) from cause
+            log(
+                logging.INFO,
+                "attempt %d failed (%s); retry in %.2f s",
+                attempt,
+                info.message,
+                delay,
+            )
             await self._sleep(delay)
 
     def _web_page(self, url: str, body: bytes) -> ErrorInfo:

@@ -52,7 +52,7 @@ import enum
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 REDACTED = "***"
 
@@ -111,13 +111,8 @@ class ErrorInfo:
     def redacted(self, secrets: Iterable[str]) -> ErrorInfo:
         """Return a copy with ``secrets`` also removed from the message and detail."""
         values = tuple(secrets)
-        return ErrorInfo(
-            category=self.category,
-            message=redact(self.message, values),
-            provider_detail=redact(self.provider_detail, values),
-            retry_after=self.retry_after,
-            status=self.status,
-        )
+        detail = redact(self.provider_detail, values)
+        return replace(self, message=redact(self.message, values), provider_detail=detail)
 
 
 class QodeAssistError(Exception):

@@ -1,4 +1,4 @@
-"""Google Gemini ``streamGenerateContent``: parser, tools, continuation, models.
+"""Google Gemini ``streamGenerateContent``: parser, tools, models.
 
 Two framings carry the same chunks: SSE (``?alt=sse``, events split by CRLF CRLF, no end
 marker) and, without ``alt``, one JSON array streamed element by element; the parser tells
@@ -10,22 +10,22 @@ current thinking block. The reply is complete at the chunk carrying ``finishReas
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.errors import ErrorCategory
+from qodeassist_lsp.wire.events import StopReason, ThinkingDelta
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     PendingCall,
     SSEParser,
     int_of,
     obj,
+    stop_reason,
     text_of,
+    usage_at,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, is_synthetic_id
-from qodeassist_lsp.wire.turns import AssistantTurn
+from qodeassist_lsp.wire.tools import ToolSpec
 from qodeassist_lsp.wire.urls import with_query_param
 
 UNSUPPORTED_SCHEMA_KEYS = frozenset(
@@ -60,11 +60,12 @@ _STOP: dict[str, StopReason] = {
     "IMAGE_PROHIBITED_CONTENT": "content_filter",
 }
 _BAD_CALL = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"})
-
-
-def normalise_stop(raw: str) -> StopReason:
-    """Map a Gemini ``finishReason`` onto the shared vocabulary."""
-    return _STOP.get(raw, "other") if raw else "end_turn"
+_USAGE = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+)
 
 
 class GoogleParser(SSEParser):
@@ -82,26 +83,14 @@ class GoogleParser(SSEParser):
         if chunk.get("error"):
             self._fail_with_payload(chunk)
             return
-        usage = obj(chunk.get("usageMetadata"))
-        if usage:
-            self._usage = Usage(
-                input_tokens=int_of(usage.get("promptTokenCount")),
-                output_tokens=int_of(usage.get("candidatesTokenCount")),
-                cached_tokens=int_of(usage.get("cachedContentTokenCount")),
-                reasoning_tokens=int_of(usage.get("thoughtsTokenCount")),
-            )
+        if usage := obj(chunk.get("usageMetadata")):
+            self._usage = usage_at(usage, *_USAGE)
         candidates = chunk.get("candidates")
         if not isinstance(candidates, list) or not candidates:
             blocked = text_of(obj(chunk.get("promptFeedback")).get("blockReason"))
             if blocked:
-                self._fail(
-                    ErrorInfo(
-                        category=ErrorCategory.VALIDATION,
-                        message=f"{self._ctx.subject} blocked the prompt ({blocked}). "
-                        "Rephrase the request or remove the flagged content.",
-                        provider_detail=str(chunk.get("promptFeedback")),
-                    )
-                )
+                what = f"blocked the prompt ({blocked}). Rephrase it or remove the flagged content."
+                self._fail_as(ErrorCategory.VALIDATION, what, str(chunk.get("promptFeedback")))
             return
         candidate = next(
             (obj(c) for c in candidates if int_of(obj(c).get("index")) == 0), obj(candidates[0])
@@ -131,21 +120,14 @@ class GoogleParser(SSEParser):
             return
         if signature:
             self._emit(ThinkingDelta("", signature))
-        if text:
-            self._emit(TextDelta(text))
+        self._emit_text(text)
 
     def _on_finish(self, finish: str, message: str) -> None:
         if finish in _BAD_CALL:
-            self._fail(
-                ErrorInfo(
-                    category=ErrorCategory.TOOL,
-                    message=f"{self._ctx.subject} could not produce a valid function call "
-                    f"({finish}). Try again or simplify the tools' parameters.",
-                    provider_detail=message or finish,
-                )
-            )
+            what = f"could not produce a valid function call ({finish}). Try again or simplify "
+            self._fail_as(ErrorCategory.TOOL, what + "the tools' parameters.", message or finish)
             return
-        self._finish(normalise_stop(finish), finish)
+        self._finish(stop_reason(_STOP, finish), finish)
 
     def _at_eof(self) -> None:
         if self._json is not None and self._json.complete:
@@ -183,50 +165,6 @@ def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
         for t in tools
     ]
     return [{"function_declarations": declarations}]
-
-
-def build_continuation(
-    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
-) -> dict[str, Any]:
-    """Build the next request body: append a ``model`` turn and a ``functionResponse`` turn.
-
-    The model turn replays thoughts, text and function calls with their signatures.
-    """
-    parts: list[dict[str, Any]] = []
-    for block in turn.thinking:
-        if not block.thinking and not block.signature:
-            continue
-        part: dict[str, Any] = {"text": block.thinking}
-        if block.thinking:
-            part["thought"] = True
-        if block.signature:
-            part["thoughtSignature"] = block.signature
-        parts.append(part)
-    if turn.text:
-        parts.append({"text": turn.text})
-    for call in turn.tool_calls:
-        function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
-        if not is_synthetic_id(call.id):
-            function_call["id"] = call.id
-        call_part: dict[str, Any] = {"functionCall": function_call}
-        if call.signature:
-            call_part["thoughtSignature"] = call.signature
-        parts.append(call_part)
-    responses: list[dict[str, Any]] = []
-    for result in results:
-        key = "error" if result.is_error else "result"
-        function_response: dict[str, Any] = {
-            "name": result.name,
-            "response": {key: result.content},
-        }
-        if not is_synthetic_id(result.tool_use_id):
-            function_response["id"] = result.tool_use_id
-        responses.append({"functionResponse": function_response})
-    new_body = copy.deepcopy(body)
-    contents = new_body.setdefault("contents", [])
-    contents.append({"role": "model", "parts": parts})
-    contents.append({"role": "user", "parts": responses})
-    return new_body
 
 
 def parse_model_list(payload: object) -> list[str]:

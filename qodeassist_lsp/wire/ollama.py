@@ -10,31 +10,23 @@ endpoints are handled by `qodeassist_lsp.wire.openai_chat`.
 
 from __future__ import annotations
 
-import copy
 import json
-from typing import Any
 
 from qodeassist_lsp.wire import openai_chat
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.events import StopReason
 from qodeassist_lsp.wire.parser import (
     JsonObject,
     NDJSONParser,
     PendingCall,
-    int_of,
     obj,
+    stop_reason,
     text_of,
+    usage_at,
 )
-from qodeassist_lsp.wire.tools import ToolResult, is_synthetic_id
-from qodeassist_lsp.wire.turns import AssistantTurn
 
-_STOP: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
+_STOP: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}  # load, unload: other
 
 tool_definitions = openai_chat.tool_definitions
-
-
-def normalise_stop(raw: str) -> StopReason:
-    """Map a ``done_reason`` onto the shared vocabulary (``load``/``unload`` become other)."""
-    return _STOP.get(raw, "other") if raw else "end_turn"
 
 
 class OllamaChatParser(NDJSONParser):
@@ -46,20 +38,15 @@ class OllamaChatParser(NDJSONParser):
         self._on_content(payload)
         if payload.get("done") is True:
             if "eval_count" in payload or "prompt_eval_count" in payload:
-                self._usage = Usage(
-                    # The counters are omitempty: a fully cached prompt has no prompt_eval_count.
-                    input_tokens=int_of(payload.get("prompt_eval_count")),
-                    output_tokens=int_of(payload.get("eval_count")),
-                )
+                # The counters are omitempty: a fully cached prompt has no prompt_eval_count.
+                self._usage = usage_at(payload, "prompt_eval_count", "eval_count")
             raw = text_of(payload.get("done_reason"))
-            self._finish(normalise_stop(raw), raw)
+            self._finish(stop_reason(_STOP, raw), raw)
 
     def _on_content(self, payload: JsonObject) -> None:
         message = obj(payload.get("message"))
-        if thinking := text_of(message.get("thinking")):
-            self._emit(ThinkingDelta(thinking))
-        if content := text_of(message.get("content")):
-            self._emit(TextDelta(content))
+        self._emit_text(message.get("thinking"), thinking=True)
+        self._emit_text(message.get("content"))
         tool_calls = message.get("tool_calls")
         for entry in tool_calls if isinstance(tool_calls, list) else []:
             entry = obj(entry)
@@ -77,44 +64,8 @@ class OllamaGenerateParser(OllamaChatParser):
     """Parses an ``/api/generate`` NDJSON stream (``response``/``thinking``), FIM included."""
 
     def _on_content(self, payload: JsonObject) -> None:
-        if thinking := text_of(payload.get("thinking")):
-            self._emit(ThinkingDelta(thinking))
-        if response := text_of(payload.get("response")):
-            self._emit(TextDelta(response))
-
-
-def build_continuation(
-    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
-) -> dict[str, Any]:
-    """Build the next ``/api/chat`` body: the assistant message, then one tool message each.
-
-    Tool call arguments stay JSON objects, as Ollama sends them.
-    """
-    assistant: dict[str, Any] = {"role": "assistant", "content": turn.text}
-    thinking = "".join(block.thinking for block in turn.thinking if not block.redacted)
-    if thinking:
-        assistant["thinking"] = thinking
-    if turn.tool_calls:
-        calls: list[dict[str, Any]] = []
-        for call in turn.tool_calls:
-            entry: dict[str, Any] = {"function": {"name": call.name, "arguments": call.arguments}}
-            if not is_synthetic_id(call.id):
-                entry["id"] = call.id
-            calls.append(entry)
-        assistant["tool_calls"] = calls
-    new_body = copy.deepcopy(body)
-    messages = new_body.setdefault("messages", [])
-    messages.append(assistant)
-    for result in results:
-        message: dict[str, Any] = {
-            "role": "tool",
-            "content": result.text(),
-            "tool_name": result.name,
-        }
-        if not is_synthetic_id(result.tool_use_id):
-            message["tool_call_id"] = result.tool_use_id
-        messages.append(message)
-    return new_body
+        self._emit_text(payload.get("thinking"), thinking=True)
+        self._emit_text(payload.get("response"))
 
 
 def parse_model_list(payload: object) -> list[str]:

@@ -1,7 +1,8 @@
-"""OpenAI Chat Completions and every server that copies it: parser, tools, continuation, models.
+"""OpenAI Chat Completions and every server that copies it: parser, tools, models.
 
 One parser covers OpenAI, Mistral/Codestral (chat and FIM), OpenRouter, Groq, LM Studio,
-DeepSeek/Qwen, Ollama's and llama.cpp's ``/v1`` endpoints. What varies between them and is
+DeepSeek/Qwen, Ollama's and llama.cpp's ``/v1`` endpoints; Mistral and llama.cpp use this
+module's tool and model-list shapes too. What varies between them and is
 handled here: reasoning as ``reasoning_content`` / ``reasoning`` / ``reasoning_details``
 (emitted as deltas, never as growing snapshots), Magistral's content arrays, tool-call
 fragments with or without ``index``/``id``, usage on the finish chunk or on a later
@@ -13,23 +14,22 @@ on llama.cpp's legacy ``error:`` field), and EOF without ``[DONE]`` (complete on
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.errors import ErrorCategory
+from qodeassist_lsp.wire.events import StopReason, TextDelta
 from qodeassist_lsp.wire.parser import (
-    IdFactory,
     JsonObject,
     PendingCall,
     SSEParser,
     int_of,
     obj,
+    stop_reason,
     text_of,
+    usage_at,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
-from qodeassist_lsp.wire.turns import AssistantTurn
+from qodeassist_lsp.wire.tools import ToolSpec
 
 _STOP: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -43,22 +43,12 @@ _STOP: dict[str, StopReason] = {
     "content_filter": "content_filter",
 }
 
-
-def normalise_stop(raw: str) -> StopReason:
-    """Map a ``finish_reason`` onto the shared vocabulary."""
-    return _STOP.get(raw, "other") if raw else "end_turn"
-
-
-def usage_from(usage: JsonObject) -> Usage:
-    """Usage from an OpenAI-style ``usage`` object."""
-    return Usage(
-        input_tokens=int_of(usage.get("prompt_tokens")),
-        output_tokens=int_of(usage.get("completion_tokens")),
-        cached_tokens=int_of(obj(usage.get("prompt_tokens_details")).get("cached_tokens")),
-        reasoning_tokens=int_of(
-            obj(usage.get("completion_tokens_details")).get("reasoning_tokens")
-        ),
-    )
+_USAGE = (
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_tokens_details.cached_tokens",
+    "completion_tokens_details.reasoning_tokens",
+)
 
 
 def _reasoning_text(delta: JsonObject) -> str:
@@ -88,11 +78,8 @@ class OpenAIChatParser(SSEParser):
     terminal_marker = "data: [DONE]"
     data_fields = frozenset({"error"})
 
-    def __init__(
-        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
-    ) -> None:
-        """Create a parser; ``context`` names the provider in messages."""
-        super().__init__(context=context, new_id=new_id)
+    def _init_state(self) -> None:
+        super()._init_state()
         self._calls: dict[tuple[str, object], PendingCall] = {}
         self._last_key: tuple[str, object] | None = None
         self._finish_raw: str | None = None
@@ -103,7 +90,7 @@ class OpenAIChatParser(SSEParser):
             self._fail_with_payload(payload)
             return
         if isinstance(payload.get("usage"), dict):
-            self._usage = usage_from(payload["usage"])
+            self._usage = usage_at(payload["usage"], *_USAGE)
         choices = payload.get("choices")
         for choice in choices if isinstance(choices, list) else []:
             choice = obj(choice)
@@ -117,21 +104,15 @@ class OpenAIChatParser(SSEParser):
             self._on_finish_reason(finish)
 
     def _on_delta(self, delta: JsonObject) -> None:
-        if reasoning := _reasoning_text(delta):
-            self._emit(ThinkingDelta(reasoning))
+        self._emit_text(_reasoning_text(delta), thinking=True)
         content = delta.get("content")
-        if isinstance(content, str):
-            if content:
-                self._emit(TextDelta(content))
-        elif isinstance(content, list):
-            # Magistral: [{"type": "thinking", "thinking": [...]}, {"type": "text", ...}].
-            for part in content:
-                part = obj(part)
-                if part.get("type") == "thinking":
-                    if thinking := _thinking_text(part.get("thinking")):
-                        self._emit(ThinkingDelta(thinking))
-                elif text := text_of(part.get("text")):
-                    self._emit(TextDelta(text))
+        # Magistral: [{"type": "thinking", "thinking": [...]}, {"type": "text", ...}].
+        for part in content if isinstance(content, list) else [{"text": content}]:
+            part = obj(part)
+            if part.get("type") == "thinking":
+                self._emit_text(_thinking_text(part.get("thinking")), thinking=True)
+            else:
+                self._emit_text(part.get("text"))
         if refusal := text_of(delta.get("refusal")):
             self._refused = True
             self._emit(TextDelta(refusal))
@@ -168,15 +149,10 @@ class OpenAIChatParser(SSEParser):
     def _on_finish_reason(self, finish: str) -> None:
         self._finish_raw = finish
         if finish == "error":
-            self._fail(
-                ErrorInfo(
-                    category=ErrorCategory.PROVIDER,
-                    message=f"{self._ctx.subject} stopped the reply with an error. Try again.",
-                    provider_detail="finish_reason: error",
-                )
-            )
+            what = "stopped the reply with an error. Try again."
+            self._fail_as(ErrorCategory.PROVIDER, what, "finish_reason: error")
             return
-        self._close_calls(cut_off=normalise_stop(finish) == "max_tokens")
+        self._close_calls(cut_off=stop_reason(_STOP, finish) == "max_tokens")
 
     def _close_calls(self, *, cut_off: bool) -> None:
         for call in self._calls.values():
@@ -185,7 +161,7 @@ class OpenAIChatParser(SSEParser):
     def _complete(self) -> None:
         raw = self._finish_raw or ""
         self._close_calls(cut_off=False)
-        reason = normalise_stop(raw)
+        reason = stop_reason(_STOP, raw)
         if self._refused and reason == "end_turn":
             reason = "refusal"
         self._finish(reason, raw)
@@ -211,8 +187,7 @@ class OpenAICompletionsParser(OpenAIChatParser):
     """Parses legacy ``/v1/completions`` streams, whose choices carry ``text``."""
 
     def _on_choice(self, choice: JsonObject) -> None:
-        if text := text_of(choice.get("text")):
-            self._emit(TextDelta(text))
+        self._emit_text(choice.get("text"))
         super()._on_choice(choice)
 
 
@@ -225,42 +200,6 @@ def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
         }
         for t in tools
     ]
-
-
-def build_continuation(
-    body: dict[str, Any],
-    turn: AssistantTurn,
-    results: list[ToolResult],
-    *,
-    tool_message_name: bool = False,
-) -> dict[str, Any]:
-    """Build the next request body: the assistant message, then one tool message per result.
-
-    Reasoning is not replayed: these APIs have no signature to verify it.
-    """
-    assistant: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
-    if turn.tool_calls:
-        assistant["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-            }
-            for call in turn.tool_calls
-        ]
-    new_body = copy.deepcopy(body)
-    messages = new_body.setdefault("messages", [])
-    messages.append(assistant)
-    for result in results:
-        message: dict[str, Any] = {
-            "role": "tool",
-            "tool_call_id": result.tool_use_id,
-            "content": result.text(),
-        }
-        if tool_message_name:
-            message["name"] = result.name
-        messages.append(message)
-    return new_body
 
 
 def parse_model_list(payload: object) -> list[str]:

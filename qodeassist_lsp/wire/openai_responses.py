@@ -1,34 +1,31 @@
-"""OpenAI Responses API (``POST /v1/responses``): parser, tools, continuation, models.
+"""OpenAI Responses API (``POST /v1/responses``): parser, tools, models.
 
 SSE with ``event:`` names equal to the payload ``type`` and no ``[DONE]``; the stream ends
 with ``response.completed``, ``response.incomplete`` or ``response.failed``. Function calls
 are keyed by item id and identified to the model by ``call_id`` (the id we emit). Reasoning
 summary deltas stream as thinking text; when a reasoning item finishes, its replayable form
 (id, summary, encrypted content) is emitted as that block's opaque ``signature`` so the
-continuation can hand it back; an item with no readable summary is marked ``redacted``.
+next request can hand it back; an item with no readable summary is marked ``redacted``.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from qodeassist_lsp.wire import openai_chat
-from qodeassist_lsp.wire.classify import classify_stream_error
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorContext, ErrorInfo
-from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta, Usage
+from qodeassist_lsp.wire.errors import ErrorCategory
+from qodeassist_lsp.wire.events import StopReason, TextDelta, ThinkingDelta
 from qodeassist_lsp.wire.parser import (
-    IdFactory,
     JsonObject,
     PendingCall,
     SSEParser,
     int_of,
     obj,
     text_of,
+    usage_at,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
-from qodeassist_lsp.wire.turns import AssistantTurn
+from qodeassist_lsp.wire.tools import ToolSpec
 
 parse_model_list = openai_chat.parse_model_list
 next_models_page = openai_chat.next_models_page
@@ -38,15 +35,12 @@ _INCOMPLETE: dict[str, StopReason] = {
     "max_output_tokens": "max_tokens",
     "content_filter": "content_filter",
 }
-
-
-def _usage(usage: JsonObject) -> Usage:
-    return Usage(
-        input_tokens=int_of(usage.get("input_tokens")),
-        output_tokens=int_of(usage.get("output_tokens")),
-        cached_tokens=int_of(obj(usage.get("input_tokens_details")).get("cached_tokens")),
-        reasoning_tokens=int_of(obj(usage.get("output_tokens_details")).get("reasoning_tokens")),
-    )
+_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "input_tokens_details.cached_tokens",
+    "output_tokens_details.reasoning_tokens",
+)
 
 
 def _summary_text(item: JsonObject) -> str:
@@ -60,11 +54,8 @@ class OpenAIResponsesParser(SSEParser):
 
     terminal_marker = "response.completed"
 
-    def __init__(
-        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
-    ) -> None:
-        """Create a parser; ``context`` names the provider in messages."""
-        super().__init__(context=context, new_id=new_id)
+    def _init_state(self) -> None:
+        super()._init_state()
         self._calls: dict[str, PendingCall] = {}
         self._streamed_text: set[tuple[str, int]] = set()
         self._reasoning_streamed: set[str] = set()
@@ -78,9 +69,11 @@ class OpenAIResponsesParser(SSEParser):
         elif kind == "response.output_item.added":
             self._item_added(obj(payload.get("item")))
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            self._text_delta(payload, refusal=kind == "response.refusal.delta")
+            delta = text_of(payload.get("delta"))
+            self._text(payload, delta, done=False, refusal=kind == "response.refusal.delta")
         elif kind in ("response.output_text.done", "response.refusal.done"):
-            self._text_done(payload)
+            text = text_of(payload.get("text")) or text_of(payload.get("refusal"))
+            self._text(payload, text, done=True)
         elif kind in (
             "response.reasoning_summary_text.delta",
             "response.reasoning_text.delta",
@@ -116,18 +109,12 @@ class OpenAIResponsesParser(SSEParser):
             self._emitted_anything = True
             self._start_call(call)
 
-    def _text_delta(self, payload: JsonObject, *, refusal: bool) -> None:
+    def _text(self, payload: JsonObject, text: str, *, done: bool, refusal: bool = False) -> None:
+        # A ``done`` event repeats the text of its part: emitted only if no delta carried it.
         key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
-        if delta := text_of(payload.get("delta")):
+        if text and not (done and key in self._streamed_text):
             self._streamed_text.add(key)
             self._refused = self._refused or refusal
-            self._emit_seen(TextDelta(delta))
-
-    def _text_done(self, payload: JsonObject) -> None:
-        key = (text_of(payload.get("item_id")), int_of(payload.get("content_index")))
-        text = text_of(payload.get("text")) or text_of(payload.get("refusal"))
-        if key not in self._streamed_text and text:
-            self._streamed_text.add(key)
             self._emit_seen(TextDelta(text))
 
     def _item_done(self, item: JsonObject) -> None:
@@ -164,7 +151,7 @@ class OpenAIResponsesParser(SSEParser):
         for call in self._calls.values():
             self._end_call(call)
         if isinstance(response.get("usage"), dict):
-            self._usage = _usage(response["usage"])
+            self._usage = usage_at(response["usage"], *_USAGE)
         status = text_of(response.get("status"))
         if status == "incomplete":
             raw = text_of(obj(response.get("incomplete_details")).get("reason"))
@@ -174,15 +161,11 @@ class OpenAIResponsesParser(SSEParser):
 
     def _failed(self, response: JsonObject) -> None:
         error = obj(response.get("error"))
-        info = classify_stream_error({"error": error}, self._ctx) if error else None
-        self._fail(
-            info
-            or ErrorInfo(
-                category=ErrorCategory.PROVIDER,
-                message=f"{self._ctx.subject} failed to produce a response. Try again.",
-                provider_detail=json.dumps(response)[:2000],
-            )
-        )
+        if error:
+            self._fail_with_payload({"error": error})
+        else:
+            what = "failed to produce a response. Try again."
+            self._fail_as(ErrorCategory.PROVIDER, what, json.dumps(response)[:2000])
 
     def _on_document(self, payload: JsonObject) -> None:
         if payload.get("object") == "response":
@@ -200,44 +183,3 @@ def tool_definitions(tools: list[ToolSpec]) -> list[dict[str, Any]]:
         {"type": "function", "name": t.name, "description": t.description, "parameters": t.schema()}
         for t in tools
     ]
-
-
-def build_continuation(
-    body: dict[str, Any], turn: AssistantTurn, results: list[ToolResult]
-) -> dict[str, Any]:
-    """Build the next request body by appending the turn and the results to ``input``.
-
-    Reasoning items come first, then the text, the function calls and their outputs.
-    """
-    new_body = copy.deepcopy(body)
-    items = new_body.get("input")
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    elif not isinstance(items, list):
-        items = []
-    new_body["input"] = items
-    for block in turn.thinking:
-        if not block.signature:
-            continue
-        try:
-            replay = json.loads(block.signature)
-        except ValueError:
-            continue
-        if isinstance(replay, dict) and replay.get("type") == "reasoning":
-            items.append(replay)
-    if turn.text:
-        items.append({"role": "assistant", "content": turn.text})
-    for call in turn.tool_calls:
-        items.append(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": json.dumps(call.arguments),
-            }
-        )
-    for result in results:
-        items.append(
-            {"type": "function_call_output", "call_id": result.tool_use_id, "output": result.text()}
-        )
-    return new_body

@@ -26,6 +26,8 @@ from qodeassist_lsp.wire.events import (
     MessageStop,
     StopReason,
     StreamError,
+    TextDelta,
+    ThinkingDelta,
     ToolCallEnd,
     ToolCallStart,
     Usage,
@@ -72,6 +74,22 @@ def int_of(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def stop_reason(table: dict[str, StopReason], raw: str) -> StopReason:
+    """Map a provider's stop value through ``table``; none means a normal end."""
+    return table.get(raw, "other") if raw else "end_turn"
+
+
+def usage_at(payload: JsonObject, *paths: str) -> Usage:
+    """`Usage` read from ``payload`` at dotted ``paths``: input, output, cached, reasoning."""
+    counts = [0, 0, 0, 0]
+    for i, path in enumerate(paths):
+        value: object = payload
+        for key in path.split("."):
+            value = obj(value).get(key)
+        counts[i] = int_of(value)
+    return Usage(counts[0], counts[1], counts[2], counts[3])
+
+
 @dataclass(slots=True)
 class PendingCall:
     """A tool call whose arguments are still arriving."""
@@ -98,6 +116,7 @@ class ParserBase:
         self._ended = False
         self._usage: Usage | None = None
         self._tools_called = False
+        self._init_state()
 
     @property
     def ended(self) -> bool:
@@ -121,6 +140,9 @@ class ParserBase:
 
     # -- hooks for subclasses ---------------------------------------------------------------
 
+    def _init_state(self) -> None:
+        """Create the parser's own state (called by ``__init__``)."""
+
     def _decode(self, data: bytes) -> None:
         raise NotImplementedError
 
@@ -138,14 +160,8 @@ class ParserBase:
             step()
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             # Payloads are untrusted: a shape we did not expect fails the stream, not the server.
-            self._fail(
-                ErrorInfo(
-                    category=ErrorCategory.PROVIDER,
-                    message=f"{self._ctx.subject} sent a stream event of an unexpected shape "
-                    f"({type(exc).__name__}). Try again.",
-                    provider_detail=str(exc),
-                )
-            )
+            what = f"sent a stream event of an unexpected shape ({type(exc).__name__}). Try again."
+            self._fail_as(ErrorCategory.PROVIDER, what, str(exc))
 
     def _drain(self) -> list[WireEvent]:
         out, self._out = self._out, []
@@ -155,10 +171,33 @@ class ParserBase:
         if not self._ended:
             self._out.append(event)
 
+    def _emit_text(self, text: object, *, thinking: bool = False) -> None:
+        """Emit a piece of the answer (or of reasoning) unless it is empty or not a string."""
+        if isinstance(text, str) and text:
+            self._emit(ThinkingDelta(text) if thinking else TextDelta(text))
+
     def _fail(self, info: ErrorInfo) -> None:
         if not self._ended:
             self._out.append(StreamError(info))
             self._ended = True
+
+    def _json_object(self, text: str, *, at_eof: bool) -> JsonObject | None:
+        """Parse one event's JSON object, or fail the stream and return None."""
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            # An unterminated event at EOF that does not parse was cut, not malformed.
+            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
+            self._fail(cut or unreadable_event(self._ctx, text))
+            return None
+        if isinstance(payload, dict):
+            return payload
+        self._fail(unreadable_event(self._ctx, text))
+        return None
+
+    def _fail_as(self, category: ErrorCategory, what: str, detail: str) -> None:
+        """Fail the reply: "<provider> <what>", with the provider's ``detail``."""
+        self._fail(ErrorInfo(category, f"{self._ctx.subject} {what}", provider_detail=detail))
 
     def _fail_with_payload(self, payload: object) -> None:
         info = classify_stream_error(payload, self._ctx)
@@ -208,11 +247,7 @@ class SSEParser(ParserBase):
 
     data_fields: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(
-        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
-    ) -> None:
-        """Create a parser; ``context`` names the provider in messages."""
-        super().__init__(context=context, new_id=new_id)
+    def _init_state(self) -> None:
         self._sse = SSEDecoder(data_fields=self.data_fields)
         self._json: JsonElementDecoder | None = None
         self._sniffed = False
@@ -251,17 +286,9 @@ class SSEParser(ParserBase):
         if event.data.strip() == "[DONE]":
             self._on_done()
             return
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            # An unterminated event at EOF that does not parse was cut, not malformed.
-            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
-            self._fail(cut or unreadable_event(self._ctx, event.data))
-            return
-        if not isinstance(payload, dict):
-            self._fail(unreadable_event(self._ctx, event.data))
-            return
-        self._on_payload(event.event, payload)
+        payload = self._json_object(event.data, at_eof=at_eof)
+        if payload is not None:
+            self._on_payload(event.event, payload)
 
     def _on_element(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace")
@@ -283,24 +310,15 @@ class SSEParser(ParserBase):
         if classify_stream_error(payload, self._ctx) is not None:
             self._fail_with_payload(payload)
             return
-        self._fail(
-            ErrorInfo(
-                category=ErrorCategory.CONFIG,
-                message=f"{self._ctx.subject} answered with one JSON document instead of a "
-                'stream. Make sure the agent\'s body sets "stream": true.',
-                provider_detail=json.dumps(payload)[:2000],
-            )
-        )
+        what = "answered with one JSON document instead of a stream. "
+        what += 'Make sure the agent\'s body sets "stream": true.'
+        self._fail_as(ErrorCategory.CONFIG, what, json.dumps(payload)[:2000])
 
 
 class NDJSONParser(ParserBase):
     """Base for newline-delimited JSON protocols: one object per line, ``error`` checked first."""
 
-    def __init__(
-        self, *, context: ErrorContext | None = None, new_id: IdFactory = new_tool_call_id
-    ) -> None:
-        """Create a parser; ``context`` names the provider in messages."""
-        super().__init__(context=context, new_id=new_id)
+    def _init_state(self) -> None:
         self._lines = NDJSONDecoder()
 
     def _decode(self, data: bytes) -> None:
@@ -314,20 +332,11 @@ class NDJSONParser(ParserBase):
             self._on_line(line, at_eof=True)
 
     def _on_line(self, line: bytes, *, at_eof: bool = False) -> None:
-        text = line.decode("utf-8", errors="replace")
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            cut = stream_cut(self._ctx, self.terminal_marker) if at_eof else None
-            self._fail(cut or unreadable_event(self._ctx, text))
-            return
-        if not isinstance(payload, dict):
-            self._fail(unreadable_event(self._ctx, text))
-            return
-        if payload.get("error"):
+        payload = self._json_object(line.decode("utf-8", errors="replace"), at_eof=at_eof)
+        if payload is not None and payload.get("error"):
             self._fail_with_payload(payload)
-            return
-        self._on_payload(payload)
+        elif payload is not None:
+            self._on_payload(payload)
 
     def _on_payload(self, payload: JsonObject) -> None:
         raise NotImplementedError

@@ -1,7 +1,7 @@
-"""Which parser, tool shape, continuation builder and model list each protocol uses.
+"""Which parser, tool shape and model list each protocol uses.
 
-Each protocol is one module with the same request-side functions (`ProtocolModule`), so the
-registry is a table of modules. The parser depends on the endpoint as well as the protocol:
+Each protocol's request-side functions (`ProtocolModule`) are one module, so the registry is a
+table of modules; Mistral and llama.cpp use OpenAI's. The parser depends on the endpoint too:
 llama.cpp's ``/infill`` streams native objects while its ``/v1/chat/completions`` streams
 OpenAI chunks, and Ollama serves both NDJSON (``/api/*``) and OpenAI-compatible SSE
 (``/v1/*``); `_ENDPOINT_PARSERS` says which path endings change the protocol's default.
@@ -16,7 +16,6 @@ from qodeassist_lsp.wire import (
     anthropic,
     google,
     llamacpp,
-    mistral,
     ollama,
     openai_chat,
     openai_responses,
@@ -24,10 +23,7 @@ from qodeassist_lsp.wire import (
 from qodeassist_lsp.wire.errors import ErrorContext
 from qodeassist_lsp.wire.parser import IdFactory, StreamParser
 from qodeassist_lsp.wire.protocols import WireProtocol as P
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec, new_tool_call_id
-from qodeassist_lsp.wire.turns import AssistantTurn
-
-Body = dict[str, Any]
+from qodeassist_lsp.wire.tools import ToolSpec, new_tool_call_id
 
 
 class ProtocolModule(Protocol):
@@ -35,12 +31,6 @@ class ProtocolModule(Protocol):
 
     def tool_definitions(self, tools: list[ToolSpec]) -> list[dict[str, Any]]:
         """Return the tool definitions in the protocol's request shape."""
-        ...
-
-    def build_continuation(
-        self, body: Body, turn: AssistantTurn, results: list[ToolResult]
-    ) -> Body:
-        """Return the next request body after ``turn`` and its tool ``results``."""
         ...
 
     def parse_model_list(self, payload: object) -> list[str]:
@@ -56,24 +46,15 @@ class _ParserClass(Protocol):
     def __call__(self, *, context: ErrorContext | None, new_id: IdFactory) -> StreamParser: ...
 
 
-_MODULES: dict[P, ProtocolModule] = {
-    P.ANTHROPIC: anthropic,
-    P.OPENAI_CHAT: openai_chat,
-    P.OPENAI_RESPONSES: openai_responses,
-    P.GOOGLE: google,
-    P.OLLAMA: ollama,
-    P.MISTRAL: mistral,
-    P.LLAMACPP: llamacpp,
-}
-
-_DEFAULT_PARSERS: dict[P, _ParserClass] = {
-    P.ANTHROPIC: anthropic.AnthropicParser,
-    P.OPENAI_CHAT: openai_chat.OpenAIChatParser,
-    P.OPENAI_RESPONSES: openai_responses.OpenAIResponsesParser,
-    P.GOOGLE: google.GoogleParser,
-    P.OLLAMA: ollama.OllamaChatParser,
-    P.MISTRAL: openai_chat.OpenAIChatParser,
-    P.LLAMACPP: openai_chat.OpenAIChatParser,
+# Each protocol's request-side shapes and the parser for an endpoint not in _ENDPOINT_PARSERS.
+_PROTOCOLS: dict[P, tuple[ProtocolModule, _ParserClass]] = {
+    P.ANTHROPIC: (anthropic, anthropic.AnthropicParser),
+    P.OPENAI_CHAT: (openai_chat, openai_chat.OpenAIChatParser),
+    P.OPENAI_RESPONSES: (openai_responses, openai_responses.OpenAIResponsesParser),
+    P.GOOGLE: (google, google.GoogleParser),
+    P.OLLAMA: (ollama, ollama.OllamaChatParser),
+    P.MISTRAL: (openai_chat, openai_chat.OpenAIChatParser),
+    P.LLAMACPP: (openai_chat, openai_chat.OpenAIChatParser),
 }
 
 _OPENAI_STYLE = frozenset({P.OPENAI_CHAT, P.OPENAI_RESPONSES, P.OLLAMA, P.MISTRAL, P.LLAMACPP})
@@ -95,7 +76,7 @@ _ENDPOINT_PARSERS: tuple[tuple[str, frozenset[P], _ParserClass], ...] = (
 
 def protocol_api(protocol: P) -> ProtocolModule:
     """Return the request-side shapes of ``protocol``."""
-    return _MODULES[protocol]
+    return _PROTOCOLS[protocol][0]
 
 
 def parser_for(
@@ -112,6 +93,6 @@ def parser_for(
             for end, protocols, cls in _ENDPOINT_PARSERS
             if protocol in protocols and path.endswith(end)
         ),
-        _DEFAULT_PARSERS[protocol],
+        _PROTOCOLS[protocol][1],
     )
     return parser(context=context, new_id=new_id)

@@ -7,9 +7,10 @@ servers report mid-stream failures on a non-standard ``error:`` field that must 
 
 Follows WHATWG SSE: CR, LF and CRLF all end a line (a CR at a chunk edge waits for the next
 chunk), ``data:`` loses one leading space, several ``data:`` lines join with ``\\n``, lines
-starting with ``:`` are comments, a blank line dispatches. UTF-8 is decoded incrementally
-(a character split across chunks is fine; invalid bytes become U+FFFD). At EOF a pending
-event with data is dispatched even without its blank line. ``[DONE]`` is left to callers.
+starting with ``:`` are comments, ``id`` and ``retry`` are ignored (no stream is resumed), a
+blank line dispatches. UTF-8 is decoded incrementally (a character split across chunks is
+fine; invalid bytes become U+FFFD). At EOF a pending event with data is dispatched even without
+its blank line. ``[DONE]`` is left to callers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ class ServerSentEvent:
 
     event: str = ""
     data: str = ""
-    id: str = ""
 
 
 class SSEDecoder:
@@ -40,7 +40,6 @@ class SSEDecoder:
         self._at_start = True
         self._event = ""
         self._data: list[str] = []
-        self._last_id = ""
 
     def feed(self, data: bytes) -> list[ServerSentEvent]:
         """Decode ``data`` and return the events it completed."""
@@ -93,15 +92,12 @@ class SSEDecoder:
             self._data.append(value)
         elif name == "event":
             self._event = value
-        elif name == "id":
-            if "\0" not in value:
-                self._last_id = value
         elif name in self._data_fields:
             self._event = name
             self._data.append(value)
 
     def _dispatch(self, out: list[ServerSentEvent]) -> None:
         if self._data:
-            out.append(ServerSentEvent(self._event, "\n".join(self._data), self._last_id))
+            out.append(ServerSentEvent(self._event, "\n".join(self._data)))
         self._data = []
         self._event = ""

@@ -1,10 +1,7 @@
 """Start, adopt, watch and stop the local model server of a provider instance (``[launch]``).
 
-The package is split by what each part holds: ``supervisor`` (the ``ProviderLauncher`` state
-machine), ``spawn`` (command line and attached/detached spawn), ``server_process`` (a started
-server and how it is stopped), ``probe`` (the readiness probe), ``run_files`` (lock and pid files:
-one server per machine user), ``processes`` (the platform-specific signals and locks) and
-``errors``. The names other packages use are re-exported here.
+One module per part (docs/architecture.md lists them); the names other packages use are
+re-exported here.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Operating-system helpers for the processes a launcher starts: signals, locks, identity.
+"""Operating-system helpers for the processes a launcher starts: signals and identity.
 
-Kept apart from ``supervisor.py`` (the launcher's state machine) because these are the only
-platform-specific parts: process groups and ``/proc`` start times on POSIX, ``msvcrt`` locks on
-Windows.
+Kept apart from ``supervisor.py`` (the launcher's state machine) because these are the
+platform-specific parts: process groups and ``/proc`` start times on POSIX.
 """
 
 from __future__ import annotations
@@ -13,12 +12,6 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import IO
-
-if sys.platform == "win32":  # platform-specific file locks
-    import msvcrt
-else:
-    import fcntl
 
 KILL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
 """The strongest stop signal the platform has."""
@@ -73,32 +66,3 @@ def pid_matches(pid: int, marker: str | None) -> bool:
         return True
     stat = proc_stat(pid)
     return stat is not None and stat[1] == marker and stat[0] != "Z"
-
-
-def open_lock(path: Path) -> IO[bytes]:
-    """Open (creating it and its folder) the lock file at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return open(path, "a+b")  # the caller holds it across awaits and closes it
-
-
-def try_lock(handle: IO[bytes]) -> bool:
-    """Take the exclusive lock on ``handle`` without waiting; return whether it was taken."""
-    try:
-        if sys.platform == "win32":
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def unlock(handle: IO[bytes]) -> None:
-    """Release the lock on ``handle``."""
-    with contextlib.suppress(OSError):
-        if sys.platform == "win32":
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

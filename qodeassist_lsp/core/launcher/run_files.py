@@ -20,10 +20,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import platformdirs
+from filelock import FileLock, Timeout
 
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.core.launcher.errors import LaunchError
-from qodeassist_lsp.core.launcher.processes import open_lock, try_lock, unlock
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 log = logging.getLogger("qodeassist.launcher")
@@ -75,13 +75,14 @@ class RunFiles:
         self, timeout_s: float, config_error: Callable[[str], LaunchError]
     ) -> AsyncIterator[None]:
         """Hold the start lock; ``LaunchError`` if it is unwritable or held past ``timeout_s``."""
-        try:
-            handle = open_lock(self.lock_path)
-        except OSError as exc:
-            raise config_error(f"its lock file {self.lock_path} is not writable: {exc}") from exc
-        try:
-            deadline = time.monotonic() + timeout_s
-            while not try_lock(handle):
+        lock = FileLock(self.lock_path)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                lock.acquire(timeout=0)  # polled: a blocking wait would hold the event loop
+                break
+            except Timeout:
                 if time.monotonic() > deadline:
                     raise LaunchError(
                         ErrorInfo(
@@ -89,14 +90,16 @@ class RunFiles:
                             f"another qodeassist-lsp process has been starting the {self.name} "
                             f"server for too long (lock {self.lock_path})",
                         )
-                    )
+                    ) from None
                 await asyncio.sleep(_LOCK_POLL_S)
-            try:
-                yield
-            finally:
-                unlock(handle)
+            except OSError as exc:
+                raise config_error(
+                    f"its lock file {self.lock_path} is not writable: {exc}"
+                ) from exc
+        try:
+            yield
         finally:
-            handle.close()
+            lock.release()
 
     def write_pid(self, pid: int, *, detached: bool, command: str) -> None:
         """Record ``pid`` as the server's process (atomically; a failure is only logged)."""

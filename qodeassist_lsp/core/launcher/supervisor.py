@@ -116,11 +116,6 @@ class ProviderLauncher:
         return self._adopted
 
     @property
-    def detached(self) -> bool:
-        """Whether servers are started to outlive this process."""
-        return self.config.detach
-
-    @property
     def lock_path(self) -> Path:
         """The lock file that serialises starts of this server across processes."""
         return self._files.lock_path
@@ -208,7 +203,7 @@ class ProviderLauncher:
                 self._set_state(LauncherState.STARTING)
                 spawn = self._spawner
                 owned = await (
-                    spawn.detached() if self.detached else spawn.attached(self._scrollback)
+                    spawn.detached() if self.config.detach else spawn.attached(self._scrollback)
                 )
                 self._owned = owned
                 if not owned.detached:
@@ -224,22 +219,14 @@ class ProviderLauncher:
             raise
         except Exception as exc:
             await self._kill_owned()
-            error = (
-                exc
-                if isinstance(exc, LaunchError)
-                else LaunchError(
-                    ErrorInfo(
-                        ErrorCategory.NETWORK, f"could not start the {self.name} server: {exc}"
-                    )
-                )
+            why = f"could not start the {self.name} server: {exc}"
+            info = (
+                exc.info if isinstance(exc, LaunchError) else ErrorInfo(ErrorCategory.NETWORK, why)
             )
-            self.last_error = error.info
-            self._failed_at = time.monotonic()
+            self.last_error, self._failed_at = info, time.monotonic()
             self._forget(LauncherState.FAILED)
-            log.info("%s", error.info.message)  # raised: the caller reports it
-            if error is exc:
-                raise
-            raise error from exc
+            log.info("%s", info.message)  # raised: the caller reports it
+            raise LaunchError(info) from exc
         if not self._adopted:
             self.last_error = None
             self._set_state(LauncherState.READY)

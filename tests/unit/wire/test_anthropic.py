@@ -13,8 +13,8 @@ from qodeassist_lsp.wire.events import (
     ToolCallStart,
     Usage,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec
-from qodeassist_lsp.wire.turns import collect_turn
+from qodeassist_lsp.wire.tools import ToolSpec
+from tests.support.turns import collect_turn
 
 SIG_TEXT = "EuYDCmMIDBgCKkC05Zda4P+Cdk/LQKE+Aol4ZY3EY4wLDrf8XcApz2PiqrxiRjS7uY1kGtZ63vVlaVm"
 SIG_TOOL = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9"
@@ -170,61 +170,6 @@ def test_tool_definitions() -> None:
         "type": "object",
         "properties": {},
     }
-
-
-def test_continuation_shape(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("anthropic/stream_thinking_then_tool_use.sse"))
-    body = {"model": "claude", "messages": [{"role": "user", "content": "go"}], "stream": True}
-    results = [ToolResult("toolu_01825dXWLSoJwCst1qTsiWdb", "fixed_version", "1.2.3")]
-    new_body = anthropic.build_continuation(body, turn, results)
-    assert body["messages"] == [{"role": "user", "content": "go"}]  # not mutated
-    assert new_body["messages"][1:] == [
-        {
-            "role": "assistant",
-            "content": [
-                {
-                    "type": "thinking",
-                    "thinking": turn.thinking[0].thinking,
-                    "signature": turn.thinking[0].signature,
-                },
-                {
-                    "type": "tool_use",
-                    "id": "toolu_01825dXWLSoJwCst1qTsiWdb",
-                    "name": "fixed_version",
-                    "input": {},
-                },
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": "toolu_01825dXWLSoJwCst1qTsiWdb",
-                    "content": "1.2.3",
-                }
-            ],
-        },
-    ]
-    failed = anthropic.build_continuation(body, turn, [ToolResult("t", "f", "boom", True)])
-    assert failed["messages"][-1]["content"][0]["is_error"] is True
-
-
-def test_continuation_replays_redacted_thinking_and_text() -> None:
-    from qodeassist_lsp.wire.tools import ToolCall
-    from qodeassist_lsp.wire.turns import AssistantTurn, ThinkingBlock
-
-    turn = AssistantTurn(
-        text="Let me look.",
-        thinking=(ThinkingBlock("", "opaque", redacted=True), ThinkingBlock("no sig")),
-        tool_calls=(ToolCall("toolu_2", "read", {"path": "a.py"}),),
-    )
-    content = anthropic.build_continuation({}, turn, [])["messages"][0]["content"]
-    assert content == [
-        {"type": "redacted_thinking", "data": "opaque"},
-        {"type": "text", "text": "Let me look."},
-        {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"path": "a.py"}},
-    ]
 
 
 def test_model_list_and_pagination(kit) -> None:

@@ -70,9 +70,9 @@ def client_for(
 
 async def collect(client: WireClient, url: str = ANTHROPIC_URL, **kwargs) -> list:
     headers = auth_headers(client.protocol, KEY)
+    body = {"model": "m", "stream": True}
     return [
-        event
-        async for event in client.stream(url, headers, {"model": "m", "stream": True}, **kwargs)
+        event async for batch in client.batches(url, headers, body, **kwargs) for event in batch
     ]
 
 
@@ -376,8 +376,8 @@ async def test_breaking_out_closes_the_response(kit) -> None:
     body = Chunks(random_pieces(kit.bytes("anthropic/stream_web_search_citations.sse")))
     http, client = client_for(lambda request: httpx.Response(200, stream=body))
     async with http:
-        stream = client.stream(ANTHROPIC_URL, {}, {})
-        async for _event in stream:
+        stream = client.batches(ANTHROPIC_URL, {}, {})
+        async for _batch in stream:
             break
         await stream.aclose()
     assert body.closed

@@ -73,7 +73,9 @@ async def test_recorded_stream_over_a_real_socket(kit) -> None:
     server = ReplayServer(data)
     async with serving(server) as base, make_http_client() as http:
         client = WireClient(http, WireProtocol.OPENAI_CHAT)
-        events = [e async for e in client.stream(f"{base}/v1/chat/completions", {}, {"n": 1})]
+        events = [
+            e async for b in client.batches(f"{base}/v1/chat/completions", {}, {"n": 1}) for e in b
+        ]
     assert events == kit.run(kit.maker_for("openai_chat"), [data])
     assert events[-1] == MessageStop("end_turn", "stop")
     assert server.requests == [b'{"n":1}']
@@ -88,8 +90,8 @@ async def test_cancelling_the_stream_closes_the_upstream_connection_quickly(kit)
     first_text = asyncio.Event()
 
     async def consume(client: WireClient, url: str) -> None:
-        async for event in client.stream(url, {}, {"stream": True}):
-            if isinstance(event, TextDelta):
+        async for batch in client.batches(url, {}, {"stream": True}):
+            if any(isinstance(event, TextDelta) for event in batch):
                 first_text.set()
 
     async with serving(server) as base, make_http_client() as http:
@@ -155,7 +157,7 @@ async def test_a_stream_ending_in_the_buffer_or_after_a_pause_keeps_its_connecti
         async with make_http_client() as http:
             wire = WireClient(http, WireProtocol.OPENAI_CHAT)
             for _ in range(3):
-                events = [e async for e in wire.stream(url, {}, {"prompt": "x"})]
+                events = [e async for b in wire.batches(url, {}, {"prompt": "x"}) for e in b]
                 assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
         await asyncio.wait_for(hung_up.wait(), 5)  # the client's close reached the server
     finally:
@@ -180,7 +182,7 @@ async def test_the_request_carries_host_length_user_agent_and_the_given_headers(
         async with make_http_client() as http:
             wire = WireClient(http, WireProtocol.OPENAI_CHAT)
             url = f"http://127.0.0.1:{port}/v1/completions"
-            events = [e async for e in wire.stream(url, {"X-Api-Key": "k"}, {"p": 1})]
+            events = [e async for b in wire.batches(url, {"X-Api-Key": "k"}, {"p": 1}) for e in b]
     finally:
         listener.close()
         await listener.wait_closed()

@@ -13,8 +13,8 @@ from qodeassist_lsp.wire.events import (
     ToolCallStart,
     Usage,
 )
-from qodeassist_lsp.wire.tools import ToolCall, ToolResult, ToolSpec
-from qodeassist_lsp.wire.turns import AssistantTurn, ThinkingBlock, collect_turn
+from qodeassist_lsp.wire.tools import ToolSpec
+from tests.support.turns import collect_turn
 
 SIG_GEMINI3 = "Et0BCtoBAXLI2nwMB4momyXTj+K3OPELPDi5Mq6bA5ZHuiKVF9m94gyxd+zdlC+s73nWxHx1ImnA9wPRG1sK"
 
@@ -138,46 +138,6 @@ def test_tool_definitions_strip_unsupported_keywords_but_not_property_names() ->
         }
     ]
     assert google.tool_definitions([]) == []
-
-
-def test_continuation_shape(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("gemini/array_function_call_gemini3.json"))
-    body = {"contents": [{"role": "user", "parts": [{"text": "5*3?"}]}]}
-    new_body = google.build_continuation(body, turn, [ToolResult("qa0000000", "multiply", "15")])
-    signature = turn.tool_calls[0].signature
-    assert new_body["contents"][1:] == [
-        {
-            "role": "model",
-            "parts": [
-                {
-                    "functionCall": {"name": "multiply", "args": {"y": 3, "x": 5}},
-                    "thoughtSignature": signature,
-                }
-            ],
-        },
-        {
-            "role": "user",
-            "parts": [{"functionResponse": {"name": "multiply", "response": {"result": "15"}}}],
-        },
-    ]
-
-
-def test_continuation_keeps_provider_ids_thoughts_and_errors() -> None:
-    turn = AssistantTurn(
-        text="Let me check.",
-        thinking=(ThinkingBlock("plan", "sig1"),),
-        tool_calls=(ToolCall("fc-7", "read", {"p": 1}),),
-    )
-    result = ToolResult("fc-7", "read", "missing", is_error=True)
-    contents = google.build_continuation({}, turn, [result])["contents"]
-    assert contents[0]["parts"] == [
-        {"text": "plan", "thought": True, "thoughtSignature": "sig1"},
-        {"text": "Let me check."},
-        {"functionCall": {"name": "read", "args": {"p": 1}, "id": "fc-7"}},
-    ]
-    assert contents[1]["parts"] == [
-        {"functionResponse": {"name": "read", "response": {"error": "missing"}, "id": "fc-7"}}
-    ]
 
 
 def test_model_list_strips_prefix_filters_methods_and_paginates(kit) -> None:

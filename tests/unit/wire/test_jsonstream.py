@@ -10,7 +10,6 @@ def elements(pieces: list[bytes]) -> tuple[list[bytes], JsonElementDecoder]:
     out = []
     for piece in pieces:
         out.extend(decoder.feed(piece))
-    out.extend(decoder.close())
     return out, decoder
 
 

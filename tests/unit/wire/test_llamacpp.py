@@ -2,11 +2,12 @@
 
 import json
 
-from qodeassist_lsp.wire import llamacpp, openai_chat
+from qodeassist_lsp.wire import openai_chat
 from qodeassist_lsp.wire.errors import ErrorCategory
 from qodeassist_lsp.wire.events import MessageStop, StreamError, TextDelta, ThinkingDelta, Usage
 from qodeassist_lsp.wire.protocols import WireProtocol
-from qodeassist_lsp.wire.turns import collect_turn
+from qodeassist_lsp.wire.registry import protocol_api
+from tests.support.turns import collect_turn
 
 FINAL = (
     b'data: {"index":0,"content":"","id_slot":0,"stop":true,"model":"m","tokens_predicted":5,'
@@ -65,6 +66,5 @@ def test_non_streamed_native_reply(kit) -> None:
 
 
 def test_shapes_delegate_to_openai_chat() -> None:
-    assert llamacpp.build_continuation is openai_chat.build_continuation
-    assert llamacpp.tool_definitions is openai_chat.tool_definitions
-    assert llamacpp.parse_model_list({"object": "list", "data": [{"id": "gemma"}]}) == ["gemma"]
+    assert protocol_api(WireProtocol.LLAMACPP) is openai_chat
+    assert openai_chat.parse_model_list({"object": "list", "data": [{"id": "gemma"}]}) == ["gemma"]

@@ -2,10 +2,11 @@
 
 import json
 
-from qodeassist_lsp.wire import mistral
+from qodeassist_lsp.wire import openai_chat
 from qodeassist_lsp.wire.events import MessageStop, TextDelta, ThinkingDelta, ToolCallEnd, Usage
-from qodeassist_lsp.wire.tools import ToolResult
-from qodeassist_lsp.wire.turns import collect_turn
+from qodeassist_lsp.wire.protocols import WireProtocol
+from qodeassist_lsp.wire.registry import protocol_api
+from tests.support.turns import collect_turn
 
 
 def test_text_with_usage_on_the_finish_chunk(kit) -> None:
@@ -59,32 +60,7 @@ def test_finish_reason_error_fails_the_reply(kit) -> None:
     assert events[0] == TextDelta("x") and events[-1].kind == "error"
 
 
-def test_continuation_names_the_tool(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("mistral/chat_stream_tool_call.sse"))
-    messages = mistral.build_continuation(
-        {"messages": []}, turn, [ToolResult("gSIMJiOkT", "weather", "foggy")]
-    )["messages"]
-    assert messages == [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "gSIMJiOkT",
-                    "type": "function",
-                    "function": {"name": "weather", "arguments": '{"location": "San Francisco"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "gSIMJiOkT", "content": "foggy", "name": "weather"},
-    ]
-
-
-def test_model_cards_bare_array_and_fim_capability(kit) -> None:
+def test_model_cards_bare_array(kit) -> None:
     cards = json.loads(kit.bytes("mistral/models_list_example.json"))
-    assert mistral.parse_model_list(cards) == ["<model_id>"]
-    assert mistral.fim_models(cards) == []
-    codestral = {**cards[0], "id": "codestral-latest", "capabilities": {"completion_fim": True}}
-    assert mistral.fim_models({"object": "list", "data": [*cards, codestral]}) == [
-        "codestral-latest"
-    ]
+    assert protocol_api(WireProtocol.MISTRAL) is openai_chat
+    assert openai_chat.parse_model_list(cards) == ["<model_id>"]

@@ -13,8 +13,8 @@ from qodeassist_lsp.wire.events import (
     ToolCallStart,
     Usage,
 )
-from qodeassist_lsp.wire.tools import ToolCall, ToolResult, ToolSpec
-from qodeassist_lsp.wire.turns import AssistantTurn, ThinkingBlock, collect_turn
+from qodeassist_lsp.wire.tools import ToolSpec
+from tests.support.turns import collect_turn
 
 
 def test_chat_excerpt_without_trailing_newline(kit) -> None:
@@ -105,38 +105,6 @@ def test_tool_definitions_are_openai_shaped() -> None:
     assert ollama.tool_definitions([ToolSpec("f", "F", {"type": "object"})])[0]["type"] == (
         "function"
     )
-
-
-def test_continuation_shape(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("ollama/chat_stream_tools_docs_reconstructed.ndjson"))
-    body = {"model": "llama3.2", "messages": [{"role": "user", "content": "Tokyo?"}]}
-    results = [ToolResult(turn.tool_calls[0].id, "get_weather", "sunny")]
-    assert ollama.build_continuation(body, turn, results)["messages"][1:] == [
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}],
-        },
-        {"role": "tool", "content": "sunny", "tool_name": "get_weather"},
-    ]
-
-
-def test_continuation_with_provider_ids_and_thinking() -> None:
-    turn = AssistantTurn(
-        thinking=(ThinkingBlock("think"),), tool_calls=(ToolCall("call_9", "f", {"a": 1}),)
-    )
-    messages = ollama.build_continuation({}, turn, [ToolResult("call_9", "f", "x", True)])[
-        "messages"
-    ]
-    assert messages == [
-        {
-            "role": "assistant",
-            "content": "",
-            "thinking": "think",
-            "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}, "id": "call_9"}],
-        },
-        {"role": "tool", "content": "Error: x", "tool_name": "f", "tool_call_id": "call_9"},
-    ]
 
 
 def test_model_list_from_tags(kit) -> None:

@@ -16,8 +16,8 @@ from qodeassist_lsp.wire.events import (
 )
 from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.registry import parser_for
-from qodeassist_lsp.wire.tools import ToolCall, ToolResult, ToolSpec
-from qodeassist_lsp.wire.turns import AssistantTurn, ThinkingBlock, collect_turn
+from qodeassist_lsp.wire.tools import ToolSpec
+from tests.support.turns import collect_turn
 
 
 def test_text_with_usage_from_the_empty_choices_chunk(kit) -> None:
@@ -203,42 +203,6 @@ def test_tool_definitions() -> None:
             "function": {"name": "search", "description": "Search code", "parameters": schema},
         }
     ]
-
-
-def test_continuation_shape(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("openai_chat/stream_tool_call_single.sse"))
-    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "weather?"}]}
-    results = [ToolResult("call_c91SqDXlYFuETYv8mUHzz6pp", "GetWeatherArgs", "12°C, rain")]
-    assert openai_chat.build_continuation(body, turn, results)["messages"][1:] == [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_c91SqDXlYFuETYv8mUHzz6pp",
-                    "type": "function",
-                    "function": {
-                        "name": "GetWeatherArgs",
-                        "arguments": '{"city": "Edinburgh", "country": "UK", "units": "c"}',
-                    },
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_c91SqDXlYFuETYv8mUHzz6pp", "content": "12°C, rain"},
-    ]
-
-
-def test_continuation_drops_unsigned_reasoning_and_marks_errors() -> None:
-    turn = AssistantTurn(
-        text="Checking.",
-        thinking=(ThinkingBlock("internal"),),
-        tool_calls=(ToolCall("c1", "f", {}),),
-    )
-    messages = openai_chat.build_continuation(
-        {"messages": []}, turn, [ToolResult("c1", "f", "no such file", is_error=True)]
-    )["messages"]
-    assert messages[0]["content"] == "Checking." and "reasoning_content" not in messages[0]
-    assert messages[1] == {"role": "tool", "tool_call_id": "c1", "content": "Error: no such file"}
 
 
 def test_model_list_from_the_openapi_example(kit) -> None:

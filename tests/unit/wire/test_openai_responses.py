@@ -13,8 +13,8 @@ from qodeassist_lsp.wire.events import (
     ToolCallStart,
     Usage,
 )
-from qodeassist_lsp.wire.tools import ToolResult, ToolSpec
-from qodeassist_lsp.wire.turns import collect_turn
+from qodeassist_lsp.wire.tools import ToolSpec
+from tests.support.turns import collect_turn
 
 
 def test_text(kit) -> None:
@@ -114,30 +114,6 @@ def test_tool_definitions() -> None:
     assert openai_responses.tool_definitions([ToolSpec("f", "Do f", {"type": "object"})]) == [
         {"type": "function", "name": "f", "description": "Do f", "parameters": {"type": "object"}}
     ]
-
-
-def test_continuation_shape(kit) -> None:
-    turn = collect_turn(kit.replay_fixture("openai_responses/stream_function_call_usage.sse"))
-    body = {"model": "gpt-5", "input": "What is 66*101?", "stream": True}
-    results = [ToolResult("call_CWXgs68YprAjp6t0371hiPOI", "final_result", "ok")]
-    new_body = openai_responses.build_continuation(body, turn, results)
-    reasoning = json.loads(turn.thinking[0].signature)
-    assert new_body["input"] == [
-        {"role": "user", "content": "What is 66*101?"},
-        reasoning,
-        {
-            "type": "function_call",
-            "call_id": "call_CWXgs68YprAjp6t0371hiPOI",
-            "name": "final_result",
-            "arguments": '{"result": 6666}',
-        },
-        {
-            "type": "function_call_output",
-            "call_id": "call_CWXgs68YprAjp6t0371hiPOI",
-            "output": "ok",
-        },
-    ]
-    assert body["input"] == "What is 66*101?"
 
 
 def test_model_list_is_openai_shaped() -> None:

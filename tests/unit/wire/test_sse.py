@@ -53,7 +53,7 @@ def test_cr_only_line_endings_and_crlf_split_across_chunks(kit) -> None:
 
 def test_multiline_data_comments_id_and_one_space_strip(kit) -> None:
     data = b": keep-alive\nid: 7\ndata:first\ndata:  second\ndata\n\n: OPENROUTER PROCESSING\n\n"
-    assert all_splits(kit, data) == [ServerSentEvent("", "first\n second\n", "7")]
+    assert all_splits(kit, data) == [ServerSentEvent("", "first\n second\n")]
 
 
 def test_blank_lines_without_data_dispatch_nothing_and_reset_the_name(kit) -> None:
