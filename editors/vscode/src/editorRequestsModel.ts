@@ -6,7 +6,7 @@
  *   "Deny") and the refactor guard ("Apply anyway" / "Discard") are asked in a modal dialog,
  *   so they cannot vanish into the notification centre; its Cancel answers null (= deny).
  * - `qodeassist/diagnostics`: the diagnostics tool gets the editor's diagnostics of a file
- *   (`{uri}` → `{uri, diagnostics}`), or of every file that has some (`{}` → `{items}`).
+ *   (`{uri}` → `{items: [{uri, diagnostics}]}`), or of every file that has some (`{uri: null}`).
  */
 
 export interface MessageActionItem {
@@ -100,9 +100,9 @@ export function diagnosticsAnswer(
   params: { uri?: unknown } | null | undefined,
   ofFile: (uri: string) => EditorDiagnostic[],
   all: () => [string, EditorDiagnostic[]][],
-): FileDiagnostics | { items: FileDiagnostics[] } {
+): { items: FileDiagnostics[] } {
   if (params && typeof params.uri === 'string') {
-    return { uri: params.uri, diagnostics: ofFile(params.uri).map(toLspDiagnostic) };
+    return { items: [{ uri: params.uri, diagnostics: ofFile(params.uri).map(toLspDiagnostic) }] };
   }
   return {
     items: all()

@@ -6,7 +6,8 @@
 --                              vim.ui.select (kind 'qodeassist.permission'); dismissing it
 --                              answers null, which the server takes as "Deny".
 --   qodeassist/diagnostics     the diagnostics tool: vim.diagnostic.get() of the buffer of
---                              `uri` (loaded if needed) as LSP diagnostics.
+--                              `uri` (loaded if needed; every loaded buffer when it is
+--                              null) as {items: [{uri, diagnostics: [LSP Diagnostic]}]}.
 local M = {}
 
 M.DIAGNOSTICS = 'qodeassist/diagnostics'
@@ -75,11 +76,11 @@ function M.diagnostics_of(uri)
   return vim.tbl_map(as_lsp, vim.diagnostic.get(bufnr))
 end
 
---- qodeassist/diagnostics ``{uri}`` → ``{uri, diagnostics}``; without a uri, every loaded
---- file buffer that has diagnostics: ``{items: [{uri, diagnostics}]}``.
+--- qodeassist/diagnostics ``{uri}`` → ``{items: [{uri, diagnostics}]}``; with a null uri,
+--- every loaded file buffer that has diagnostics.
 function M.diagnostics(_, params)
   if type(params) == 'table' and type(params.uri) == 'string' then
-    return { uri = params.uri, diagnostics = M.diagnostics_of(params.uri) }
+    return { items = { { uri = params.uri, diagnostics = M.diagnostics_of(params.uri) } } }
   end
   local items = {}
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do

@@ -68,14 +68,12 @@ describe('qodeassist/diagnostics', () => {
     const ofFile = (uri: string) => files[uri] ?? [];
     const all = () => Object.entries(files);
     assert.deepEqual(diagnosticsAnswer({ uri: 'file:///p/a.py' }, ofFile, all), {
-      uri: 'file:///p/a.py',
-      diagnostics: [toLspDiagnostic(error)],
+      items: [{ uri: 'file:///p/a.py', diagnostics: [toLspDiagnostic(error)] }],
     });
     assert.deepEqual(diagnosticsAnswer({ uri: 'file:///p/none.py' }, ofFile, all), {
-      uri: 'file:///p/none.py',
-      diagnostics: [],
+      items: [{ uri: 'file:///p/none.py', diagnostics: [] }],
     });
-    assert.deepEqual(diagnosticsAnswer({}, ofFile, all), {
+    assert.deepEqual(diagnosticsAnswer({ uri: null }, ofFile, all), {
       items: [
         { uri: 'file:///p/a.py', diagnostics: [toLspDiagnostic(error)] },
         { uri: 'file:///p/c.py', diagnostics: [toLspDiagnostic(hint)] },

@@ -99,5 +99,5 @@ H.run(function()
   vim.api.nvim_buf_delete(bufnr, { unload = true })
   local handler = vim.lsp.config.qodeassist.handlers['qodeassist/diagnostics']
   H.report.diagnostics = handler(nil, { uri = vim.uri_from_fname(other) }, {})
-  H.report.all_diagnostics = handler(nil, vim.empty_dict(), {})
+  H.report.all_diagnostics = handler(nil, { uri = vim.NIL }, {})
 end)
