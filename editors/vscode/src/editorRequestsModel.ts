@@ -33,9 +33,10 @@ export interface Prompt {
 export function promptFor(params: ShowMessageRequestParams): Prompt {
   const text = String(params.message ?? '');
   const cut = text.indexOf('\n');
+  const first = cut < 0 ? text : text.slice(0, cut);
   return {
     severity: params.type === 1 ? 'error' : params.type === 2 ? 'warning' : 'info',
-    message: `QodeAssist: ${cut < 0 ? text : text.slice(0, cut)}`,
+    message: first.startsWith('QodeAssist') ? first : `QodeAssist: ${first}`,
     detail: cut < 0 ? '' : text.slice(cut + 1).replace(/^\n+/, ''),
     titles: (params.actions ?? []).map((action) => action.title),
   };

@@ -23,8 +23,12 @@ function M.show_message_request(err, params, ctx)
   if #actions == 0 or not co or is_main then
     return vim.lsp.handlers['window/showMessageRequest'](err, params, ctx)
   end
+  local message = (params.message or ''):gsub('\n', ' ')
+  if not vim.startswith(message, 'QodeAssist') then
+    message = 'QodeAssist: ' .. message
+  end
   vim.ui.select(actions, {
-    prompt = 'QodeAssist: ' .. (params.message or ''):gsub('\n', ' '),
+    prompt = message,
     kind = 'qodeassist.permission',
     format_item = function(action)
       return (action.title:gsub('\r?\n', ' '))

@@ -23,6 +23,9 @@ describe('server questions', () => {
       titles: ['Allow once', 'Allow for this chat', 'Deny'],
     });
     assert.equal(promptFor({ type: 1, message: 'x' }).severity, 'error');
+    // The tool kit's questions name QodeAssist already: not twice.
+    const asked = 'QodeAssist: the model wants to run the tool terminal {"command": "ls"}. Allow it?';
+    assert.equal(promptFor({ type: 2, message: asked }).message, asked);
     assert.equal(promptFor({ type: 3, message: 'one line' }).detail, '');
   });
 
