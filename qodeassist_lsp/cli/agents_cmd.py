@@ -80,7 +80,6 @@ def list_agents(args: argparse.Namespace) -> int:
             flag
             for flag, on in (
                 ("tools", row["tools"]),
-                ("tools(planned)", row["toolsPlanned"]),
                 ("thinking", row["thinking"]),
                 ("hidden", row["hidden"]),
             )

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Final
+from typing import Annotated, Final, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from qodeassist_lsp.config.completion_settings import (
     DEFAULT_CUSTOM_LANGUAGES,
@@ -33,6 +33,7 @@ from qodeassist_lsp.config.settings_types import (
     OutputHandler,
     RequestTimeout,
     Section,
+    lower_choice,
 )
 
 __all__ = [
@@ -53,11 +54,13 @@ __all__ = [
     "McpSettings",
     "MultiLinePolicy",
     "OutputHandler",
+    "PermissionPolicy",
     "RefactorSettings",
     "RequestTimeout",
     "ResilienceSettings",
     "Settings",
     "SkillsSettings",
+    "ToolPermissions",
     "ToolSwitches",
     "ToolsSettings",
 ]
@@ -151,35 +154,68 @@ class RefactorSettings(Section):
 class ToolSwitches(Section):
     """``[tools.enabled]``: one switch per built-in tool (all on by default)."""
 
-    list_project_files: bool = Field(default=True, description="List the project's files.")
-    find_file: bool = Field(default=True, description="Find a file by name or path fragment.")
-    read_file: bool = Field(default=True, description="Read a file.")
-    search_project: bool = Field(default=True, description="Search the project's text.")
-    create_new_file: bool = Field(default=True, description="Create an empty file.")
+    read_file: bool = Field(default=True, description="Read a file, or a range of its lines.")
+    list_folder: bool = Field(default=True, description="List the entries of a folder.")
+    find_files: bool = Field(default=True, description="Find files by glob pattern.")
+    search_text: bool = Field(
+        default=True, description="Search the project's files with a regular expression."
+    )
+    diagnostics: bool = Field(
+        default=True, description="Ask the editor for the current errors and warnings."
+    )
+    git_status: bool = Field(default=True, description="`git status` of the project (read-only).")
+    git_diff: bool = Field(default=True, description="`git diff` of the project (read-only).")
+    git_log: bool = Field(default=True, description="`git log` of the project (read-only).")
+    todo: bool = Field(default=True, description="A todo list per chat.")
+    terminal: bool = Field(
+        default=True, description="Run a command from `terminal_allow_list` (no shell)."
+    )
+    build: bool = Field(
+        default=True, description="Run `build_command` (only offered when it is set)."
+    )
+    create_file: bool = Field(default=True, description="Create a file.")
     edit_file: bool = Field(
         default=True, description="Propose an edit to a file (see `auto_apply_file_edits`)."
     )
-    get_issues_list: bool = Field(default=True, description="List current diagnostics.")
-    execute_terminal_command: bool = Field(
-        default=True, description="Run a command from `terminal_allow_list`."
-    )
-    todo_tool: bool = Field(default=True, description="Per-chat todo list.")
-    read_original_history: bool = Field(
-        default=True, description="Read the chat a compressed chat was made from."
-    )
+    delete_file: bool = Field(default=True, description="Delete a file.")
     load_skill: bool = Field(default=True, description="Load a skill's instructions.")
+
+
+PermissionPolicy = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(lower_choice)]
+"""What happens when the model calls a tool of a permission class."""
+
+
+class ToolPermissions(Section):
+    """``[tools.permissions]``: the policy per permission class (user-level only)."""
+
+    read: PermissionPolicy = Field(
+        default="allow",
+        description="Tools that read files and state (read, list, find, search, diagnostics, "
+        "git status/diff/log, todo, load_skill): `allow`, `ask` or `deny`.",
+        json_schema_extra=USER_ONLY_EXTRA,
+    )
+    write: PermissionPolicy = Field(
+        default="ask",
+        description="Tools that change files (create, edit, delete): `allow`, `ask` or `deny`.",
+        json_schema_extra=USER_ONLY_EXTRA,
+    )
+    execute: PermissionPolicy = Field(
+        default="ask",
+        description="Tools that run programs (terminal, build): `allow`, `ask` or `deny`.",
+        json_schema_extra=USER_ONLY_EXTRA,
+    )
 
 
 DEFAULT_TERMINAL_ALLOW_LIST_POSIX: Final = (
     "git", "ls", "cat", "grep", "find", "pwd", "echo", "head", "tail", "wc", "which", "file",
     "stat", "tree", "uname", "date", "whoami", "hostname",
 )  # fmt: skip
-"""Commands ``execute_terminal_command`` may run on Linux and macOS by default."""
+"""Commands the ``terminal`` tool may run on Linux and macOS by default."""
 
 DEFAULT_TERMINAL_ALLOW_LIST_WINDOWS: Final = (
     "git", "dir", "type", "findstr", "where", "echo", "whoami", "hostname", "ver", "tree", "fc",
 )  # fmt: skip
-"""Commands ``execute_terminal_command`` may run on Windows by default."""
+"""Commands the ``terminal`` tool may run on Windows by default."""
 
 
 def _default_allow_list() -> list[str]:
@@ -191,11 +227,6 @@ def _default_allow_list() -> list[str]:
 class ToolsSettings(Section):
     """``[tools]``: what the model's tools may do."""
 
-    allow_access_outside_project: bool = Field(
-        default=False,
-        description="Let file tools read and write outside the project directory.",
-        json_schema_extra=USER_ONLY_EXTRA,
-    )
     auto_apply_file_edits: bool = Field(
         default=False,
         description="Apply `edit_file` proposals at once instead of waiting for apply/reject.",
@@ -211,17 +242,33 @@ class ToolsSettings(Section):
         default=30,
         ge=5,
         le=3600,
-        description="Seconds a terminal command may run before it is killed.",
+        description="Seconds a `terminal` command may run before its process group is killed.",
     )
     terminal_allow_list: list[str] = Field(
         default_factory=_default_allow_list,
-        description="Executables `execute_terminal_command` may run (case-insensitive; no "
-        "shell). The default depends on the OS.",
+        description="Executables the `terminal` tool may run (case-insensitive; no shell). "
+        "The default depends on the OS; an empty list allows every executable.",
         json_schema_extra=USER_ONLY_EXTRA,
+    )
+    build_command: str = Field(
+        default="",
+        description="The command line the `build` tool runs in the first workspace folder (split "
+        "like a shell would, but run without one); empty = no `build` tool.",
+        json_schema_extra=USER_ONLY_EXTRA,
+    )
+    build_timeout_s: int = Field(
+        default=600,
+        ge=5,
+        le=7200,
+        description="Seconds `build_command` may run before it is killed.",
     )
     enabled: ToolSwitches = Field(
         default=ToolSwitches(),
         description="Per-tool switches, a `[tools.enabled]` table of tool name = bool.",
+    )
+    permissions: ToolPermissions = Field(
+        default=ToolPermissions(),
+        description="The policy per permission class, a `[tools.permissions]` table.",
     )
 
     @field_validator("terminal_allow_list")

@@ -54,7 +54,7 @@ EDITOR_SOURCE: Final = "editor settings"
 
 _MAX_SHOWN: Final = 60
 
-PLANNED_SECTIONS: Final = frozenset({"tools", "mcp", "skills"})
+PLANNED_SECTIONS: Final = frozenset({"mcp", "skills"})
 """Sections whose keys are validated but not read yet: their features are planned."""
 
 

@@ -24,9 +24,6 @@ PIPELINE_ALIASES = {
     "chatCompression": "chat_compression",
     "quickRefactor": "quick_refactor",
 }
-TOOLS_AVAILABLE = False
-"""No tool is offered to a model yet (the tool kit, MCP and skills are planned), so no agent
-claims tools, whatever its ``enable_tools`` says; ``toolsPlanned`` keeps that flag."""
 PIPELINE_SLOTS = ("code_completion", "chat_assistant", "chat_compression", "quick_refactor")
 
 
@@ -63,8 +60,7 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "model": factory.effective_model(name),
                 "pipelines": config.pipelines.pipelines_of(name),
                 "tags": profile.tags,
-                "tools": profile.enable_tools and TOOLS_AVAILABLE,
-                "toolsPlanned": profile.enable_tools and not TOOLS_AVAILABLE,
+                "tools": profile.enable_tools,
                 "thinking": profile.enable_thinking,
                 "hidden": profile.hidden,
                 "source": str(profile.source) if profile.source else None,

@@ -417,7 +417,20 @@ class Session:
             if event.final:
                 raise WireError(event.error)
             log.warning("[%s] %s", rid, event.error.message)
+            if event.call_id:
+                self._report_unusable_call(request, event)
         return False
+
+    def _report_unusable_call(self, request: Request, event: wire.StreamError) -> None:
+        """Show a tool call that cannot run (arguments cut off or not JSON) as a failed call.
+
+        It is not run and not kept in the history (the model gets no result for it); the user
+        sees a ``toolCall`` with empty arguments and its error ``toolResult``.
+        """
+        rid, permission = request.id, self.tools.permission_of(event.call_name)
+        request.emit(ToolCallEvent(rid, event.call_id, event.call_name, {}, permission))
+        message = f"Error: {event.error.message} The call was not run."
+        request.emit(ToolResultEvent(rid, event.call_id, event.call_name, message, True))
 
     def _pending_calls(self, request_id: str) -> list[ToolUseBlock]:
         last = self.history.messages[-1] if len(self.history) else None

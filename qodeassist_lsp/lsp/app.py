@@ -15,6 +15,7 @@ from qodeassist_lsp.lsp import (
     refactor_handlers,
     server,
     settings_handlers,
+    tool_handlers,
 )
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.server import QodeAssistServer
@@ -26,6 +27,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     chat_handlers.setup,
     doctor_handlers.setup,
     settings_handlers.setup,
+    tool_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

@@ -19,6 +19,8 @@ CHAT_COMPRESS = "qodeassist/chat/compress"
 CHAT_TOKENS = "qodeassist/chat/tokens"
 SETTINGS_GET = "qodeassist/settings/get"
 SETTINGS_UPDATE = "qodeassist/settings/update"
+DIAGNOSTICS = "qodeassist/diagnostics"
+"""Server→client request: the editor's diagnostics, for the ``diagnostics`` tool."""
 
 CMD_ACCEPTED = "qodeassist.accepted"
 CMD_RELOAD = "qodeassist.reloadConfiguration"

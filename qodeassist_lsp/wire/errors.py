@@ -25,8 +25,11 @@ so existing ``except LookupError`` and the like still hold)::
     ├── SettingsWriteError [ValueError]     config.settings_writer: a change was refused
     ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
     │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root
-    │   └── NotARegularFile                 … a FIFO, a device, a socket or a directory
+    │   ├── NotARegularFile                 … a FIFO, a device, a socket or a directory
+    │   └── PathIgnored                     tools.workspace: excluded by an ignore file
     ├── AgentNotAvailable [LookupError]     core.agent: no such usable agent or instance
+    ├── ToolInputError [ValueError]         tools.base: a tool call's arguments cannot be used
+    ├── DiagnosticsUnavailable              tools.diagnostics: the editor gave none
     ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
     ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name
     ├── ChatNotFound [LookupError]          features.chat.store

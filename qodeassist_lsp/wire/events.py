@@ -97,6 +97,9 @@ class StreamError:
 
     error: ErrorInfo
     final: bool = True
+    call_id: str = ""
+    """The unusable tool call's id (a non-``final`` error about one call)."""
+    call_name: str = ""
     kind: Literal["error"] = "error"
 
 

@@ -198,7 +198,7 @@ class ParserBase:
         parsed = arguments if arguments is not None else parse_arguments(raw)
         if parsed is None:
             info = bad_tool_arguments(self._ctx, call.name, call.id, raw, cut_off=cut_off)
-            self._emit(StreamError(info, final=False))
+            self._emit(StreamError(info, final=False, call_id=call.id, call_name=call.name))
             return
         self._emit(ToolCallEnd(call.id, call.name, parsed, signature))
 

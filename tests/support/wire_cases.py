@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from qodeassist_lsp.core.events import summarize
 from qodeassist_lsp.wire import events as wire
 from qodeassist_lsp.wire.errors import ErrorContext
 from qodeassist_lsp.wire.protocols import WireProtocol
@@ -104,6 +105,8 @@ class StreamCase:
     signature_start: str = ""
     said: str = ""
     """A phrase the failure message must contain."""
+    unusable: int = 0
+    """Tool calls that cannot run (arguments cut off): each gets a failed ``toolResult``."""
 
 
 S = StreamCase
@@ -123,13 +126,16 @@ STREAMS: tuple[StreamCase, ...] = (
         text="d with a replacement character (",
         said="Internal server error",
     ),
-    # The cut-off tool input is unusable: reported (log), not run, and the reply still finishes.
+    # The cut-off tool input is unusable: not run, shown as a call with empty arguments and a
+    # failed result, and the reply still finishes.
     S(
         "anthropic/stream_max_tokens_truncated_tool_input.sse",
         "claude-notools",
         "finished:max_tokens",
         text_start="I'll create a comprehensive tax guide",
         usage=(450, 124, 0, 0),
+        tools=(("make_file", {}),),
+        unusable=1,
     ),
     S(
         "anthropic/stream_parallel_tool_use_empty_input.sse",
@@ -716,6 +722,23 @@ def expected_events(case: StreamCase) -> list[dict[str, Any]]:
             if usage is not None:  # a provider that reported no usage has no usage event
                 out.append(_usage(usage))
             out.append({"kind": "finished", "stopReason": event.stop_reason, "agent": target.agent})
+        elif isinstance(event, wire.StreamError) and event.call_id and not event.final:
+            # An unusable call (arguments cut off): shown as a call and its failed result.
+            call = {"kind": "toolCall", "id": event.call_id, "name": event.call_name}
+            out.append({**call, "arguments": {}})
+            content = f"Error: {event.error.message} The call was not run."
+            result = {"toolCallId": event.call_id, "toolUseId": event.call_id}
+            out.append(
+                {
+                    "kind": "toolResult",
+                    **result,
+                    "name": event.call_name,
+                    "ok": False,
+                    "summary": summarize(content),
+                    "content": content,
+                    "isError": True,
+                }
+            )
         elif isinstance(event, wire.StreamError) and event.final:
             error: dict[str, Any] = {
                 "category": str(event.error.category),

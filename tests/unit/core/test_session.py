@@ -372,3 +372,19 @@ async def test_code_with_short_repeated_lines_is_not_a_loop(make_session) -> Non
     session, _ = make_session(lambda r: reply(text_stream(code)), agent="Chat")
     events = await collect(session.send(user_text("hi")))
     assert events[-1].stop_reason == "end_turn"
+
+
+async def test_a_tool_call_cut_off_by_max_tokens_is_shown_as_a_failed_call(make_session) -> None:
+    cut = tool_stream(args='{"t": "unfinis').replace(b'"tool_calls"}', b'"length"}')
+    session, seen = make_session(lambda r: reply(cut))
+    echo = Echo()
+    session.tools.register(echo)
+    events = await collect(session.send(user_text("use the tool")))
+    assert [e.kind for e in events] == ["toolCall", "toolResult", "usage", "finished"]
+    call, result = events[0], events[1]
+    assert (call.id, call.name, call.arguments, call.permission) == ("call_1", "echo", {}, "read")
+    assert result.tool_use_id == "call_1" and result.is_error
+    assert "output token limit" in result.content and "not run" in result.content
+    assert events[-1].stop_reason == "max_tokens" and len(seen) == 1
+    blocks = [block for message in session.history.messages for block in message.blocks]
+    assert not any(isinstance(block, ToolUseBlock) for block in blocks)  # not kept, not run

@@ -47,11 +47,12 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 6
+    assert len(FEATURES) == 7
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "RefactorFeature",
         "ChatFeature",
+        "ToolKitFeature",
     }
     registered = server.protocol.fm.features
     for method in (

@@ -1,0 +1,219 @@
+"""The tool kit in the editor: its contributor and permission gate on the server's runtime.
+
+Once the configuration is loaded, the feature adds the kit's contributor to the runtime's
+contributor registry and sets the registry's permission gate; the runtime keeps that registry
+across reloads, and the kit and the gate read the settings per call, so nothing is re-wired on a
+reload. What the tools need from the editor lives here: the workspace folders and ignore rules
+(``.qodeassistignore`` and ``.gitignore`` at each folder's root), the open buffers, the
+``window/showMessageRequest`` asker of the gate and the ``qodeassist/diagnostics`` request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.server import QodeAssistServer
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.context.ignore import IgnoreFilter
+    from qodeassist_lsp.tools.diagnostics import Diagnostic
+    from qodeassist_lsp.tools.workspace import ToolWorkspace
+
+log = logging.getLogger("qodeassist.tools")
+
+ASK_TIMEOUT_S: Final = 300.0
+"""How long a permission question waits for the user; then it counts as "Deny"."""
+DIAGNOSTICS_TIMEOUT_S: Final = 10.0
+IGNORE_FILES: Final = (".qodeassistignore", ".gitignore")
+_SEVERITY: Final = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+
+class ShowMessageAsker:
+    """Asks the user with ``window/showMessageRequest`` (the gate's `PermissionAsker`)."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        self._server = server
+
+    async def ask(self, question: str, actions: Sequence[str]) -> str | None:
+        """Return the action the user chose; None without the capability or an answer."""
+        window = self._server.client_capabilities.window
+        if window is None or window.show_message is None:
+            log.info("the client cannot answer window/showMessageRequest: denied")
+            return None
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=question,
+            actions=[types.MessageActionItem(title=action) for action in actions],
+        )
+        try:
+            answer = await asyncio.wait_for(
+                self._server.window_show_message_request_async(params), ASK_TIMEOUT_S
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # no answer in time, or the client failed the request
+            log.info("permission request not answered (%s): denied", exc or type(exc).__name__)
+            return None
+        return answer.title if answer is not None else None
+
+
+class EditorDiagnostics:
+    """Asks the editor for diagnostics with ``qodeassist/diagnostics`` (a `DiagnosticsSource`)."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        self._server = server
+
+    async def diagnostics(self, path: Path | None) -> list[Diagnostic]:
+        """Return what the editor reports; raise ``DiagnosticsUnavailable`` when it does not."""
+        from qodeassist_lsp.tools.diagnostics import DiagnosticsUnavailable
+
+        params = {"uri": path.as_uri() if path is not None else None}
+        try:
+            answer = await asyncio.wait_for(
+                self._server.protocol.send_request_async(methods.DIAGNOSTICS, params),
+                DIAGNOSTICS_TIMEOUT_S,
+            )
+        except asyncio.CancelledError:
+            raise
+        except TimeoutError:
+            raise DiagnosticsUnavailable(f"no answer within {DIAGNOSTICS_TIMEOUT_S:g} s") from None
+        except Exception as exc:
+            raise DiagnosticsUnavailable(str(exc) or type(exc).__name__) from None
+        try:
+            return list(_diagnostics_of(_plain(answer)))
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise DiagnosticsUnavailable(f"its answer is malformed: {exc}") from None
+
+
+def _diagnostics_of(answer: Any) -> list[Diagnostic]:
+    """Read ``[{uri, diagnostics: [LSP Diagnostic]}]`` (or ``{items: [...]}``)."""
+    from qodeassist_lsp.tools.diagnostics import Diagnostic
+
+    files = answer.get("items", []) if isinstance(answer, dict) else answer or []
+    found = []
+    for entry in files:
+        fs_path = to_fs_path(entry["uri"])
+        if not fs_path:
+            continue
+        real = Path(os.path.realpath(fs_path))
+        for item in entry.get("diagnostics") or []:
+            start = item["range"]["start"]
+            found.append(
+                Diagnostic(
+                    real,
+                    int(start["line"]) + 1,
+                    int(start["character"]) + 1,
+                    _SEVERITY.get(item.get("severity") or 1, "error"),
+                    str(item["message"]).strip(),
+                    str(item.get("source") or ""),
+                )
+            )
+    return found
+
+
+def _plain(value: Any) -> Any:
+    """Turn pygls's namedtuple decoding of an unknown result into plain dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+class FolderIgnores:
+    """The ignore files at the root of each workspace folder (`IgnoreRules` of the kit)."""
+
+    def __init__(self, filters: list[IgnoreFilter]) -> None:
+        self._filters = filters
+
+    def ignored_by(self, path: Path) -> str | None:
+        """Return the name of the first ignore file that excludes ``path``, or None."""
+        for ignore in self._filters:
+            if ignore.is_ignored(path):
+                return ignore.ignore_file.name
+        return None
+
+
+class _Buffers:
+    """The server's open documents, by real file path (`OpenBuffers` of the kit)."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        self._server = server
+
+    def text_of(self, path: Path) -> str | None:
+        """Return the open document's text of ``path``, or None when it is not open."""
+        for document in self._server.documents:
+            if document.path and os.path.realpath(document.path) == str(path):
+                return document.text
+        return None
+
+
+class ToolKitFeature(LanguageFeature):
+    """Wires the tool kit and the permission gate into the server's runtime."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        self.server = server
+        self._wired = False
+        self._ignores: dict[tuple[Path, str], IgnoreFilter] = {}
+
+    async def initialized(self) -> None:
+        """Add the kit's contributor and set the gate (once: the registry outlives reloads)."""
+        runtime = await self.server.backend.runtime()
+        if self._wired:
+            return
+        from qodeassist_lsp.tools.kit import KitSources, ToolKit
+        from qodeassist_lsp.tools.permissions import PermissionGate
+
+        kit = ToolKit(
+            KitSources(
+                settings=lambda: self.server.runtime.configuration.settings.tools,
+                workspace=self.workspace,
+                diagnostics=EditorDiagnostics(self.server),
+            )
+        )
+        runtime.contributors.add(kit.contribute)
+        runtime.contributors.gate = PermissionGate(
+            lambda: self.server.runtime.configuration.settings.tools.permissions,
+            ShowMessageAsker(self.server),
+        )
+        self._wired = True
+
+    def workspace(self) -> ToolWorkspace:
+        """Return the tools' view of the workspace as it is now."""
+        from qodeassist_lsp.tools.workspace import ToolWorkspace
+
+        settings = self.server.runtime.configuration.settings
+        folders = self.server.workspace_folders()
+        ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
+        return ToolWorkspace.of(
+            folders,
+            settings.general.allowed_roots,
+            ignore=FolderIgnores(ignores),
+            buffers=_Buffers(self.server),
+        )
+
+    def _ignore(self, folder: Path, name: str) -> IgnoreFilter:
+        from qodeassist_lsp.context.ignore import IgnoreFilter
+
+        key = (folder, name)
+        found = self._ignores.get(key)
+        if found is None:
+            found = self._ignores[key] = IgnoreFilter(folder, file_name=name)
+        return found
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Add the tool-kit feature to ``server``."""
+    server.add_feature(ToolKitFeature(server))
