@@ -106,6 +106,15 @@ extends      = "Embedded Chat"
 name         = "Tool Chat"
 enable_tools = true
 """
+TOOL_PIPELINES = """[pipelines]
+chat_assistant = ["Tool Chat", "Embedded Chat"]
+"""
+
+
+def with_tool_agent(config: Path) -> None:
+    """Add the "Tool Chat" agent (the embedded chat with tools) to the chat agents."""
+    (config / "agents" / "tool_chat.toml").write_text(TOOL_AGENT)
+    (config / "pipelines.toml").write_text(TOOL_PIPELINES)
 
 
 def tool_call_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
@@ -147,11 +156,55 @@ def tool_call_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply
     return sse_reply(body.encode())
 
 
+@pytest.mark.parametrize("answer", ["Deny", "Allow once"])
+def test_the_tool_kit_asks_the_plugin_for_diagnostics_and_permission(
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path, answer: str
+) -> None:
+    with_tool_agent(tmp_path / "config")
+    replay.script(
+        "/v1/chat/completions",
+        [
+            tool_call_reply("call_1", "diagnostics", {"path": "add.py"}),
+            tool_call_reply("call_2", "terminal", {"command": "git --version"}),
+            chat_reply("The file has one warning."),
+        ],
+    )
+    run = plugin("plugin_tools", "0.12", agent="Tool Chat", message="Check add.py", answer=answer)
+    why = run.explain()
+
+    # Round 2 got the diagnostics the plugin answered from vim.diagnostic (1-based positions).
+    diagnostics = replay.requests[1].json["messages"][-1]
+    assert diagnostics["role"] == "tool" and diagnostics["tool_call_id"] == "call_1", diagnostics
+    assert "add.py:2:5: warning: return without a value [testlint]" in diagnostics["content"]
+    # The execute tool asked through the plugin's picker; the answer decided.
+    [question] = run.report["ui"]
+    assert question["ui_kind"] == "qodeassist.permission", question
+    assert question["prompt"].startswith("QodeAssist: the model wants to run a program"), question
+    assert "terminal" in question["prompt"], question
+    assert question["items"] == ["Allow once", "Allow for this chat", "Deny"], question
+    terminal = replay.requests[2].json["messages"][-1]
+    assert terminal["tool_call_id"] == "call_2", terminal
+    if answer == "Deny":
+        assert "terminal was not run: the user" in terminal["content"], terminal
+    else:
+        assert "git version" in terminal["content"], terminal
+    # The chat buffer shows both calls with their class, and their results.
+    lines = run.snapshot("answered")["chat_lines"]
+    assert "**🔧 diagnostics** · read `call_1`" in lines, why
+    assert "**🔧 terminal** · execute `call_2`" in lines, why
+    [diag_result] = [line for line in lines if line.startswith("**✅ diagnostics**")]
+    assert "0 errors, 1 other diagnostics" in diag_result, why
+    terminal_result = [line for line in lines if "terminal**:" in line]
+    assert len(terminal_result) == 1, why
+    assert terminal_result[0].startswith("**❌" if answer == "Deny" else "**✅"), terminal_result
+    assert lines[-1] == "The file has one warning.", why
+
+
 @pytest.mark.skip(reason="needs the edit handlers (qodeassist/chat/editFile, wt-edits)")
 def test_an_edit_from_the_chat_is_applied_and_undone_with_its_keys(
     plugin: RunPlugin, replay: ReplayServer, tmp_path: Path
 ) -> None:
-    (tmp_path / "config" / "agents" / "tool_chat.toml").write_text(TOOL_AGENT)
+    with_tool_agent(tmp_path / "config")
     edit = {
         "path": "add.py",
         "edits": [
