@@ -1,6 +1,6 @@
 """The tool kit in the editor: its contributor and permission gate on the server's runtime.
 
-Once the configuration is loaded, the feature adds the kit's contributor to the runtime's
+When the first configuration is loaded, the feature adds the kit's contributor to the runtime's
 contributor registry and sets the registry's permission gate; the runtime keeps that registry
 across reloads, and the kit and the gate read the settings per call, so nothing is re-wired on a
 reload. What the tools need from the editor lives here: the workspace folders and ignore rules
@@ -25,7 +25,9 @@ from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.context.ignore import IgnoreFilter
+    from qodeassist_lsp.core.tools import ToolContributorRegistry
     from qodeassist_lsp.tools.diagnostics import Diagnostic
     from qodeassist_lsp.tools.workspace import ToolWorkspace
 
@@ -168,9 +170,18 @@ class ToolKitFeature(LanguageFeature):
         self._wired = False
         self._ignores: dict[tuple[Path, str], IgnoreFilter] = {}
 
+    def reloaded(self, config: Configuration) -> None:
+        """Wire the kit on the first load, before any request can get the runtime."""
+        # The backend calls this right after the runtime exists and before anyone awaiting
+        # `runtime()` resumes, so the first chat session already gets the tools.
+        self._wire(self.server.backend.sessions.contributors)
+
     async def initialized(self) -> None:
-        """Add the kit's contributor and set the gate (once: the registry outlives reloads)."""
-        runtime = await self.server.backend.runtime()
+        """Wire the kit (if the first load has not already done it)."""
+        self._wire((await self.server.backend.runtime()).contributors)
+
+    def _wire(self, contributors: ToolContributorRegistry) -> None:
+        """Add the kit's contributor and set the gate, once: the registry outlives reloads."""
         if self._wired:
             return
         from qodeassist_lsp.tools.kit import KitSources, ToolKit
@@ -183,8 +194,8 @@ class ToolKitFeature(LanguageFeature):
                 diagnostics=EditorDiagnostics(self.server),
             )
         )
-        runtime.contributors.add(kit.contribute)
-        runtime.contributors.gate = PermissionGate(
+        contributors.add(kit.contribute)
+        contributors.gate = PermissionGate(
             lambda: self.server.runtime.configuration.settings.tools.permissions,
             ShowMessageAsker(self.server),
         )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import random
@@ -395,7 +396,7 @@ def _redacted(events: list[WireEvent], secrets: list[str]) -> list[WireEvent]:
     if not secrets:
         return events
     return [
-        StreamError(event.error.redacted(secrets), event.final)
+        dataclasses.replace(event, error=event.error.redacted(secrets))
         if isinstance(event, StreamError)
         else event
         for event in events

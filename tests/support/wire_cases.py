@@ -83,6 +83,7 @@ TARGETS: dict[str, Target] = {
     "gemini-notools": Target("E2E Gemini (no tools)", "Google AI", GEMINI_PATH, GEMINI_SAMPLE),
     "ollama-notools": Target("E2E Ollama (no tools)", "Ollama (Native)", "/api/chat"),
     "mistral-notools": Target("E2E Mistral (no tools)", "Mistral AI", "/v1/chat/completions"),
+    "llamacpp-notools": Target("E2E llama.cpp (no tools)", "llama.cpp", "/v1/chat/completions"),
 }
 
 
@@ -110,6 +111,12 @@ class StreamCase:
 
 
 S = StreamCase
+KIT_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("read_file", {"path": "notes.txt"}),
+    ("read_file", {"path": "../outside.txt"}),
+    ("terminal", {"command": "echo tool-ran"}),
+)
+"""The calls of the tool kit's hand-written streams (``*_kit_*SYNTHETIC*``)."""
 STREAMS: tuple[StreamCase, ...] = (
     # anthropic ----------------------------------------------------------------------------
     S(
@@ -451,6 +458,40 @@ STREAMS: tuple[StreamCase, ...] = (
         "finished:end_turn",
         text="The capital of France is Paris.",
         usage=(278, 9, 0, 0),
+    ),
+    # Hand-written (SYNTHETIC): the tool kit's e2e calls read_file inside and outside the
+    # workspace and terminal, three calls in one reply, in each protocol's recorded shape.
+    *(
+        S(fixture, target, "finished:tool_use", text="", usage=usage, tools=KIT_CALLS)
+        for fixture, target, usage in (
+            (
+                "anthropic/stream_tool_use_kit_calls_SYNTHETIC.sse",
+                "claude-notools",
+                (812, 96, 0, 0),
+            ),
+            ("openai_chat/stream_tool_calls_kit_SYNTHETIC.sse", "openai-notools", (640, 72, 0, 0)),
+            (
+                "openai_responses/stream_function_calls_kit_SYNTHETIC.sse",
+                "responses-notools",
+                (700, 80, 0, 0),
+            ),
+            ("gemini/sse_function_calls_kit_SYNTHETIC.sse", "gemini-notools", (420, 36, 0, 0)),
+            (
+                "ollama/chat_stream_tool_calls_kit_SYNTHETIC.ndjson",
+                "ollama-notools",
+                (388, 41, 0, 0),
+            ),
+            (
+                "mistral/chat_stream_tool_calls_kit_SYNTHETIC.sse",
+                "mistral-notools",
+                (350, 60, 0, 0),
+            ),
+            (
+                "llamacpp/chat_completions_tool_calls_kit_SYNTHETIC.sse",
+                "llamacpp-notools",
+                (640, 72, 0, 0),
+            ),
+        )
     ),
 )
 

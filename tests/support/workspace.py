@@ -65,6 +65,7 @@ USER_AGENTS: dict[str, tuple[str, bool]] = {
     "E2E Gemini (no tools)": ("Google Base Chat", False),
     "E2E Ollama (no tools)": ("Ollama Base Chat", False),
     "E2E Mistral (no tools)": ("Mistral Base Chat", False),
+    "E2E llama.cpp (no tools)": ("llama.cpp Base Chat", False),
 }
 USER_AGENT_MODEL = "e2e-model"
 

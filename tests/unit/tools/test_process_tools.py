@@ -115,3 +115,19 @@ async def test_build_runs_the_configured_command(
 async def test_build_without_a_command_explains(workspace: Callable[[], ToolWorkspace]) -> None:
     out = await call(BuildTool(workspace, settings()))
     assert out.is_error and "build_command" in out.content
+
+
+async def test_a_chat_cancelled_mid_tool_kills_the_command_and_stays_cancelled(
+    workspace: Callable[[], ToolWorkspace], project: Path
+) -> None:
+    marker = project / "pid"
+    tool = TerminalTool(workspace, settings(terminal_allow_list=["sh"]))
+    task = asyncio.create_task(call(tool, command=f"sh -c 'echo $$ > {marker}; sleep 60'"))
+    for _ in range(200):
+        if marker.exists() and marker.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):  # not turned into a tool result
+        await task
+    assert not alive(int(marker.read_text()))

@@ -1,0 +1,182 @@
+"""The tool kit over stdio, on every wire protocol with tools: the real server, a replayed model.
+
+The model's first reply (a hand-written stream in the protocol's recorded shape, see
+``tests/fixtures/wire/SOURCES.md``) calls ``read_file`` inside the workspace, ``read_file``
+outside it and ``terminal``; the server runs them (asking the client for ``terminal`` through
+``window/showMessageRequest``), and the second request carries the three results back in the
+API's own shape before the recorded answer ends the chat.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from tests.e2e.lsp.test_chat import Events, request, start
+from tests.support.replay_server import ReplayServer, Reply
+from tests.support.wire_cases import KIT_CALLS, TARGETS
+from tests.support.workspace import Workspace
+
+INSIDE = "notes from inside the workspace: 7 apples"
+OUTSIDE = "secret from outside the workspace"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    id: str
+    target: str
+    calls: str
+    answer: str
+
+
+PROTOCOLS = (
+    Protocol(
+        "anthropic",
+        "claude",
+        "anthropic/stream_tool_use_kit_calls_SYNTHETIC.sse",
+        "anthropic/stream_text_hello.sse",
+    ),
+    Protocol(
+        "openai-chat",
+        "openai",
+        "openai_chat/stream_tool_calls_kit_SYNTHETIC.sse",
+        "openai_chat/stream_text_with_usage.sse",
+    ),
+    Protocol(
+        "openai-responses",
+        "responses",
+        "openai_responses/stream_function_calls_kit_SYNTHETIC.sse",
+        "openai_responses/stream_text_after_function_call.sse",
+    ),
+    Protocol(
+        "gemini",
+        "gemini",
+        "gemini/sse_function_calls_kit_SYNTHETIC.sse",
+        "gemini/sse_text_after_function_response.sse",
+    ),
+    Protocol(
+        "ollama",
+        "ollama-thinking",
+        "ollama/chat_stream_tool_calls_kit_SYNTHETIC.ndjson",
+        "ollama/chat_stream_excerpt_sk.ndjson",
+    ),
+    Protocol(
+        "mistral",
+        "mistral",
+        "mistral/chat_stream_tool_calls_kit_SYNTHETIC.sse",
+        "mistral/chat_stream_text.sse",
+    ),
+    Protocol(
+        "llamacpp",
+        "llamacpp",
+        "llamacpp/chat_completions_tool_calls_kit_SYNTHETIC.sse",
+        "openai_chat/stream_text_with_usage.sse",
+    ),
+)
+
+
+@pytest.fixture(autouse=True)
+def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = Workspace(lsp_home, replay.url, log_level="INFO")
+    for key, value in workspace.env.items():
+        monkeypatch.setenv(key, value)
+    agents = json.dumps([TARGETS[p.target].agent for p in PROTOCOLS], ensure_ascii=False)
+    workspace.write("pipelines.toml", f"[pipelines]\nchat_assistant = {agents}\n")
+    (lsp_home / "project/notes.txt").write_text(INSIDE + "\n")
+    (lsp_home / "outside.txt").write_text(OUTSIDE + "\n")
+
+
+class Asked:
+    """Answers ``window/showMessageRequest`` from a script and records the questions."""
+
+    def __init__(self, client: Any, answers: list[str | None]) -> None:
+        self.questions: list[types.ShowMessageRequestParams] = []
+        self.answers = answers
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def on_ask(ls: Any, params: types.ShowMessageRequestParams) -> Any:
+            self.questions.append(params)
+            title = self.answers.pop(0)
+            return None if title is None else types.MessageActionItem(title=title)
+
+
+async def chat(client: Any, events: Events, protocol: Protocol) -> list[dict[str, Any]]:
+    target = TARGETS[protocol.target]
+    sent = await request(client, "chat/send", {"message": "Use your tools.", "agent": target.agent})
+    terminal = await events.terminal(sent["requestId"], within=30)
+    assert terminal["kind"] == "finished", events.of(sent["requestId"])
+    return events.of(sent["requestId"])
+
+
+def results(streamed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    calls = [e for e in streamed if e["kind"] == "toolCall"]
+    assert [(c["name"], c["arguments"]) for c in calls] == list(KIT_CALLS)
+    assert [c["permission"] for c in calls] == ["read", "read", "execute"]
+    found = [e for e in streamed if e["kind"] == "toolResult"]
+    assert [r["toolCallId"] for r in found] == [c["toolCallId"] for c in calls]
+    return found
+
+
+def continuation(replay: ReplayServer, index: int) -> str:
+    """The text of the request that carried the tool results back (the model's round 2)."""
+    body = replay.requests[index].json
+    assert isinstance(body, dict)
+    return json.dumps(body, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.id for p in PROTOCOLS])
+async def test_read_inside_and_outside_and_terminal_under_ask(
+    client: Any, replay: ReplayServer, protocol: Protocol
+) -> None:
+    route = TARGETS[protocol.target].route
+    replay.script(route, [Reply(protocol.calls, split="events"), Reply(protocol.answer)] * 2)
+    asked = Asked(client, ["Allow once", "Deny"])
+    events = await start(client)
+
+    allowed = results(await chat(client, events, protocol))
+    inside, outside, terminal = allowed
+    assert inside["ok"] and INSIDE in inside["content"]
+    assert inside["summary"] == "File: notes.txt (lines 1-1 of 1)"
+    assert not outside["ok"] and "outside the workspace folders" in outside["content"]
+    assert OUTSIDE not in outside["content"]
+    assert terminal["ok"] and terminal["content"] == "$ echo tool-ran\n(exit code 0)\ntool-ran"
+    [question] = asked.questions
+    assert [a.title for a in question.actions or []] == [
+        "Allow once",
+        "Allow for this chat",
+        "Deny",
+    ]
+    assert "terminal" in question.message and "echo tool-ran" in question.message
+    sent_back = continuation(replay, 1)
+    assert INSIDE in sent_back and "outside the workspace folders" in sent_back
+    assert "tool-ran" in sent_back and OUTSIDE not in sent_back
+
+    denied = results(await chat(client, events, protocol))
+    assert denied[0]["ok"] and not denied[1]["ok"]
+    assert not denied[2]["ok"] and "the user denied it" in denied[2]["content"]
+    assert len(asked.questions) == 2
+    assert "the user denied it" in continuation(replay, 3)
+    assert len(replay.requests) == 4 and replay.unmatched == []
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=[p.id for p in PROTOCOLS])
+async def test_terminal_under_deny_is_never_asked(
+    client: Any, replay: ReplayServer, protocol: Protocol
+) -> None:
+    client.init_params.initialization_options = {
+        "qodeassist": {"tools": {"permissions": {"execute": "deny"}}}
+    }
+    route = TARGETS[protocol.target].route
+    replay.script(route, [Reply(protocol.calls, split="events"), Reply(protocol.answer)])
+    asked = Asked(client, [])
+    events = await start(client)
+    inside, outside, terminal = results(await chat(client, events, protocol))
+    assert inside["ok"] and not outside["ok"]
+    assert not terminal["ok"] and '[tools.permissions] execute = "deny"' in terminal["content"]
+    assert asked.questions == []
+    assert "execute tools are denied" in continuation(replay, 1)
