@@ -12,6 +12,7 @@ from qodeassist_lsp.lsp import (
     chat_handlers,
     completion_handlers,
     doctor_handlers,
+    edit_handlers,
     refactor_handlers,
     server,
     settings_handlers,
@@ -28,6 +29,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     doctor_handlers.setup,
     settings_handlers.setup,
     tool_handlers.setup,
+    edit_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

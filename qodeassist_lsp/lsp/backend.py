@@ -65,6 +65,12 @@ class Backend:
         return self._runtime.sessions
 
     @property
+    def runtime_now(self) -> Runtime:
+        """The runtime (only valid once ``runtime()`` has returned, or in a reload listener)."""
+        assert self._runtime is not None, "runtime not built yet"
+        return self._runtime
+
+    @property
     def current(self) -> Configuration | None:
         """The configuration loaded so far, or None while the first load runs."""
         return self._config

@@ -32,6 +32,8 @@ so existing ``except LookupError`` and the like still hold)::
     ├── DiagnosticsUnavailable              tools.diagnostics: the editor gave none
     ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
     ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name
+    ├── EditRefused [ValueError]            tools.edits.blocks: a file change cannot be made
+    ├── CheckpointNotFound [LookupError]    tools.edits.checkpoints: no such checkpoint
     ├── ChatNotFound [LookupError]          features.chat.store
     ├── ChatInputError [ValueError]         features.chat.files: an attachment is refused
     ├── HistoryFormatError [ValueError]     features.chat.history_format

@@ -47,12 +47,13 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 7
+    assert len(FEATURES) == 8
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "RefactorFeature",
         "ChatFeature",
         "ToolKitFeature",
+        "EditFeature",
     }
     registered = server.protocol.fm.features
     for method in (
@@ -62,6 +63,9 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         methods.CHAT_TOKENS,
         methods.SETTINGS_GET,
         methods.SETTINGS_UPDATE,
+        methods.CHAT_EDIT_FILE,
+        methods.CHECKPOINTS_LIST,
+        methods.CHECKPOINTS_RESTORE,
     ):
         assert method in registered
     assert "textDocument/inlineCompletion" in registered

@@ -1,0 +1,253 @@
+"""File edits over LSP: the edit tools wired into chat, ``chat/editFile`` and checkpoints.
+
+The feature adds the ``create_file``/``edit_file``/``delete_file`` contributor to the runtime
+once (the runtime keeps it across reloads; settings are read per call). Open documents are
+read from the server's document store and changed with ``workspace/applyEdit`` (one minimal
+text edit, versioned, so a document the user changed meanwhile is refused by the editor);
+files that are not open are written on disk by the tools package. Status changes of an edit
+go to the chat's ``qodeassist/chat/event`` stream through the chat feature's event gate, also
+after the proposing request has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from qodeassist_lsp.config.confinement import Confinement, real_path
+from qodeassist_lsp.context.documents import position_at
+from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.chat_handlers import ChatFeature, RequestFailed
+from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.positions import line_at, to_client_units
+from qodeassist_lsp.lsp.server import QodeAssistServer
+from qodeassist_lsp.wire.errors import QodeAssistError
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.core.events import SessionEvent
+    from qodeassist_lsp.tools.edits.pending import EditManager
+    from qodeassist_lsp.tools.edits.ports import OpenText
+
+log = logging.getLogger("qodeassist.server")
+
+EDIT_LABEL = "QodeAssist: file edit"
+APPLY_EDIT_TIMEOUT_S = 60.0
+"""How long the editor may take to answer ``workspace/applyEdit`` (edits wait in line meanwhile)."""
+
+
+class DocumentBuffers:
+    """`tools.edits.ports.EditorBuffers` over the server's document store and applyEdit."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Read and change ``server``'s open documents."""
+        self._server = server
+
+    def find_open(self, path: Path) -> OpenText | None:
+        """Return the open document whose real path is ``path``."""
+        from qodeassist_lsp.tools.edits.ports import OpenText
+
+        for document in self._server.documents:
+            if document.path and real_path(document.path) == path:
+                return OpenText(document.uri, document.text)
+        return None
+
+    async def replace_open(self, uri: str, old: str, new: str) -> None:
+        """Change document ``uri`` from ``old`` to ``new`` through ``workspace/applyEdit``."""
+        from qodeassist_lsp.tools.edits.blocks import EditRefused
+
+        ls = self._server
+        document = ls.documents.get(uri)
+        if document is None or document.text != old:
+            raise EditRefused(f"{uri} changed in the editor meanwhile; nothing was written")
+        workspace = ls.client_capabilities.workspace
+        if workspace is None or not workspace.apply_edit:
+            raise EditRefused(
+                "the editor cannot apply edits (no workspace/applyEdit); close the file in the "
+                "editor so that it is written on disk"
+            )
+        start, end, text = _changed_span(old, new)
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=document.version
+                    ),
+                    edits=[
+                        types.TextEdit(
+                            range=types.Range(_position(ls, old, start), _position(ls, old, end)),
+                            new_text=text,
+                        )
+                    ],
+                )
+            ]
+        )
+        try:
+            answer = await asyncio.wait_for(
+                ls.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=EDIT_LABEL)
+                ),
+                APPLY_EDIT_TIMEOUT_S,
+            )
+        except TimeoutError:
+            raise EditRefused(
+                f"the editor did not answer workspace/applyEdit within {APPLY_EDIT_TIMEOUT_S:.0f} s"
+            ) from None
+        if not answer.applied:
+            raise EditRefused(answer.failure_reason or "the editor did not apply the edit")
+
+
+def _changed_span(old: str, new: str) -> tuple[int, int, str]:
+    """Return (start, end) in ``old`` and the text that replaces it: one minimal edit."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    start, end = prefix, len(old) - suffix
+    # Never split a CRLF: a position between \r and \n has no meaning in LSP.
+    if 0 < start < len(old) and old[start - 1] == "\r" and old[start] == "\n":
+        start -= 1
+    if 0 < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
+        end += 1
+    return start, end, new[start : len(new) - (len(old) - end)]
+
+
+def _position(ls: QodeAssistServer, text: str, offset: int) -> types.Position:
+    line, character = position_at(text, offset)
+    _start, line_text = line_at(text, line)
+    return types.Position(line, to_client_units(ls.workspace.position_codec, line_text, character))
+
+
+class EditFeature(LanguageFeature):
+    """The file-edit tools of one server and the edits they proposed."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Serve file edits for ``server``; the manager is created on first use."""
+        self.server = server
+        self._manager: EditManager | None = None
+
+    async def manager(self) -> EditManager:
+        """Return the edit manager once the runtime exists."""
+        await self.server.backend.runtime()
+        return self._build()
+
+    def reloaded(self, config: Configuration) -> None:
+        """Offer the edit tools from the first load on.
+
+        Reload listeners run before any request waiting for the runtime resumes, so a
+        ``chat/send`` that arrives right after ``initialize`` already gets the tools
+        (``initialized`` runs after the configuration pull, too late for it).
+        """
+        self._build()
+
+    def _build(self) -> EditManager:
+        """Create the manager and add the tools' contributor to the runtime, once."""
+        if self._manager is None:
+            # Imported on first use: rapidfuzz and the tools package are not needed to answer
+            # `initialize` (see chat_handlers on the import budget).
+            from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
+            from qodeassist_lsp.tools.edits.file_tools import edit_tools
+            from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
+
+            server = self.server
+            paths = server.backend.paths
+            assert paths is not None
+            scope = EditScope(
+                confinement=self._confinement,
+                base=lambda: next(iter(server.workspace_folders()), None),
+                ignored=self._ignored,
+                auto_apply=lambda: self._tools().auto_apply_file_edits,
+            )
+            self._manager = EditManager(
+                CheckpointStore(paths.data_root / "checkpoints"),
+                DocumentBuffers(server),
+                scope,
+                self._send,
+            )
+            server.backend.runtime_now.contributors.add(
+                edit_tools(self._manager, lambda: self._tools().enabled)
+            )
+        return self._manager
+
+    def _confinement(self) -> Confinement:
+        settings = self.server.runtime.configuration.settings
+        return Confinement.of(self.server.workspace_folders(), settings.general.allowed_roots)
+
+    def _tools(self) -> ToolsSettings:
+        return self.server.runtime.configuration.settings.tools
+
+    def _ignored(self, path: Path) -> bool:
+        ignore = self.server.ignore_filter()
+        return ignore is not None and ignore.is_ignored(path)
+
+    def _send(self, chat_id: str, event: SessionEvent) -> None:
+        """Send ``event`` to chat ``chat_id``'s stream, through the chat feature's gate."""
+        for feature in self.server.features:
+            if isinstance(feature, ChatFeature):
+                feature.events.emit(chat_id, event)
+                return
+        self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
+
+
+def _refused(exc: QodeAssistError) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(str(exc))
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Register ``chat/editFile`` and the checkpoint requests and the edit feature."""
+    feature = EditFeature(server)
+    server.add_feature(feature)
+
+    @server.feature(methods.CHAT_EDIT_FILE)
+    async def chat_edit_file(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+        from qodeassist_lsp.lsp.chat_params import parse
+        from qodeassist_lsp.lsp.edit_params import EditFileParams
+        from qodeassist_lsp.tools.edits.blocks import EditRefused
+
+        args = parse(EditFileParams, params)
+        manager = await feature.manager()
+        try:
+            status, message = await manager.act(args.chat_id, args.edit_id, args.action)
+        except EditRefused as exc:
+            raise _refused(exc) from None
+        return {"status": status, "message": message}
+
+    @server.feature(methods.CHECKPOINTS_LIST)
+    async def checkpoints_list(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        from qodeassist_lsp.lsp.chat_params import parse
+        from qodeassist_lsp.lsp.edit_params import CheckpointsListParams
+
+        args = parse(CheckpointsListParams, params)
+        manager = await feature.manager()
+        return [c.to_json() for c in await manager.list_checkpoints(args.chat_id)]
+
+    @server.feature(methods.CHECKPOINTS_RESTORE)
+    async def checkpoints_restore(
+        ls: QodeAssistServer, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        from qodeassist_lsp.lsp.chat_params import parse
+        from qodeassist_lsp.lsp.edit_params import RestoreParams
+        from qodeassist_lsp.tools.edits.blocks import EditRefused
+        from qodeassist_lsp.tools.edits.checkpoints import CheckpointNotFound
+
+        args = parse(RestoreParams, params)
+        manager = await feature.manager()
+        try:
+            return {"restored": await manager.restore(args.checkpoint_id)}
+        except (CheckpointNotFound, EditRefused) as exc:
+            raise _refused(exc) from None
+        except OSError as exc:
+            raise RequestFailed(
+                f"checkpoint {args.checkpoint_id} was not fully restored: {exc}"
+            ) from None

@@ -1,0 +1,162 @@
+"""The ``create_file``, ``edit_file`` and ``delete_file`` tools (permission class ``write``).
+
+Each tool checks its arguments and hands the change to the `EditManager`, which proposes it
+to the user (or applies it with auto-apply). A refused change (a path outside the workspace or
+ignored, a block that matches nowhere or twice, a binary file) is a tool error the model reads.
+`edit_tools` is the contributor that offers them to chat sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from qodeassist_lsp.config.settings import ToolSwitches
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.tools import (
+    PermissionClass,
+    ToolContext,
+    ToolContributor,
+    ToolOutput,
+    ToolRegistry,
+)
+from qodeassist_lsp.tools.edits.blocks import EditRefused, parse_blocks
+from qodeassist_lsp.tools.edits.pending import EditManager
+from qodeassist_lsp.wire.tools import ToolSpec
+
+_PATH = {
+    "type": "string",
+    "description": "The file's path, relative to the project root (or absolute inside it).",
+}
+
+EDIT_FILE_DESCRIPTION = (
+    "Change an existing file with edit blocks. Read the file first. Each block's `search` "
+    "must copy the current lines exactly, with their indentation, plus a few unchanged lines "
+    "around the change so it matches one place; `replace` is what those lines become. Blocks "
+    "apply in order. An empty `search` appends `replace` at the end of the file. `edits` may "
+    "also be text of <<<<<<< SEARCH / ======= / >>>>>>> REPLACE blocks. The user reviews the "
+    "change before it is applied; do not propose the same change twice."
+)
+
+
+class _FileTool:
+    """What the three tools share: the manager and the write permission."""
+
+    permission: PermissionClass = "write"
+    spec: ToolSpec
+
+    def __init__(self, manager: EditManager) -> None:
+        self._manager = manager
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        """Hand the change to the manager; a refused change is an error for the model."""
+        try:
+            return await self._propose(arguments, context)
+        except (EditRefused, OSError) as exc:
+            return ToolOutput(f"Error: {exc}", is_error=True)
+
+    async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        raise NotImplementedError
+
+
+def _path(arguments: dict[str, Any]) -> str:
+    path = arguments.get("path", arguments.get("filepath", arguments.get("filename")))
+    if not isinstance(path, str):
+        raise EditRefused('"path" (a string) is required')
+    return path
+
+
+class CreateFileTool(_FileTool):
+    """Create a new file with the given content."""
+
+    spec = ToolSpec(
+        "create_file",
+        "Create a new file (and its folders) with the given content. Fails if the file "
+        "exists: change existing files with edit_file. The user reviews the file first.",
+        {
+            "type": "object",
+            "properties": {
+                "path": _PATH,
+                "content": {"type": "string", "description": "The whole content of the file."},
+            },
+            "required": ["path"],
+        },
+    )
+
+    async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        content = arguments.get("content", "")
+        if not isinstance(content, str):
+            raise EditRefused('"content" must be a string')
+        return await self._manager.propose("create", _path(arguments), context, content=content)
+
+
+class EditFileTool(_FileTool):
+    """Change an existing file with edit blocks."""
+
+    spec = ToolSpec(
+        "edit_file",
+        EDIT_FILE_DESCRIPTION,
+        {
+            "type": "object",
+            "properties": {
+                "path": _PATH,
+                "edits": {
+                    "type": "array",
+                    "description": "The edit blocks, applied in order.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "search": {
+                                "type": "string",
+                                "description": "Current lines to replace, copied exactly.",
+                            },
+                            "replace": {"type": "string", "description": "Their new text."},
+                        },
+                        "required": ["search", "replace"],
+                    },
+                },
+            },
+            "required": ["path", "edits"],
+        },
+    )
+
+    async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        edits = arguments.get("edits")
+        if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
+            edits = [arguments]
+        blocks = parse_blocks(edits)
+        return await self._manager.propose("edit", _path(arguments), context, blocks=blocks)
+
+
+class DeleteFileTool(_FileTool):
+    """Delete a file."""
+
+    spec = ToolSpec(
+        "delete_file",
+        "Delete a file of the project. The user reviews the deletion first.",
+        {"type": "object", "properties": {"path": _PATH}, "required": ["path"]},
+    )
+
+    async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        return await self._manager.propose("delete", _path(arguments), context)
+
+
+_SWITCHES = {"create_file": "create_new_file", "edit_file": "edit_file"}
+"""The ``[tools.enabled]`` switch of each tool that has one."""
+
+
+def edit_tools(
+    manager: EditManager, switches: Callable[[], ToolSwitches | None] = lambda: None
+) -> ToolContributor:
+    """Return the contributor offering the file tools to chat sessions (never to refactor)."""
+
+    def contribute(registry: ToolRegistry, pipeline: Pipeline) -> None:
+        if pipeline is not Pipeline.CHAT:
+            return
+        enabled = switches()
+        for tool in (CreateFileTool(manager), EditFileTool(manager), DeleteFileTool(manager)):
+            switch = _SWITCHES.get(tool.spec.name)
+            if enabled is None or switch is None or getattr(enabled, switch, True):
+                registry.register(tool)
+
+    return contribute

@@ -1,0 +1,44 @@
+"""What the edit tools need from the editor, as protocols the LSP layer implements.
+
+Nothing below ``lsp/`` may speak LSP, so the open buffers (which win over the disk) and
+``workspace/applyEdit`` are reached through `EditorBuffers`; `NoEditor` stands in where there is
+no editor (the command line, tests): every file is then read from and written to disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class OpenText:
+    """An open document: its URI as the editor names it, and its current text."""
+
+    uri: str
+    text: str
+
+
+class EditorBuffers(Protocol):
+    """The editor's open documents."""
+
+    def find_open(self, path: Path) -> OpenText | None:
+        """Return the open document of the real path ``path``, or None when it is not open."""
+        ...
+
+    async def replace_open(self, uri: str, old: str, new: str) -> None:
+        """Change the open document ``uri`` from ``old`` to ``new`` (raise `EditRefused`)."""
+        ...
+
+
+class NoEditor:
+    """No open documents: files are read from and written to disk."""
+
+    def find_open(self, path: Path) -> OpenText | None:
+        """Return None: nothing is open."""
+        return None
+
+    async def replace_open(self, uri: str, old: str, new: str) -> None:
+        """Never called: nothing is open."""
+        raise AssertionError("NoEditor has no open documents")
