@@ -200,7 +200,6 @@ def test_the_tool_kit_asks_the_plugin_for_diagnostics_and_permission(
     assert lines[-1] == "The file has one warning.", why
 
 
-@pytest.mark.skip(reason="needs the edit handlers (qodeassist/chat/editFile, wt-edits)")
 def test_an_edit_from_the_chat_is_applied_and_undone_with_its_keys(
     plugin: RunPlugin, replay: ReplayServer, tmp_path: Path
 ) -> None:
