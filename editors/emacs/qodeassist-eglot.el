@@ -193,6 +193,10 @@ CALLBACK gets the answer's status and message."
   (unless (and qodeassist-eglot--chat-server
                (jsonrpc-running-p qodeassist-eglot--chat-server))
     (user-error "QodeAssist: the chat's server is not running"))
+  ;; Eglot sends buffer changes lazily: flush them, so the server checks an undo against
+  ;; the text the buffers have now (an applied edit included).
+  (dolist (buffer (eglot--managed-buffers qodeassist-eglot--chat-server))
+    (with-current-buffer buffer (eglot--signal-textDocument/didChange)))
   (jsonrpc-async-request
    qodeassist-eglot--chat-server :qodeassist/chat/editFile
    `(:chatId ,qodeassist-eglot--chat-id :editId ,edit-id :action ,action)

@@ -1,14 +1,15 @@
 ;;; tools_scenario.el --- the chat's tools through an Emacs snippet  -*- lexical-binding: t; -*-
 
-;; Loads the snippet named by the parameters (Eglot or lsp-mode), chats with an agent that
-;; calls the `terminal' tool: the server asks permission with window/showMessageRequest, which
-;; the LSP client asks with `completing-read' (scripted to pick the :answer parameter).  Then a
-;; fileEdit event is shown as a diff block whose keys (a / u) send qodeassist/chat/editFile
-;; (here to a recording stand-in) and rewrite its header, as does a later event of the edit.
+;; Loads the snippet named by the parameters (Eglot or lsp-mode) and chats with an agent that
+;; calls `terminal' and then `edit_file': the server asks permission for each with
+;; window/showMessageRequest, which the LSP client asks with `completing-read' (scripted: the
+;; :answer parameter for the terminal, "Allow once" for the edit).  The proposed edit is a
+;; diff block in the chat buffer; its keys (a, then u) send qodeassist/chat/editFile, the
+;; server changes add.py's buffer through workspace/applyEdit, and the block's header follows.
 
 (load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
 
-(defvar qa-asked nil "What `completing-read' was asked: (PROMPT CHOICES).")
+(defvar qa-asked nil "What `completing-read' was asked, last first: ((PROMPT . CHOICES)...).")
 
 (defun qa-tools-diagnostics ()
   "The client's logs and the chat buffer, for a failure report."
@@ -47,19 +48,12 @@
   (with-current-buffer qodeassist-chat-buffer-name
     (buffer-substring-no-properties (point-min) (point-max))))
 
-(defun qa-feed (event)
-  "Hand EVENT (a plist) to the client's chat event handler, as the server would."
-  (if (equal (qa-param :client) "eglot")
-      (apply #'eglot-handle-notification (eglot-current-server) 'qodeassist/chat/event event)
-    ;; lsp-mode hands handlers the parsed JSON: hash tables (`lsp-use-plists' is off).
-    (qodeassist-lsp--on-chat-event nil (json-parse-string (json-encode event)))))
-
 (qa-run
  (lambda ()
    (qa-step "load the snippet")
    (if (equal (qa-param :client) "eglot")
        (progn (require 'eglot)
-              (setq eglot-sync-connect 30 eglot-autoshutdown nil))
+              (setq eglot-sync-connect 30 eglot-autoshutdown nil eglot-confirm-server-edits nil))
      (setq lsp-client-packages nil lsp-keep-workspace-alive nil lsp-enable-file-watchers nil
            lsp-headerline-breadcrumb-enable nil lsp-modeline-code-actions-enable nil
            lsp-modeline-diagnostics-enable nil lsp-restart 'ignore lsp-use-plists nil)
@@ -69,10 +63,11 @@
    (qa-step "chat with an agent that calls the terminal tool")
    (let* ((buffer (qa-visit "add.py" "def add(a, b):\n    return \n"))
           (chat (qa-start buffer))
+          (answers (list (qa-param :answer) "Allow once"))
           (completing-read-function
            (lambda (prompt collection &rest _)
-             (setq qa-asked (list prompt (all-completions "" collection)))
-             (qa-param :answer))))
+             (push (cons prompt (all-completions "" collection)) qa-asked)
+             (pop answers))))
      (with-current-buffer buffer
        ;; The server adds the tool kit once its configuration is loaded and its other
        ;; features have finished `initialized'; a chat sent before that gets no tools (a
@@ -89,35 +84,40 @@
        (funcall chat "Run git --version")
        (qa-wait (lambda () (string-match-p "\\[\\(finished\\|failed\\)" (qa-chat-text)))
                 30 "the chat answer to finish")
-       (qa-record :asked (vconcat (list (car qa-asked)) (cadr qa-asked)))
+       (qa-record :questions (vconcat (mapcar #'vconcat (reverse qa-asked))))
        (qa-record :chatBuffer (qa-chat-text))
 
-       (qa-step "a file edit: the diff block, its keys, a later status")
+       (qa-step "a file edit: the diff block, its keys, the edit in the buffer")
        (let ((chat-id (if (equal (qa-param :client) "eglot")
                           qodeassist-eglot--chat-id
-                        qodeassist-lsp--chat-id))
-             (sent nil))
-         (qa-feed (list :chatId chat-id :requestId "r9" :kind "fileEdit" :editId "e1"
-                        :uri (concat "file://" (expand-file-name "add.py" (qa-param :project)))
-                        :diff "--- a/add.py\n+++ b/add.py\n@@ -2 +2 @@\n-    return \n+    return a + b\n"
-                        :status "pending"))
+                        qodeassist-lsp--chat-id)))
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: pending" (qa-chat-text)))
+                  10 "the proposed edit")
          (qa-record :proposed (qa-chat-text))
-         (let ((qodeassist-chat-edit-function
-                (lambda (id action callback)
-                  (push (list id action) sent)
-                  (funcall callback (if (equal action "apply") "applied" "undone") ""))))
-           (with-current-buffer qodeassist-chat-buffer-name
-             (goto-char (point-max))
-             (forward-line -2)               ; on the diff, inside the block
-             ;; The command each key runs in the chat buffer (batch Emacs has no command loop).
-             (call-interactively (key-binding (kbd "a")))
-             (qa-record :applied (qa-chat-text))
-             (call-interactively (key-binding (kbd "u")))))
-         (qa-record :sent (vconcat (mapcar #'vconcat (reverse sent))))
-         (qa-feed (list :chatId chat-id :requestId "r9" :kind "fileEdit" :editId "e1"
-                        :uri (concat "file://" (expand-file-name "add.py" (qa-param :project)))
-                        :diff "" :status "rejected"))
-         (qa-record :final (qa-chat-text)))))
+         (with-current-buffer qodeassist-chat-buffer-name
+           (goto-char (point-min))
+           (search-forward "+    return a + b")  ; on the diff, inside the block
+           ;; The command each key runs in the chat buffer (batch Emacs has no command loop).
+           (call-interactively (key-binding (kbd "a"))))
+         (qa-wait (lambda () (equal (with-current-buffer "add.py" (buffer-string))
+                                    "def add(a, b):\n    return a + b\n"))
+                  15 "the applied edit to reach the buffer (workspace/applyEdit)")
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: applied .*(u: undo)" (qa-chat-text)))
+                  10 "the edit block to say applied")
+         (qa-record :applied (qa-chat-text))
+         (with-current-buffer qodeassist-chat-buffer-name
+           (call-interactively (key-binding (kbd "u"))))
+         (qa-wait (lambda () (equal (with-current-buffer "add.py" (buffer-string))
+                                    "def add(a, b):\n    return \n"))
+                  15 "the undo to restore the buffer")
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: undone" (qa-chat-text)))
+                  10 "the edit block to say undone")
+         (qa-record :chatId chat-id)
+         (qa-record :final (qa-chat-text))
+         (with-current-buffer "add.py"
+           (when (equal (qa-param :client) "eglot")
+             ;; Eglot sends didChange from an idle timer, which batch Emacs never runs.
+             (eglot--signal-textDocument/didChange))))))
 
    (qa-step "shut down")
    (if (equal (qa-param :client) "eglot")
