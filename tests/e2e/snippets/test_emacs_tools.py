@@ -83,7 +83,8 @@ def test_permissions_and_an_edit_applied_and_undone_from_the_chat_buffer(
     # (workspace/applyEdit), `u` gave the old text back, and the header followed each time.
     assert "📝 Edit add.py: pending (a: apply, r: reject)\n--- a/add.py\n+++ b/add.py\n" in chat
     assert "\n-    return \n+    return a + b\n" in chat, why
-    assert "📝 Edit add.py: applied — applied to add.py (u: undo)\n--- a/add.py" in report["applied"]
+    applied = "📝 Edit add.py: applied — applied to add.py (u: undo)\n--- a/add.py"
+    assert applied in report["applied"], why
     assert "📝 Edit add.py: undone" in report["final"], why
     assert report["final"].count("📝") == 1, why
     edits = [r for r in replay.requests if r.path == "/v1/chat/completions"]
