@@ -43,9 +43,6 @@ H.run(function()
   H.fake_ui({ select = { 'Allow once' } })
   H.start_plugin()
   H.wait_ready()
-  -- The server wires the tool kit and its permission gate after its other features finished
-  -- `initialized`, a little after it says ready; a chat sent earlier gets no gate (a race).
-  H.sleep(1000)
   vim.cmd('QodeAssistChatAgent ' .. H.params.agent)
   vim.cmd('QodeAssistChat ' .. H.params.message)
   H.wait('the answer to end with an edit block', function()

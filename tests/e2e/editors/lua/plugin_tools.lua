@@ -13,9 +13,6 @@ H.run(function()
   H.fake_ui({ select = { H.params.answer } })
   H.start_plugin()
   H.wait_ready()
-  -- The server wires the tool kit and its permission gate after its other features finished
-  -- `initialized`, a little after it says ready; a chat sent earlier gets no gate (a race).
-  H.sleep(1000)
   local ns = vim.api.nvim_create_namespace('test.linter')
   vim.diagnostic.set(ns, H.buf, {
     {

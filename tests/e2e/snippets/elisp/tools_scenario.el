@@ -69,18 +69,6 @@
              (push (cons prompt (all-completions "" collection)) qa-asked)
              (pop answers))))
      (with-current-buffer buffer
-       ;; The server adds the tool kit once its configuration is loaded and its other
-       ;; features have finished `initialized'; a chat sent before that gets no tools (a
-       ;; server race, reported).  Wait for the ready status, then a moment more.
-       (qa-wait (lambda ()
-                  (let ((status (if (equal (qa-param :client) "eglot")
-                                    qodeassist-eglot-status
-                                  qodeassist-lsp-status)))
-                    (and status (equal (if (hash-table-p status) (gethash "state" status)
-                                         (plist-get status :state))
-                                       "ready"))))
-                60 "the server to be ready")
-       (sleep-for 1)
        (funcall chat "Run git --version")
        (qa-wait (lambda () (string-match-p "\\[\\(finished\\|failed\\)" (qa-chat-text)))
                 30 "the chat answer to finish")
