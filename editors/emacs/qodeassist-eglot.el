@@ -17,7 +17,9 @@
 ;; - quick refactor: `qodeassist-eglot-refactor' (C-c q r) on a region offers the instruction
 ;;   library as code actions; `qodeassist-eglot-refactor-with-instruction' (C-c q i) asks for
 ;;   your own instruction; the edit lands as one undo step;
-;; - chat: `qodeassist-eglot-chat' (C-c q c) streams the answer into the *qodeassist-chat* buffer;
+;; - chat: `qodeassist-eglot-chat' (C-c q c) streams the answer into the *qodeassist-chat* buffer,
+;;   with tool calls and file edits (a diff block: a applies, r rejects, u undoes it there);
+;;   tool permission questions are asked with `completing-read' (qodeassist-chat.el);
 ;; - status: `qodeassist-eglot-status' (C-c q s) and a mode-line lighter.
 ;;
 ;; Eglot runs ONE server per major mode and project: the entry added to `eglot-server-programs'
@@ -30,6 +32,9 @@
 (require 'cl-lib)
 (require 'eglot)
 (require 'jsonrpc)
+;; Beside this file: found also when only this file is loaded by name.
+(require 'qodeassist-chat
+         (expand-file-name "qodeassist-chat" (file-name-directory (macroexp-file-name))))
 
 (defgroup qodeassist nil
   "QodeAssist LLM completion, refactor and chat through qodeassist-lsp."
@@ -174,13 +179,32 @@ The server applies the result with `workspace/applyEdit' as one undo step."
 (defvar qodeassist-eglot--chat-id nil
   "The chat the next `qodeassist-eglot-chat' continues (nil: a new chat).")
 
+(defvar qodeassist-eglot--chat-server nil
+  "The server of the chat: the edit keys of the chat buffer talk to it.")
+
 (defun qodeassist-eglot--chat-insert (&rest strings)
   "Append STRINGS to the chat buffer."
-  (with-current-buffer (get-buffer-create qodeassist-eglot-chat-buffer)
-    (let ((inhibit-read-only t))
-      (save-excursion
-        (goto-char (point-max))
-        (apply #'insert strings)))))
+  (let ((qodeassist-chat-buffer-name qodeassist-eglot-chat-buffer))
+    (apply #'qodeassist-chat-insert strings)))
+
+(defun qodeassist-eglot--edit-file (edit-id action callback)
+  "Send ACTION for EDIT-ID of the current chat.
+CALLBACK gets the answer's status and message."
+  (unless (and qodeassist-eglot--chat-server
+               (jsonrpc-running-p qodeassist-eglot--chat-server))
+    (user-error "QodeAssist: the chat's server is not running"))
+  ;; Eglot sends buffer changes lazily: flush them, so the server checks an undo against
+  ;; the text the buffers have now (an applied edit included).
+  (dolist (buffer (eglot--managed-buffers qodeassist-eglot--chat-server))
+    (with-current-buffer buffer (eglot--signal-textDocument/didChange)))
+  (jsonrpc-async-request
+   qodeassist-eglot--chat-server :qodeassist/chat/editFile
+   `(:chatId ,qodeassist-eglot--chat-id :editId ,edit-id :action ,action)
+   :success-fn (lambda (result)
+                 (funcall callback (plist-get result :status) (plist-get result :message)))
+   :error-fn (lambda (error)
+               (message "QodeAssist: %s failed: %s" action (plist-get error :message)))
+   :timeout 60))
 
 (defun qodeassist-eglot-chat (message)
   "Send MESSAGE to the chat agent.
@@ -193,7 +217,9 @@ argument, start a new chat."
                                   `(:message ,message
                                     ,@(when qodeassist-eglot--chat-id
                                         `(:chatId ,qodeassist-eglot--chat-id))))))
-    (setq qodeassist-eglot--chat-id (plist-get answer :chatId))
+    (setq qodeassist-eglot--chat-id (plist-get answer :chatId)
+          qodeassist-eglot--chat-server server
+          qodeassist-chat-edit-function #'qodeassist-eglot--edit-file)
     (qodeassist-eglot--chat-insert "\n>>> " message "\n\n")
     (display-buffer qodeassist-eglot-chat-buffer)
     answer))
@@ -207,14 +233,24 @@ argument, start a new chat."
 
 (cl-defmethod eglot-handle-notification
   ((_server qodeassist-eglot-server) (_method (eql qodeassist/chat/event))
-   &key kind text error stopReason &allow-other-keys)
-  "Show one streamed chat event of KIND (TEXT deltas, the end, an ERROR)."
-  (pcase kind
-    ("text" (qodeassist-eglot--chat-insert text))
-    ("finished" (qodeassist-eglot--chat-insert (format "\n[finished: %s]\n" stopReason)))
-    ("failed" (qodeassist-eglot--chat-insert
-               (format "\n[failed: %s]\n" (plist-get error :message))))
-    ("cancelled" (qodeassist-eglot--chat-insert "\n[cancelled]\n"))))
+   &rest event &key chatId &allow-other-keys)
+  "Show one streamed chat EVENT of the current chat (CHATID) in the chat buffer."
+  (when (or (null qodeassist-eglot--chat-id) (equal chatId qodeassist-eglot--chat-id))
+    (let ((qodeassist-chat-buffer-name qodeassist-eglot-chat-buffer))
+      (qodeassist-chat-show-event
+       (lambda (&rest path)
+         (let ((value event))
+           (dolist (key path value) (setq value (plist-get value key)))))))))
+
+(cl-defmethod eglot-client-capabilities :around ((_server qodeassist-eglot-server))
+  "Say that `window/showMessageRequest' is answered.
+Eglot asks with `completing-read'; the server asks tool permissions only
+of clients that say so (the others are denied)."
+  (let* ((capabilities (copy-sequence (cl-call-next-method)))
+         (window (plist-get capabilities :window)))
+    (plist-put capabilities :window
+               (append window '(:showMessage
+                                (:messageActionItem (:additionalPropertiesSupport :json-false)))))))
 
 ;;;; Keys
 

@@ -20,7 +20,9 @@
 ;; - completion: the suggestion is also one candidate of `completion-at-point' (Company/Corfu);
 ;; - quick refactor: `qodeassist-lsp-refactor' (C-c q r) on a region offers the instruction
 ;;   library; `qodeassist-lsp-refactor-with-instruction' (C-c q i) asks for your own words;
-;; - chat: `qodeassist-lsp-chat' (C-c q c) streams the answer into *qodeassist-chat*;
+;; - chat: `qodeassist-lsp-chat' (C-c q c) streams the answer into *qodeassist-chat*, with
+;;   tool calls and file edits (a diff block: a applies, r rejects, u undoes it there); tool
+;;   permission questions are asked with `completing-read' (qodeassist-chat.el);
 ;; - status: `qodeassist-lsp-status' (C-c q s) and a mode-line lighter fed by the
 ;;   `qodeassist/status' notification.
 
@@ -29,6 +31,9 @@
 (require 'cl-lib)
 (require 'lsp-mode)
 (require 'lsp-inline-completion nil t)   ; lsp-mode 10+
+;; Beside this file: found also when only this file is loaded by name.
+(require 'qodeassist-chat
+         (expand-file-name "qodeassist-chat" (file-name-directory (macroexp-file-name))))
 
 (defgroup qodeassist-lsp nil
   "QodeAssist LLM completion, refactor and chat through qodeassist-lsp and lsp-mode."
@@ -134,13 +139,28 @@ The server applies the result with `workspace/applyEdit' as one undo step."
 
 (defvar qodeassist-lsp-chat-buffer "*qodeassist-chat*" "Name of the chat buffer.")
 (defvar qodeassist-lsp--chat-id nil "The chat the next message continues (nil: a new chat).")
+(defvar qodeassist-lsp--chat-workspace nil
+  "The workspace (server) of the chat: the edit keys of the chat buffer talk to it.")
 
 (defun qodeassist-lsp--chat-insert (&rest strings)
   "Append STRINGS to the chat buffer."
-  (with-current-buffer (get-buffer-create qodeassist-lsp-chat-buffer)
-    (save-excursion
-      (goto-char (point-max))
-      (apply #'insert strings))))
+  (let ((qodeassist-chat-buffer-name qodeassist-lsp-chat-buffer))
+    (apply #'qodeassist-chat-insert strings)))
+
+(defun qodeassist-lsp--edit-file (edit-id action callback)
+  "Send ACTION for EDIT-ID of the current chat.
+CALLBACK gets the answer's status and message."
+  (unless qodeassist-lsp--chat-workspace
+    (user-error "QodeAssist: no chat server"))
+  (with-lsp-workspace qodeassist-lsp--chat-workspace
+    (lsp-request-async
+     "qodeassist/chat/editFile"
+     (list :chatId qodeassist-lsp--chat-id :editId edit-id :action action)
+     (lambda (result)
+       (funcall callback (lsp-get result :status) (lsp-get result :message)))
+     :error-handler (lambda (error)
+                      (message "QodeAssist: %s failed: %s" action (lsp-get error :message)))
+     :mode 'detached)))
 
 (defun qodeassist-lsp-chat (message)
   "Send MESSAGE to the chat agent.
@@ -152,20 +172,38 @@ argument, start a new chat."
                              (append (list :message message)
                                      (when qodeassist-lsp--chat-id
                                        (list :chatId qodeassist-lsp--chat-id))))))
-    (setq qodeassist-lsp--chat-id (lsp-get answer :chatId))
+    (setq qodeassist-lsp--chat-id (lsp-get answer :chatId)
+          qodeassist-lsp--chat-workspace (lsp-find-workspace 'qodeassist nil)
+          qodeassist-chat-edit-function #'qodeassist-lsp--edit-file)
     (qodeassist-lsp--chat-insert "\n>>> " message "\n\n")
     (display-buffer qodeassist-lsp-chat-buffer)
     answer))
 
 (defun qodeassist-lsp--on-chat-event (_workspace event)
-  "Show one streamed chat EVENT."
-  (pcase (lsp-get event :kind)
-    ("text" (qodeassist-lsp--chat-insert (lsp-get event :text)))
-    ("finished" (qodeassist-lsp--chat-insert
-                 (format "\n[finished: %s]\n" (lsp-get event :stopReason))))
-    ("failed" (qodeassist-lsp--chat-insert
-               (format "\n[failed: %s]\n" (lsp-get (lsp-get event :error) :message))))
-    ("cancelled" (qodeassist-lsp--chat-insert "\n[cancelled]\n"))))
+  "Show one streamed chat EVENT (of the current chat) in the chat buffer."
+  (when (or (null qodeassist-lsp--chat-id)
+            (equal (lsp-get event :chatId) qodeassist-lsp--chat-id))
+    (let ((qodeassist-chat-buffer-name qodeassist-lsp-chat-buffer))
+      (qodeassist-chat-show-event
+       (lambda (&rest path)
+         (let ((value event))
+           (dolist (key path value) (setq value (and value (lsp-get value key))))))))))
+
+(defun qodeassist-lsp--with-show-message (capabilities)
+  "CAPABILITIES saying that `window/showMessageRequest' is answered.
+lsp-mode asks with `completing-read'; the server asks tool permissions only
+of clients that say so."
+  (mapcar (lambda (entry)
+            (if (and (eq (car-safe entry) 'window) (not (assq 'showMessage (cdr entry))))
+                (cons 'window
+                      (append (cdr entry)
+                              '((showMessage
+                                 . ((messageActionItem
+                                     . ((additionalPropertiesSupport . :json-false))))))))
+              entry))
+          capabilities))
+
+(advice-add 'lsp--client-capabilities :filter-return #'qodeassist-lsp--with-show-message)
 
 ;;;; Client
 

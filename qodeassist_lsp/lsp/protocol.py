@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, NoReturn
 
 import attrs
@@ -77,14 +79,38 @@ class QodeProtocol(LanguageServerProtocol):
         self.converter = converter
         self.documents = DocumentStore()
         """The open documents: the one copy the server and its features read."""
+        self._sending_request = False
 
     # The base method is wrapped in lru_cache, which mypy sees as a different signature.
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]
-        """Return lsprotocol's message class, or `RawNotification` for any other method."""
+        """Return lsprotocol's message class, else `RawRequest` or `RawNotification`.
+
+        `RawRequest` while `send_request` builds a request of ours, else `RawNotification`
+        (what ``structure_message`` and ``notify`` want).
+        """
         if method in types.METHOD_TO_TYPES:
             result: type | None = super().get_message_type(method)
             return result
-        return RawNotification
+        return RawRequest if self._sending_request else RawNotification
+
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: str | int | None = None,
+    ) -> Future[Any]:
+        """Send a request to the client (pygls's), ours (``qodeassist/diagnostics``) included.
+
+        pygls builds the outgoing message from `get_message_type`, which names
+        `RawNotification` (no ``id``) for our methods; while sending, it names `RawRequest`.
+        """
+        self._sending_request = True
+        try:
+            future: Future[Any] = super().send_request(method, params, callback, msg_id)
+        finally:
+            self._sending_request = False
+        return future
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Decode a message; a request whose params fail to structure becomes `INVALID_PARAMS`."""

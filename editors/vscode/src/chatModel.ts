@@ -28,20 +28,36 @@ export type BlockModel =
       id: string;
       name: string;
       arguments: unknown;
-      result?: { content: string; isError: boolean };
+      /** `read`, `write` or `execute` ('' when the server did not say). */
+      permission: string;
+      result?: ToolResult;
     }
   /** A tool result whose call is not in the chat (kept so nothing is lost). */
-  | { kind: 'toolResult'; toolUseId: string; name: string; content: string; isError: boolean }
+  | ({ kind: 'toolResult'; toolUseId: string; name: string } & ToolResult)
   | {
       kind: 'fileEdit';
       editId: string;
+      /** The file as the server named it (a URI, or a path from older servers). */
+      uri: string;
+      /** The file for people: a path, relative to the workspace when the panel knows it. */
       filePath: string;
+      /** The unified diff of the change ('' when the server sent none). */
+      diff: string;
       status: FileEditStatus;
       statusMessage: string;
     }
   | { kind: 'attachment'; fileName: string; image: boolean };
 
 /** `streaming` until the terminal event; `saved` for messages loaded from a history. */
+export type FileEditBlock = Extract<BlockModel, { kind: 'fileEdit' }>;
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  /** The first line of the result (the server's `summary`, else taken from `content`). */
+  summary: string;
+}
+
 export type MessageStatus = 'streaming' | 'finished' | 'failed' | 'cancelled' | 'saved';
 
 export interface MessageModel {
@@ -117,6 +133,10 @@ export class ChatStore {
     if (!event || typeof event.chatId !== 'string' || typeof event.requestId !== 'string') {
       return undefined;
     }
+    if (event.kind === 'fileEdit' && this.updateKnownEdit(event)) {
+      // A status change (apply, undo, …) may come after its request ended.
+      return this.chats.get(event.chatId);
+    }
     if (this.ended.has(event.requestId)) {
       return undefined;
     }
@@ -150,29 +170,37 @@ export class ChatStore {
         closeThinking(message);
         message.blocks.push({
           kind: 'tool',
-          id: event.id,
+          id: event.toolCallId ?? event.id,
           name: event.name,
           arguments: event.arguments ?? {},
+          permission: event.permission ?? '',
         });
         break;
-      case 'toolResult':
+      case 'toolResult': {
         closeThinking(message);
+        const content = event.content ?? '';
         attachToolResult(chat, message, {
-          toolUseId: event.toolUseId,
+          toolUseId: event.toolCallId ?? event.toolUseId,
           name: event.name ?? '',
-          content: event.content ?? '',
-          isError: event.isError === true,
+          content,
+          isError: event.isError === true || event.ok === false,
+          summary: event.summary ?? summarize(content),
         });
         break;
-      case 'fileEdit':
+      }
+      case 'fileEdit': {
+        const uri = event.uri ?? event.filePath ?? '';
         upsertFileEdit(chat, message, {
           kind: 'fileEdit',
           editId: event.editId,
-          filePath: event.filePath,
+          uri,
+          filePath: event.filePath ?? displayPath(uri),
+          diff: event.diff ?? '',
           status: event.status,
           statusMessage: event.statusMessage ?? '',
         });
         break;
+      }
       case 'usage': {
         const usage: Usage = {
           inputTokens: event.inputTokens ?? 0,
@@ -315,6 +343,25 @@ export class ChatStore {
     return changed;
   }
 
+  /** Apply a fileEdit event to the block of the same editId; false when there is none. */
+  private updateKnownEdit(event: Extract<ChatEvent, { kind: 'fileEdit' }>): boolean {
+    const chat = this.chats.get(event.chatId);
+    const block = chat?.messages
+      .flatMap((m) => m.blocks)
+      .find((b): b is FileEditBlock => b.kind === 'fileEdit' && b.editId === event.editId);
+    if (!chat || !block) {
+      return false;
+    }
+    const uri = event.uri ?? event.filePath ?? '';
+    block.uri = uri || block.uri;
+    block.filePath = event.filePath ?? (uri ? displayPath(uri) : block.filePath);
+    block.diff = event.diff || block.diff;
+    block.status = event.status;
+    block.statusMessage = event.statusMessage ?? '';
+    chat.version++;
+    return true;
+  }
+
   private findAssistant(chat: ChatModel, requestId: string): MessageModel | undefined {
     for (let i = chat.messages.length - 1; i >= 0; i--) {
       const m = chat.messages[i];
@@ -352,12 +399,12 @@ function closeThinking(message: MessageModel): void {
 function attachToolResult(
   chat: ChatModel,
   message: MessageModel,
-  result: { toolUseId: string; name: string; content: string; isError: boolean },
+  result: { toolUseId: string; name: string } & ToolResult,
 ): void {
   for (let i = chat.messages.length - 1; i >= 0; i--) {
     for (const block of chat.messages[i].blocks) {
       if (block.kind === 'tool' && block.id === result.toolUseId) {
-        block.result = { content: result.content, isError: result.isError };
+        block.result = { content: result.content, isError: result.isError, summary: result.summary };
         return;
       }
     }
@@ -373,7 +420,9 @@ function upsertFileEdit(
   for (const m of chat.messages) {
     for (const block of m.blocks) {
       if (block.kind === 'fileEdit' && block.editId === edit.editId) {
+        block.uri = edit.uri || block.uri;
         block.filePath = edit.filePath || block.filePath;
+        block.diff = edit.diff || block.diff;
         block.status = edit.status;
         block.statusMessage = edit.statusMessage;
         return;
@@ -402,11 +451,13 @@ export function fromHistory(history: ChatGetResult['messages']): MessageModel[] 
     for (const block of blocks) {
       if (block.type === 'tool_result') {
         const b = block as Extract<HistoryBlock, { type: 'tool_result' }>;
+        const content = String(b.result ?? '');
         const result = {
           toolUseId: String(b.toolUseId ?? ''),
           name: String(b.name ?? ''),
-          content: String(b.result ?? ''),
+          content,
           isError: b.isError === true,
+          summary: summarize(content),
         };
         const owner = [...messages].reverse().find((m) => m.role === 'assistant');
         const call = owner?.blocks.find(
@@ -414,7 +465,7 @@ export function fromHistory(history: ChatGetResult['messages']): MessageModel[] 
             x.kind === 'tool' && x.id === result.toolUseId,
         );
         if (call) {
-          call.result = { content: result.content, isError: result.isError };
+          call.result = { content: result.content, isError: result.isError, summary: result.summary };
         } else if (owner) {
           owner.blocks.push({ kind: 'toolResult', ...result });
         } else {
@@ -442,18 +493,28 @@ function assistantBlock(block: HistoryBlock): BlockModel[] {
       return [{ kind: 'thinking', text: '', redacted: true, done: true }];
     case 'tool_use':
       return [
-        { kind: 'tool', id: String(b.id ?? ''), name: String(b.name ?? ''), arguments: b.input ?? {} },
+        {
+          kind: 'tool',
+          id: String(b.id ?? ''),
+          name: String(b.name ?? ''),
+          arguments: b.input ?? {},
+          permission: String(b.permission ?? ''),
+        },
       ];
-    case 'file_edit':
+    case 'file_edit': {
+      const uri = String(b.uri ?? b.filePath ?? '');
       return [
         {
           kind: 'fileEdit',
           editId: String(b.editId ?? ''),
-          filePath: String(b.filePath ?? ''),
+          uri,
+          filePath: b.filePath ? String(b.filePath) : displayPath(uri),
+          diff: String(b.diff ?? ''),
           status: String(b.status ?? 'pending'),
           statusMessage: String(b.statusMessage ?? ''),
         },
       ];
+    }
     default:
       return userBlock(block);
   }
@@ -484,4 +545,26 @@ export function isImageName(name: string): boolean {
 export function firstLine(text: string, max = 80): string {
   const line = text.trim().split(/\r?\n/, 1)[0] ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The first non-blank line of a tool result, cut to 160 characters (as the server does). */
+export function summarize(content: string, max = 160): string {
+  const line = content.split(/\r?\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A file URI as a path (decoded, `file://` dropped); anything else as it is. */
+export function displayPath(uri: string): string {
+  const match = /^file:\/\/[^/]*(\/.*)$/.exec(uri);
+  if (!match) {
+    return uri;
+  }
+  let path: string;
+  try {
+    path = decodeURIComponent(match[1]);
+  } catch {
+    path = match[1];
+  }
+  // file:///c%3A/x → c:/x on Windows
+  return /^\/[a-zA-Z]:/.test(path) ? path.slice(1) : path;
 }

@@ -52,6 +52,11 @@ const METHOD_NOT_FOUND = -32601;
 export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = 'qodeassist.chat';
 
+  /** The chat the panel shows (undefined: a new chat, not sent yet). */
+  get currentChat(): string | undefined {
+    return this.currentChatId;
+  }
+
   private view: vscode.WebviewView | undefined;
   private readonly store = new ChatStore();
   private readonly differ = new ViewDiffer();

@@ -8,7 +8,7 @@
 
 import { BlockModel, ChatModel, MessageModel, isBusy } from './chatModel';
 import { escapeHtml, renderMarkdown } from './markdown';
-import { ChatError, Usage } from './protocol';
+import { ChatError, EditFileAction, Usage } from './protocol';
 
 export interface BlockView {
   /** `text`, `thinking`, `tool`, `toolResult`, `fileEdit`, `attachment`. */
@@ -94,7 +94,13 @@ export function renderBlock(block: BlockModel, live = false): BlockView {
         : live
           ? '<span class="tool-state running"><span class="spinner"></span>running</span>'
           : '<span class="tool-state">no result</span>';
+      const permission = block.permission
+        ? `<span class="tool-permission permission-${escapeHtml(block.permission)}">${escapeHtml(block.permission)}</span>`
+        : '';
       const args = toolArguments(block.arguments);
+      const summary = block.result?.summary
+        ? `<div class="tool-summary">${escapeHtml(block.result.summary)}</div>`
+        : '';
       const result = block.result
         ? `<div class="label">Result</div><pre class="tool-output${block.result.isError ? ' error' : ''}">${clip(block.result.content)}</pre>`
         : '';
@@ -102,8 +108,8 @@ export function renderBlock(block: BlockModel, live = false): BlockView {
         kind: 'tool',
         html:
           `<details class="tool${block.result?.isError ? ' error' : ''}"><summary>` +
-          `<span class="tool-icon">⚙</span> <code>${escapeHtml(block.name)}</code>` +
-          `<span class="tool-brief">${escapeHtml(brief(block.arguments))}</span>${state}</summary>` +
+          `<span class="tool-icon">⚙</span> <code>${escapeHtml(block.name)}</code>${permission}` +
+          `<span class="tool-brief">${escapeHtml(brief(block.arguments))}</span>${state}${summary}</summary>` +
           `<div class="label">Arguments</div><pre class="tool-args">${clip(args)}</pre>${result}</details>`,
       };
     }
@@ -112,29 +118,28 @@ export function renderBlock(block: BlockModel, live = false): BlockView {
         kind: 'toolResult',
         html:
           `<details class="tool${block.isError ? ' error' : ''}"><summary><span class="tool-icon">⚙</span> ` +
-          `<code>${escapeHtml(block.name || block.toolUseId)}</code> result</summary>` +
-          `<pre class="tool-output${block.isError ? ' error' : ''}">${clip(block.content)}</pre></details>`,
+          `<code>${escapeHtml(block.name || block.toolUseId)}</code> result` +
+          (block.summary ? `<div class="tool-summary">${escapeHtml(block.summary)}</div>` : '') +
+          `</summary><pre class="tool-output${block.isError ? ' error' : ''}">${clip(block.content)}</pre></details>`,
       };
     case 'fileEdit': {
       const id = escapeHtml(block.editId);
       const button = (action: string, label: string): string =>
         `<button class="edit-action" data-edit-id="${id}" data-edit-action="${action}">${label}</button>`;
-      const buttons =
-        block.status === 'pending'
-          ? button('apply', 'Apply') + button('reject', 'Reject')
-          : block.status === 'applied'
-            ? button('undo', 'Undo')
-            : '';
+      const buttons = editActions(block.status)
+        .map((action) => button(action, EDIT_ACTION_LABELS[action]))
+        .join('');
       const message = block.statusMessage
         ? `<span class="edit-message">${escapeHtml(block.statusMessage)}</span>`
         : '';
+      const target = block.uri || block.filePath;
       return {
         kind: 'fileEdit',
         html:
           `<div class="file-edit status-${escapeHtml(block.status)}">` +
-          `<span class="edit-title">Edit <a data-href="${escapeHtml(block.filePath)}" href="#">${escapeHtml(block.filePath)}</a></span>` +
+          `<div class="edit-header"><span class="edit-title">Edit <a data-href="${escapeHtml(target)}" href="#">${escapeHtml(block.filePath)}</a></span>` +
           `<span class="edit-status">${escapeHtml(block.status)}</span>${message}` +
-          `<span class="edit-actions">${buttons}</span></div>`,
+          `<span class="edit-actions">${buttons}</span></div>${diffHtml(block.diff)}</div>`,
       };
     }
     case 'attachment':
@@ -143,6 +148,46 @@ export function renderBlock(block: BlockModel, live = false): BlockView {
         html: `<div class="attachment">${block.image ? '🖼' : '📎'} ${escapeHtml(block.fileName)}</div>`,
       };
   }
+}
+
+export const EDIT_ACTION_LABELS: Record<EditFileAction, string> = {
+  apply: 'Apply',
+  reject: 'Reject',
+  undo: 'Undo',
+};
+
+/** The actions a file edit in ``status`` offers (the server refuses the others anyway). */
+export function editActions(status: string): EditFileAction[] {
+  switch (status) {
+    case 'pending':
+    case 'failed':
+      return ['apply', 'reject'];
+    case 'applied':
+      return ['undo'];
+    default:
+      return [];
+  }
+}
+
+/** A unified diff as lines coloured by their first character ('' for no diff). */
+export function diffHtml(diff: string): string {
+  if (!diff) {
+    return '';
+  }
+  const lines = clip(diff.replace(/\n$/, '')).split('\n');
+  const html = lines.map((line) => {
+    const kind = line.startsWith('+++') || line.startsWith('---')
+      ? 'file'
+      : line.startsWith('@@')
+        ? 'hunk'
+        : line.startsWith('+')
+          ? 'add'
+          : line.startsWith('-')
+            ? 'del'
+            : 'ctx';
+    return `<span class="diff-${kind}">${line}</span>`;
+  });
+  return `<pre class="edit-diff">${html.join('\n')}</pre>`;
 }
 
 function footer(message: MessageModel): string {

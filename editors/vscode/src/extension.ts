@@ -12,8 +12,10 @@
 
 import * as vscode from 'vscode';
 import { ChatPanel } from './chatPanel';
+import { registerCheckpointCommand } from './checkpoints';
 import { DoctorReport, doctorText, doctorVerdict, parseSettingValue, settingKeyProblem } from './doctorModel';
 import { Methods, ServerCommands, ServerStatus } from './protocol';
+import { registerEditorRequests } from './editorRequests';
 import { Refactor } from './refactor';
 import { Server, inlineCompletionEnabled } from './server';
 import { StatusBar, showMenu } from './statusBar';
@@ -24,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel('QodeAssist', { log: true });
   server = new Server(context, output);
   const srv = server;
+  registerEditorRequests(srv);
   const chat = new ChatPanel(context, srv);
   const refactor = new Refactor(context, srv);
   const statusBar = new StatusBar(srv);
@@ -44,6 +47,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('qodeassist.chat.history', () => chat.openHistory()),
     vscode.commands.registerCommand('qodeassist.chat.compress', () => chat.compress()),
     vscode.commands.registerCommand('qodeassist.chat.cancel', () => chat.cancel()),
+    registerCheckpointCommand(srv, () => chat.currentChat),
     vscode.commands.registerCommand('qodeassist.refactorSelection', () => refactor.refactorSelection()),
     vscode.commands.registerCommand('qodeassist.repeatLastRefactor', () => refactor.repeatLast()),
     vscode.commands.registerCommand('qodeassist.toggleInlineCompletion', async () => {

@@ -17,6 +17,10 @@ export const Methods = {
   chatCompress: 'qodeassist/chat/compress',
   chatTokens: 'qodeassist/chat/tokens',
   chatEditFile: 'qodeassist/chat/editFile',
+  checkpointsList: 'qodeassist/checkpoints/list',
+  checkpointsRestore: 'qodeassist/checkpoints/restore',
+  /** Server → client: the diagnostics tool asks for the editor's diagnostics of a file. */
+  diagnostics: 'qodeassist/diagnostics',
   settingsGet: 'qodeassist/settings/get',
   settingsUpdate: 'qodeassist/settings/update',
   skillsList: 'qodeassist/skills/list',
@@ -67,12 +71,35 @@ export type ChatEvent = EventBase &
   (
     | { kind: 'text'; text: string }
     | { kind: 'thinking'; text: string; signature?: string; redacted?: boolean }
-    | { kind: 'toolCall'; id: string; name: string; arguments?: unknown }
-    | { kind: 'toolResult'; toolUseId: string; name?: string; content?: string; isError?: boolean }
+    | {
+        kind: 'toolCall';
+        /** SPEC's name for the call id; `id` carries the same value. */
+        toolCallId?: string;
+        id: string;
+        name: string;
+        arguments?: unknown;
+        /** The tool's permission class: `read`, `write` or `execute` ('' when unknown). */
+        permission?: string;
+      }
+    | {
+        kind: 'toolResult';
+        toolCallId?: string;
+        toolUseId: string;
+        name?: string;
+        ok?: boolean;
+        /** The first line of the result, cut short. */
+        summary?: string;
+        content?: string;
+        isError?: boolean;
+      }
     | {
         kind: 'fileEdit';
         editId: string;
-        filePath: string;
+        /** The edited file; older servers sent `filePath` instead. */
+        uri?: string;
+        filePath?: string;
+        /** A unified diff of the change. */
+        diff?: string;
         status: FileEditStatus;
         statusMessage?: string;
       }
@@ -82,7 +109,14 @@ export type ChatEvent = EventBase &
     | { kind: 'cancelled' }
   );
 
-export type FileEditStatus = 'pending' | 'applied' | 'rejected' | 'archived' | string;
+export type FileEditStatus =
+  | 'pending'
+  | 'applied'
+  | 'rejected'
+  | 'undone'
+  | 'failed'
+  | 'archived'
+  | string;
 
 export const TERMINAL_KINDS: ReadonlySet<string> = new Set(['finished', 'failed', 'cancelled']);
 
@@ -153,6 +187,8 @@ export interface ChatEditFileResult {
   status: string;
   message?: string;
 }
+
+export type EditFileAction = 'apply' | 'reject' | 'undo';
 
 export interface AgentInfo {
   name: string;

@@ -253,3 +253,25 @@ def neovim(request: pytest.FixtureRequest, tmp_path: Path, replay: ReplayServer)
         return outcome
 
     return run
+
+
+class RunPlugin(Protocol):
+    """The ``plugin`` fixture."""
+
+    def __call__(
+        self, script: str, version: str, mode: str = "auto", **params: Any
+    ) -> NeovimRun: ...
+
+
+@pytest.fixture
+def plugin(neovim: RunScenario, tmp_path: Path) -> RunPlugin:
+    """Run a plugin scenario: ``plugin(script, version, mode, **params)``."""
+    (tmp_path / "project" / ".git").mkdir()  # the project root the plugin finds
+
+    def run(script: str, version: str, mode: str = "auto", **params: Any) -> NeovimRun:
+        setup = {"inline": {"mode": mode, "debounce_ms": 50}, **params.pop("setup", {})}
+        run = neovim(script, version=version, setup=setup, **params)
+        assert run.report["nvim_version"].startswith(version), run.explain()
+        return run
+
+    return run

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 
-from tests.e2e.editors.conftest import NeovimRun, RunScenario
+from tests.e2e.editors.conftest import NeovimRun, RunPlugin
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply, completion_reply, sse_reply
 
@@ -31,28 +31,6 @@ EXTMARK_EDITORS = [EXTMARK_012, EXTMARK_011]
 VERSIONS = [pytest.param("0.12", id="0.12"), pytest.param("0.11", id="0.11")]
 
 Editor = tuple[str, str, str]
-
-
-class RunPlugin(Protocol):
-    """The ``plugin`` fixture."""
-
-    def __call__(
-        self, script: str, version: str, mode: str = "auto", **params: Any
-    ) -> NeovimRun: ...
-
-
-@pytest.fixture
-def plugin(neovim: RunScenario, tmp_path: Path) -> RunPlugin:
-    """Run a plugin scenario: ``plugin(script, version, mode, **params)``."""
-    (tmp_path / "project" / ".git").mkdir()  # the project root the plugin finds
-
-    def run(script: str, version: str, mode: str = "auto", **params: Any) -> NeovimRun:
-        setup = {"inline": {"mode": mode, "debounce_ms": 50}, **params.pop("setup", {})}
-        run = neovim(script, version=version, setup=setup, **params)
-        assert run.report["nvim_version"].startswith(version), run.explain()
-        return run
-
-    return run
 
 
 def ghosts(state: dict[str, Any]) -> list[tuple[int, int, str, list[str]]]:
@@ -539,12 +517,12 @@ def test_chat_cancelled_mid_stream(plugin: RunPlugin, replay: ReplayServer, vers
         '{"path":"add.py"}',
         "```",
         "",
-        "**✅ read_file result**",
-        "```",
+        "**✅ read_file**: def add",
+        "````result",
         "def add",
-        "```",
+        "````",
         "",
-        "📝 `add.py`: applied — 1 hunk",
+        "📝 **Edit** `add.py` · applied — 1 hunk · gu undo",
         "",
         "Done.",
         "",

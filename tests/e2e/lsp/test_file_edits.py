@@ -40,6 +40,10 @@ def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch)
         '[pipelines]\nchat_assistant = ["E2E Tool Chat"]\n'
     )
     (lsp_home / "project/greet.py").write_bytes(OLD.encode())
+    # The edit itself is what the user reviews here; the permission prompt is tested elsewhere.
+    settings = lsp_home / "config/settings.toml"
+    before = settings.read_text() if settings.exists() else ""
+    settings.write_text(before + '\n[tools.permissions]\nwrite = "allow"\n')
 
 
 def tool_call_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:

@@ -1,4 +1,4 @@
-"""Both Emacs snippets byte-compile without a single warning in Emacs 30 (with lsp-mode 10)."""
+"""The Emacs snippets and their chat buffer byte-compile without a warning in Emacs 30."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ COMPILE = """
 """
 
 
-@pytest.mark.parametrize("name", ["qodeassist-eglot", "qodeassist-lsp-mode"])
+@pytest.mark.parametrize("name", ["qodeassist-eglot", "qodeassist-lsp-mode", "qodeassist-chat"])
 def test_snippet_byte_compiles_cleanly(name: str, emacs: EmacsInstall, tmp_path: Path) -> None:
     source = EDITORS / "emacs" / f"{name}.el"
     program = COMPILE.format(

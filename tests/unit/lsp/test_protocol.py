@@ -152,6 +152,19 @@ async def test_methods_lsprotocol_does_not_define_keep_their_params_as_dicts(
     protocol.notify(methods.STATUS, {"state": "x"})
     sent = json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])
     assert sent == {"jsonrpc": "2.0", "method": methods.STATUS, "params": {"state": "x"}}
+    # A request of ours to the client goes out with its id (and a notification still has none).
+    asked = protocol.send_request(methods.DIAGNOSTICS, {"uri": None}, msg_id="d1")
+    sent = json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])
+    assert sent == {
+        "jsonrpc": "2.0",
+        "id": "d1",
+        "method": methods.DIAGNOSTICS,
+        "params": {"uri": None},
+    }
+    _deliver(protocol, {"id": "d1", "result": {"items": []}})
+    assert asked.result(timeout=1) is not None
+    protocol.notify(methods.STATUS, None)
+    assert "id" not in json.loads(sink.sent[-1].split(b"\r\n\r\n", 1)[1])
     # Params that are no object cannot be a dict: the request is answered -32602.
     malformed = protocol.structure_message(
         {"jsonrpc": "2.0", "id": 8, "method": methods.CHAT_GET, "params": [1]}

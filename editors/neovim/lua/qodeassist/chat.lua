@@ -1,19 +1,25 @@
 -- qodeassist.chat: the chat buffer. A markdown scratch buffer in a split shows one chat of the
 -- server: each send adds "## You" / "## Assistant" sections, and the answer streams in from
 -- `qodeassist/chat/event` notifications (text appended in place, thinking in a folded ````thinking
--- block, tool calls and results as fenced blocks, file edits as lines). The winbar shows the
--- agent and "⏳ streaming…" while a request runs, then the token usage or the failure.
+-- block, tool calls with their permission class, tool results as a summary line over a folded
+-- ````result block, file edits as a diff block whose header says its status and keys). The
+-- edit keys (chat.keys: apply/reject/undo) act on the edit block under the cursor through
+-- qodeassist/chat/editFile; later fileEdit events for the same editId rewrite that block in
+-- place, also after its request ended. The winbar shows the agent and "⏳ streaming…" while a
+-- request runs, then the token usage or the failure.
 -- A message may start with /skill-name: the message prompt and :QodeAssistChat complete those
 -- names from qodeassist/skills/list.
--- Requests used: qodeassist/chat/send, /cancel, /list, /get, qodeassist/agents/list and
--- qodeassist/skills/list.
+-- Requests used: qodeassist/chat/send, /cancel, /list, /get, /editFile, qodeassist/agents/list
+-- and qodeassist/skills/list.
 local api = vim.api
 local client_mod = require('qodeassist.client')
 local status = require('qodeassist.status')
 
 local M = {}
 
-local THINKING_OPEN, THINKING_CLOSE = '````thinking', '````'
+local THINKING_OPEN, RESULT_OPEN, FOLD_CLOSE = '````thinking', '````result', '````'
+-- The edit blocks' start rows follow the buffer through extmarks in this namespace.
+local EDIT_NS = api.nvim_create_namespace('qodeassist.chat.edits')
 -- `input()` completion of the message prompt (vim.ui.input passes it on).
 local SKILL_COMPLETION = "customlist,v:lua.require'qodeassist.chat'.complete_input"
 
@@ -32,6 +38,7 @@ local chat = {
   block = nil, ---@type 'text'|'thinking'|nil the block deltas currently go to
   usage = nil, ---@type table?
   failure = nil, ---@type table? {category, message} of the last failed request
+  edits = {}, ---@type table<string, {mark: integer, count: integer, ev: table}> by editId
 }
 M.session = chat
 
@@ -104,7 +111,7 @@ local function close_block()
     write(function(buf)
       local count = api.nvim_buf_line_count(buf)
       local last = api.nvim_buf_get_lines(buf, count - 1, count, false)[1]
-      local lines = last == '' and { THINKING_CLOSE, '' } or { last, THINKING_CLOSE, '' }
+      local lines = last == '' and { FOLD_CLOSE, '' } or { last, FOLD_CLOSE, '' }
       api.nvim_buf_set_lines(buf, count - 1, count, false, lines)
     end)
   end
@@ -223,22 +230,120 @@ function handlers.toolCall(ev)
   close_block()
   local args = ev.arguments
   local body = type(args) == 'table' and vim.json.encode(args) or text_of(args)
-  add_lines(fenced(('**🔧 %s** `%s`'):format(ev.name or 'tool', ev.id or ''), 'json', body))
+  local id = ev.toolCallId or ev.id or ''
+  local permission = (ev.permission and ev.permission ~= '') and (' · ' .. ev.permission) or ''
+  add_lines(fenced(('**🔧 %s**%s `%s`'):format(ev.name or 'tool', permission, id), 'json', body))
+end
+
+--- The first non-blank line of ``text`` (the server's ``summary`` when it sent none).
+local function first_line(text)
+  for line in vim.gsplit(text, '\n', { plain = true }) do
+    if vim.trim(line) ~= '' then
+      return vim.trim(line)
+    end
+  end
+  return ''
 end
 
 function handlers.toolResult(ev)
   close_block()
-  local header = ('**%s %s result**'):format(ev.isError and '❌' or '✅', ev.name or 'tool')
-  add_lines(fenced(header, '', text_of(ev.content)))
+  local failed = ev.isError == true or ev.ok == false
+  local content = text_of(ev.content)
+  local summary = ev.summary or first_line(content)
+  local header = ('**%s %s**: %s'):format(failed and '❌' or '✅', ev.name or 'tool', summary)
+  local lines = { (header:gsub('\n', ' ')), RESULT_OPEN }
+  vim.list_extend(lines, vim.split(content, '\n', { plain = true }))
+  table.insert(lines, FOLD_CLOSE)
+  add_lines(lines)
+end
+
+-- ---------------------------------------------------------------------------- file edits
+
+--- The file of an edit event for humans: relative to the working directory when inside it.
+local function edit_path(ev)
+  local path = ev.filePath
+  if ev.uri and ev.uri ~= '' then
+    local ok, fname = pcall(vim.uri_to_fname, ev.uri)
+    path = ok and fname or ev.uri
+  end
+  return path and vim.fn.fnamemodify(path, ':~:.') or '?'
+end
+
+--- The keys that act on an edit in ``status`` (what the header line offers).
+local function edit_keys(status)
+  local keys = cfg and cfg.chat.keys or {}
+  local offered = {}
+  local function offer(action)
+    if keys[action] then
+      table.insert(offered, ('%s %s'):format(keys[action], action))
+    end
+  end
+  if status == 'pending' or status == 'failed' then
+    offer('apply')
+    offer('reject')
+  elseif status == 'applied' then
+    offer('undo')
+  end
+  return offered
+end
+
+--- The lines of an edit block: a header (file, status, message, keys) over a ```diff fence.
+local function edit_lines(ev)
+  local header = ('📝 **Edit** `%s` · %s'):format(edit_path(ev), ev.status or '?')
+  local message = ev.message or ev.statusMessage
+  if message and message ~= '' then
+    header = header .. ' — ' .. message
+  end
+  local keys = edit_keys(ev.status)
+  if #keys > 0 then
+    header = header .. ' · ' .. table.concat(keys, ' · ')
+  end
+  local lines = { (header:gsub('\n', ' ')) }
+  local diff = ev.diff or ''
+  if diff ~= '' then
+    table.insert(lines, '```diff')
+    vim.list_extend(lines, vim.split((diff:gsub('\n$', '')), '\n', { plain = true }))
+    table.insert(lines, '```')
+  end
+  return lines
+end
+
+--- The first row (0-based) of an edit block, or nil when its lines are gone.
+local function edit_row(edit)
+  local pos = api.nvim_buf_get_extmark_by_id(chat.buf, EDIT_NS, edit.mark, {})
+  return pos[1]
+end
+
+--- Rewrite the block of a known edit with the fields of ``ev`` (status, diff, message).
+local function update_edit(edit, ev)
+  edit.ev = vim.tbl_extend('force', edit.ev, ev)
+  local row = valid() and edit_row(edit)
+  if not row then
+    return
+  end
+  local lines = edit_lines(edit.ev)
+  write(function(buf)
+    api.nvim_buf_set_lines(buf, row, row + edit.count, false, lines)
+  end)
+  edit.count = #lines
+  api.nvim_buf_set_extmark(chat.buf, EDIT_NS, row, 0, { id = edit.mark })
 end
 
 function handlers.fileEdit(ev)
-  close_block()
-  local line = ('📝 `%s`: %s'):format(ev.filePath or '?', ev.status or '')
-  if ev.statusMessage and ev.statusMessage ~= '' then
-    line = line .. ' — ' .. ev.statusMessage
+  local id = ev.editId
+  local known = id and chat.edits[id]
+  if known then
+    update_edit(known, ev)
+    return
   end
-  add_lines({ line })
+  close_block()
+  local lines = edit_lines(ev)
+  add_lines(lines)
+  if id and valid() then
+    local first = api.nvim_buf_line_count(chat.buf) - #lines
+    local mark = api.nvim_buf_set_extmark(chat.buf, EDIT_NS, first, 0, {})
+    chat.edits[id] = { mark = mark, count = #lines, ev = vim.deepcopy(ev) }
+  end
 end
 
 function handlers.usage(ev)
@@ -292,6 +397,11 @@ function M.on_event(ev)
   if ev.chatId ~= chat.chat_id then
     return
   end
+  if ev.kind == 'fileEdit' and ev.editId and chat.edits[ev.editId] then
+    -- A status change (apply, undo, …) may come after its request ended.
+    handlers.fileEdit(ev)
+    return
+  end
   if chat.follow_any and chat.request_id == nil and chat.busy then
     chat.request_id = ev.requestId
     chat.follow_any = false
@@ -306,9 +416,9 @@ end
 
 function M.foldexpr(lnum)
   local line = vim.fn.getline(lnum)
-  if line == THINKING_OPEN then
+  if line == THINKING_OPEN or line == RESULT_OPEN then
     return '>1'
-  elseif line == THINKING_CLOSE then
+  elseif line == FOLD_CLOSE then
     return '<1'
   end
   return '='
@@ -316,7 +426,8 @@ end
 
 function M.foldtext()
   local count = vim.v.foldend - vim.v.foldstart - 1
-  return ('💭 thinking (%d line%s)'):format(count, count == 1 and '' or 's')
+  local what = vim.fn.getline(vim.v.foldstart) == RESULT_OPEN and '📄 result' or '💭 thinking'
+  return ('%s (%d line%s)'):format(what, count, count == 1 and '' or 's')
 end
 
 local function setup_window(win)
@@ -352,6 +463,20 @@ local function create_buffer()
     end)
   end, 'QodeAssist: send a message')
   nmap('<C-c>', M.cancel, 'QodeAssist: cancel the answer')
+  for _, action in ipairs({ 'apply', 'reject', 'undo' }) do
+    local lhs = cfg.chat.keys[action]
+    if lhs then
+      -- nowait: Neovim's global gr* LSP maps must not delay a buffer-local `gr`.
+      vim.keymap.set('n', lhs, function()
+        M.edit(action)
+      end, {
+        buffer = buf,
+        nowait = true,
+        silent = true,
+        desc = ('QodeAssist: %s the file edit under the cursor'):format(action),
+      })
+    end
+  end
   nmap('q', function()
     if #api.nvim_list_wins() > 1 then
       api.nvim_win_close(0, false)
@@ -401,7 +526,9 @@ local function reset(chat_id, agent)
   chat.chat_id, chat.agent = chat_id, agent
   chat.request_id, chat.awaiting, chat.follow_any, chat.cancel_pending = nil, false, false, false
   chat.queued, chat.block, chat.usage, chat.failure, chat.busy = {}, nil, nil, nil, false
+  chat.edits = {}
   if valid() then
+    api.nvim_buf_clear_namespace(chat.buf, EDIT_NS, 0, -1)
     write(function(buf)
       api.nvim_buf_set_lines(buf, 0, -1, false, {})
     end)
@@ -494,6 +621,53 @@ function M.cancel()
   end)
 end
 
+--- The edit whose block holds the cursor of the chat window, else the last one above it.
+local function edit_at_cursor()
+  local win = vim.fn.win_findbuf(chat.buf)[1]
+  if not win then
+    return nil
+  end
+  local row = api.nvim_win_get_cursor(win)[1] - 1
+  local best, best_row
+  for id, edit in pairs(chat.edits) do
+    local first = edit_row(edit)
+    if first and first <= row and (best_row == nil or first > best_row) then
+      best, best_row = id, first
+    end
+  end
+  return best
+end
+
+--- Apply, reject or undo (``action``) the file edit under the cursor
+--- (qodeassist/chat/editFile); ``edit_id`` names another one.
+---@param action 'apply'|'reject'|'undo'
+---@param edit_id? string
+function M.edit(action, edit_id)
+  local c = need_client()
+  if not c or not valid() then
+    return
+  end
+  edit_id = edit_id or edit_at_cursor()
+  local edit = edit_id and chat.edits[edit_id]
+  if not edit then
+    vim.notify('QodeAssist: no file edit under the cursor', vim.log.levels.WARN)
+    return
+  end
+  local params = { chatId = chat.chat_id, editId = edit_id, action = action }
+  client_mod.request(c, 'qodeassist/chat/editFile', params, function(err, result)
+    if err then
+      vim.notify(
+        ('QodeAssist: %s failed: %s'):format(action, err.message or vim.inspect(err)),
+        vim.log.levels.WARN
+      )
+      return
+    end
+    if type(result) == 'table' and result.status then
+      update_edit(edit, { status = result.status, message = result.message or '' })
+    end
+  end)
+end
+
 --- Start a new chat in the chat buffer.
 function M.new()
   M.open()
@@ -573,7 +747,11 @@ local function render_messages(messages)
       elseif kind == 'tool_use' then
         handlers.toolCall({ id = block.id, name = block.name, arguments = block.input })
       elseif kind == 'tool_result' then
-        handlers.toolResult({ name = block.toolUseId, content = block.result })
+        handlers.toolResult({
+          name = block.name or block.toolUseId,
+          content = block.result,
+          isError = block.isError,
+        })
       elseif kind == 'file_edit' then
         handlers.fileEdit(block)
       elseif block.fileName then

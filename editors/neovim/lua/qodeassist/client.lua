@@ -146,6 +146,8 @@ local function lsp_config()
     end,
     init_options = { qodeassist = settings },
     settings = { qodeassist = settings },
+    -- Permission prompts and the diagnostics tool; other servers keep Neovim's handlers.
+    handlers = require('qodeassist.requests').handlers(),
     exit_timeout = cfg.exit_timeout,
   }
 end

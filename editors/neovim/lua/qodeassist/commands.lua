@@ -63,6 +63,14 @@ local COMMANDS = {
       desc = 'QodeAssist: show settings, or set KEY VALUE in settings.toml (! = project file)',
     },
   },
+  QodeAssistCheckpoints = {
+    run('qodeassist.checkpoints', 'command'),
+    {
+      nargs = 0,
+      bang = true,
+      desc = "QodeAssist: restore a checkpoint of the chat's files (! = of every chat)",
+    },
+  },
   QodeAssistChatNew = {
     run('qodeassist.chat', 'new'),
     { nargs = 0, desc = 'QodeAssist: start a new chat' },

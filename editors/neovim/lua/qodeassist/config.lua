@@ -50,6 +50,13 @@ M.defaults = {
     split = 'vertical',
     -- Width (vertical) or height (horizontal) of the split; nil lets Neovim decide.
     size = nil,
+    -- Normal-mode keys of the chat buffer for the file edit under the cursor; false disables
+    -- one. Each edit block's header shows the keys its status allows.
+    keys = {
+      apply = 'ga',
+      reject = 'gr',
+      undo = 'gu',
+    },
   },
 }
 

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { ChatStore, fromHistory, isBusy } from '../chatModel';
+import { ChatStore, displayPath, fromHistory, isBusy, summarize } from '../chatModel';
 import { ChatEvent } from '../protocol';
-import { A, B, toolRound } from './fixtures';
+import { A, B, PARSER_DIFF, PARSER_URI, toolRound } from './fixtures';
 
 describe('ChatStore: one request replayed', () => {
   test('text deltas, thinking, a tool round, a file edit, usage and finished', () => {
@@ -52,19 +52,23 @@ describe('ChatStore: one request replayed', () => {
             id: 'toolu_1',
             name: 'read_file',
             arguments: { path: 'src/parser.py' },
+            permission: 'read',
             result: {
               content:
                 'def parse(lines):\n    for line in lines:\n        if not line.strip():\n            continue\n',
               isError: false,
+              summary: 'def parse(lines):',
             },
           },
           { kind: 'text', text: 'It skips them because of `if not line.strip(): continue`.' },
           {
             kind: 'fileEdit',
             editId: 'edit-1',
+            uri: PARSER_URI,
             filePath: '/home/me/proj/src/parser.py',
+            diff: PARSER_DIFF,
             status: 'applied',
-            statusMessage: 'Applied 1 change',
+            statusMessage: '',
           },
         ],
       },
@@ -146,7 +150,14 @@ describe('ChatStore: one request replayed', () => {
       isError: true,
     });
     assert.deepEqual(store.get(A)?.messages[0].blocks, [
-      { kind: 'toolResult', toolUseId: 'nope', name: 'search_project', content: 'boom', isError: true },
+      {
+        kind: 'toolResult',
+        toolUseId: 'nope',
+        name: 'search_project',
+        content: 'boom',
+        isError: true,
+        summary: 'boom',
+      },
     ]);
   });
 
@@ -318,7 +329,8 @@ describe('ChatStore: histories', () => {
             id: 'toolu_1',
             name: 'read_file',
             arguments: { path: 'src/parser.py' },
-            result: { content: 'def parse…', isError: false },
+            permission: '',
+            result: { content: 'def parse…', isError: false, summary: 'def parse…' },
           },
           { kind: 'text', text: 'It skips them.' },
           { kind: 'thinking', text: '', redacted: true, done: true },
@@ -369,9 +381,69 @@ describe('ChatStore: histories', () => {
     assert.deepEqual(block, {
       kind: 'fileEdit',
       editId: 'edit-1',
+      uri: PARSER_URI,
       filePath: '/home/me/proj/src/parser.py',
+      diff: PARSER_DIFF,
       status: 'pending',
       statusMessage: 'Undone',
     });
+  });
+
+  test('a fileEdit event after its request ended still updates the edit block', () => {
+    const store = new ChatStore();
+    for (const event of toolRound(A, 'r')) {
+      store.apply(event);
+    }
+    // The user pressed Undo: the server reports the new status under the old request id.
+    const undone = store.apply({
+      chatId: A,
+      requestId: 'r',
+      kind: 'fileEdit',
+      editId: 'edit-1',
+      uri: PARSER_URI,
+      diff: PARSER_DIFF,
+      status: 'undone',
+    });
+    assert.equal(undone, store.get(A));
+    const blocks = store.get(A)?.messages[0].blocks.filter((b) => b.kind === 'fileEdit');
+    assert.equal(blocks?.length, 1);
+    assert.equal(blocks?.[0].kind === 'fileEdit' && blocks[0].status, 'undone');
+    // An edit nobody knows, from an ended request, is still dropped.
+    const stray = { chatId: A, requestId: 'r', kind: 'fileEdit', editId: 'x', status: 'applied' };
+    assert.equal(store.apply(stray as ChatEvent), undefined);
+  });
+
+  test('a failed tool result is an error even without isError, and gets a summary', () => {
+    const store = new ChatStore();
+    store.apply({ chatId: A, requestId: 'r', kind: 'toolCall', id: 't', name: 'terminal' });
+    store.apply({
+      chatId: A,
+      requestId: 'r',
+      kind: 'toolResult',
+      toolCallId: 't',
+      toolUseId: 't',
+      ok: false,
+      content: '\n  Error: permission denied by the user\nmore',
+    });
+    const [tool] = store.get(A)?.messages[0].blocks ?? [];
+    assert.deepEqual(tool, {
+      kind: 'tool',
+      id: 't',
+      name: 'terminal',
+      arguments: {},
+      permission: '',
+      result: {
+        content: '\n  Error: permission denied by the user\nmore',
+        isError: true,
+        summary: 'Error: permission denied by the user',
+      },
+    });
+  });
+
+  test('displayPath turns file URIs into paths', () => {
+    assert.equal(displayPath('file:///home/me/a%20b.py'), '/home/me/a b.py');
+    assert.equal(displayPath('file:///c%3A/src/x.ts'), 'c:/src/x.ts');
+    assert.equal(displayPath('untitled:Untitled-1'), 'untitled:Untitled-1');
+    assert.equal(summarize('x'.repeat(200)).length, 160);
   });
 });

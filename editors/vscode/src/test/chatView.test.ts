@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
 import { ChatStore } from '../chatModel';
-import { ViewDiffer, brief, renderBlock, renderChat, usageText } from '../chatView';
+import { ViewDiffer, brief, editActions, renderBlock, renderChat, usageText } from '../chatView';
 import { A, B, toolRound } from './fixtures';
 
 function replayed(until?: number) {
@@ -34,13 +34,18 @@ describe('renderChat', () => {
     assert.match(thinking.html, /^<details class="thinking"><summary>Thoughts<\/summary>/);
     assert.doesNotMatch(thinking.html, /<details[^>]* open/); // collapsed
     assert.match(thinking.html, /The user asks about blank lines\./);
-    assert.match(tool.html, /<code>read_file<\/code>/);
+    assert.match(tool.html, /<code>read_file<\/code><span class="tool-permission permission-read">read<\/span>/);
+    assert.match(tool.html, /<div class="tool-summary">def parse\(lines\):<\/div><\/summary>/);
     assert.match(tool.html, /src\/parser\.py/);
     assert.match(tool.html, /tool-state ok">done/);
     assert.match(tool.html, /<div class="label">Result<\/div><pre class="tool-output">def parse\(lines\):/);
     assert.match(text.html, /<code>if not line\.strip\(\): continue<\/code>/);
     assert.match(edit.html, /data-edit-action="undo"/);
-    assert.match(edit.html, /Applied 1 change/);
+    assert.doesNotMatch(edit.html, /data-edit-action="apply"/);
+    assert.match(edit.html, /<a data-href="file:\/\/\/home\/me\/proj\/src\/parser\.py" href="#">\/home\/me\/proj\/src\/parser\.py<\/a>/);
+    assert.match(edit.html, /<span class="diff-del">-        if not line\.strip\(\):<\/span>/);
+    assert.match(edit.html, /<span class="diff-add">\+        if not line:<\/span>/);
+    assert.match(edit.html, /<span class="diff-hunk">@@ -3 \+3 @@<\/span>/);
     assert.match(answer.footer, /812 in · 64 out · 12 reasoning tokens/);
     assert.doesNotMatch(answer.footer, /Answering/);
   });
@@ -106,14 +111,27 @@ describe('renderChat', () => {
     for (const html of [
       renderBlock({ kind: 'text', text: hostile }).html,
       renderBlock({ kind: 'thinking', text: hostile, redacted: false, done: true }).html,
-      renderBlock({ kind: 'tool', id: hostile, name: hostile, arguments: { q: hostile }, result: { content: hostile, isError: true } }).html,
-      renderBlock({ kind: 'toolResult', toolUseId: 'x', name: hostile, content: hostile, isError: false }).html,
-      renderBlock({ kind: 'fileEdit', editId: '"x', filePath: hostile, status: hostile, statusMessage: hostile }).html,
+      renderBlock({ kind: 'tool', id: hostile, name: hostile, arguments: { q: hostile }, permission: hostile, result: { content: hostile, isError: true, summary: hostile } }).html,
+      renderBlock({ kind: 'toolResult', toolUseId: 'x', name: hostile, content: hostile, isError: false, summary: hostile }).html,
+      renderBlock({ kind: 'fileEdit', editId: '"x', uri: hostile, filePath: hostile, diff: `+${hostile}\n-${hostile}`, status: hostile, statusMessage: hostile }).html,
       renderBlock({ kind: 'attachment', fileName: hostile, image: false }).html,
     ]) {
       assert.doesNotMatch(html, /<img/);
       assert.doesNotMatch(html, /onerror=alert\(1\)>/);
     }
+  });
+
+  test('an edit offers the actions its status allows', () => {
+    const edit = (status: string) =>
+      renderBlock({ kind: 'fileEdit', editId: 'e1', uri: 'file:///a.py', filePath: '/a.py', diff: '', status, statusMessage: '' }).html;
+    const actions = (html: string) => [...html.matchAll(/data-edit-action="(\w+)">(\w+)</g)].map((m) => `${m[1]}:${m[2]}`);
+    assert.deepEqual(actions(edit('pending')), ['apply:Apply', 'reject:Reject']);
+    assert.deepEqual(actions(edit('failed')), ['apply:Apply', 'reject:Reject']);
+    assert.deepEqual(actions(edit('applied')), ['undo:Undo']);
+    assert.deepEqual(actions(edit('undone')), []);
+    assert.deepEqual(actions(edit('rejected')), []);
+    assert.doesNotMatch(edit('pending'), /edit-diff/); // no diff, no empty box
+    assert.deepEqual(editActions('applied'), ['undo']);
   });
 
   test('helpers', () => {

@@ -375,7 +375,7 @@ function H.fake_ui(answers)
     end
     table.insert(
       report.ui,
-      { kind = 'select', prompt = opts.prompt, items = shown, picked = index }
+      { kind = 'select', prompt = opts.prompt, items = shown, picked = index, ui_kind = opts.kind }
     )
     vim.schedule(function()
       on_choice(index and items[index] or nil, index)

@@ -1,0 +1,121 @@
+;;; tools_scenario.el --- the chat's tools through an Emacs snippet  -*- lexical-binding: t; -*-
+
+;; Loads the snippet named by the parameters (Eglot or lsp-mode) and chats with an agent that
+;; calls `terminal' and then `edit_file': the server asks permission for each with
+;; window/showMessageRequest, which the LSP client asks with `completing-read' (scripted: the
+;; :answer parameter for the terminal, "Allow once" for the edit).  The proposed edit is a
+;; diff block in the chat buffer; its keys (a, then u) send qodeassist/chat/editFile, the
+;; server changes add.py's buffer through workspace/applyEdit, and the block's header follows.
+
+(load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
+
+(defvar qa-asked nil "What `completing-read' was asked, last first: ((PROMPT . CHOICES)...).")
+
+(defun qa-tools-diagnostics ()
+  "The client's logs and the chat buffer, for a failure report."
+  (mapconcat
+   (lambda (buffer)
+     (with-current-buffer buffer
+       (format "==== %s\n%s\n" (buffer-name)
+               (let ((text (buffer-string)))
+                 (substring text (max 0 (- (length text) 6000)))))))
+   (cl-remove-if-not
+    (lambda (b) (string-match-p "EGLOT\\|lsp-log\\|qodeassist\\|stderr\\|events\\|io"
+                                (buffer-name b)))
+    (buffer-list))
+   ""))
+
+(setq qa-diagnostics-function #'qa-tools-diagnostics)
+
+(defun qa-start (buffer)
+  "Start the snippet's client in BUFFER; return the function that sends a chat message."
+  (with-current-buffer buffer
+    (if (equal (qa-param :client) "eglot")
+        (progn
+          (apply #'eglot (eglot--guess-contact))
+          (qa-wait #'eglot-current-server 30 "Eglot to connect")
+          #'qodeassist-eglot-chat)
+      (lsp-workspace-folders-add (qa-param :project))
+      (lsp)
+      (qa-wait (lambda ()
+                 (cl-find-if (lambda (w) (eq (lsp--workspace-status w) 'initialized))
+                             (lsp-workspaces)))
+               30 "the qodeassist workspace to initialize")
+      #'qodeassist-lsp-chat)))
+
+(defun qa-chat-text ()
+  "The chat buffer's text."
+  (with-current-buffer qodeassist-chat-buffer-name
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(qa-run
+ (lambda ()
+   (qa-step "load the snippet")
+   (if (equal (qa-param :client) "eglot")
+       (progn (require 'eglot)
+              (setq eglot-sync-connect 30 eglot-autoshutdown nil eglot-confirm-server-edits nil))
+     (setq lsp-client-packages nil lsp-keep-workspace-alive nil lsp-enable-file-watchers nil
+           lsp-headerline-breadcrumb-enable nil lsp-modeline-code-actions-enable nil
+           lsp-modeline-diagnostics-enable nil lsp-restart 'ignore lsp-use-plists nil)
+     (require 'lsp-mode))
+   (load (qa-param :snippet) nil t)
+
+   (qa-step "chat with an agent that calls the terminal tool")
+   (let* ((buffer (qa-visit "add.py" "def add(a, b):\n    return \n"))
+          (chat (qa-start buffer))
+          (answers (list (qa-param :answer) "Allow once"))
+          (completing-read-function
+           (lambda (prompt collection &rest _)
+             (push (cons prompt (all-completions "" collection)) qa-asked)
+             (pop answers))))
+     (with-current-buffer buffer
+       (funcall chat "Run git --version")
+       (qa-wait (lambda () (string-match-p "\\[\\(finished\\|failed\\)" (qa-chat-text)))
+                30 "the chat answer to finish")
+       (qa-record :questions (vconcat (mapcar #'vconcat (reverse qa-asked))))
+       (qa-record :chatBuffer (qa-chat-text))
+
+       (qa-step "a file edit: the diff block, its keys, the edit in the buffer")
+       (let ((chat-id (if (equal (qa-param :client) "eglot")
+                          qodeassist-eglot--chat-id
+                        qodeassist-lsp--chat-id)))
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: pending" (qa-chat-text)))
+                  10 "the proposed edit")
+         (qa-record :proposed (qa-chat-text))
+         (with-current-buffer qodeassist-chat-buffer-name
+           (goto-char (point-min))
+           (search-forward "+    return a + b")  ; on the diff, inside the block
+           ;; The command each key runs in the chat buffer (batch Emacs has no command loop).
+           (call-interactively (key-binding (kbd "a"))))
+         (qa-wait (lambda () (equal (with-current-buffer "add.py" (buffer-string))
+                                    "def add(a, b):\n    return a + b\n"))
+                  15 "the applied edit to reach the buffer (workspace/applyEdit)")
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: applied .*(u: undo)" (qa-chat-text)))
+                  10 "the edit block to say applied")
+         (qa-record :applied (qa-chat-text))
+         (with-current-buffer qodeassist-chat-buffer-name
+           (call-interactively (key-binding (kbd "u"))))
+         (qa-wait (lambda () (equal (with-current-buffer "add.py" (buffer-string))
+                                    "def add(a, b):\n    return \n"))
+                  15 "the undo to restore the buffer")
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: undone" (qa-chat-text)))
+                  10 "the edit block to say undone")
+         (qa-record :chatId chat-id)
+         (qa-record :final (qa-chat-text))
+         (with-current-buffer "add.py"
+           (when (equal (qa-param :client) "eglot")
+             ;; Eglot sends didChange from an idle timer, which batch Emacs never runs.
+             (eglot--signal-textDocument/didChange))))))
+
+   (qa-step "shut down")
+   (if (equal (qa-param :client) "eglot")
+       (with-current-buffer "add.py"
+         (let ((server (eglot-current-server)))
+           (eglot-shutdown server)
+           (qa-wait (lambda () (not (jsonrpc-running-p server))) 15 "the server to exit")))
+     (let* ((workspace (with-current-buffer "add.py" (car (lsp-workspaces))))
+            (process (lsp--workspace-proc workspace)))
+       (lsp-workspace-shutdown workspace)
+       (qa-wait (lambda () (not (process-live-p process))) 15 "the server to exit")))))
+
+;;; tools_scenario.el ends here
