@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load
 
 if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.settings import Settings
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.core.tools import PermissionClass, ToolContributor, ToolRegistry
     from qodeassist_lsp.mcp.server_gate import Decision
+    from qodeassist_lsp.tools.kit import ToolKit
 
 SETTINGS_PORT = -1
 """``--port`` without a number: ``[mcp] server_port``."""
@@ -83,7 +85,7 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
     from qodeassist_lsp.mcp import server as mcp_server
 
     runtime = Runtime(config)
-    registry = tool_registry(runtime, extra)
+    registry = tool_registry(runtime, [kit_for(workspace, config).contribute, *extra])
     server = mcp_server.build_server(registry)
     try:
         if port is None:
@@ -120,10 +122,21 @@ def tool_registry(runtime: Runtime, extra: Sequence[ToolContributor] = ()) -> To
 
 
 def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
-    """Return what ``[tools]`` decides for ``permission`` (SPEC §2 defaults until it says)."""
-    from qodeassist_lsp.mcp.server_gate import DEFAULT_POLICY
+    """Return what ``[tools.permissions]`` decides for ``permission``."""
+    decision: Decision = getattr(settings.tools.permissions, permission)
+    return decision
 
-    return DEFAULT_POLICY[permission]
+
+def kit_for(workspace: Path, config: Configuration) -> ToolKit:
+    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
+    from qodeassist_lsp.context.ignore import FolderIgnores
+    from qodeassist_lsp.tools.kit import KitSources, ToolKit
+    from qodeassist_lsp.tools.workspace import ToolWorkspace
+
+    ignores = FolderIgnores.of([workspace])
+    settings = config.settings
+    view = ToolWorkspace.of([workspace], settings.general.allowed_roots, ignore=ignores)
+    return ToolKit(KitSources(settings=lambda: settings.tools, workspace=lambda: view))
 
 
 async def _serve(runtime: Runtime, serving: Any) -> None:

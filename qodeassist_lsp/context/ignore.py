@@ -220,3 +220,28 @@ class IgnoreFilter:
 
 def _escapes(relative: str) -> bool:
     return relative == os.pardir or relative.startswith(os.pardir + os.sep)
+
+
+IGNORE_FILES: Final = (".qodeassistignore", ".gitignore")
+"""The ignore files at a workspace folder's root that tools honour, in order."""
+
+
+class FolderIgnores:
+    """The ignore files at the root of each workspace folder (the tool kit's ``IgnoreRules``)."""
+
+    def __init__(self, filters: list[IgnoreFilter]) -> None:
+        self._filters = filters
+
+    def ignored_by(self, path: Path) -> str | None:
+        """Return the name of the first ignore file that excludes ``path``, or None."""
+        for ignore in self._filters:
+            if ignore.is_ignored(path):
+                return ignore.ignore_file.name
+        return None
+
+    @classmethod
+    def of(cls, folders: list[Path]) -> FolderIgnores:
+        """Return the rules of `IGNORE_FILES` at the root of each of ``folders``."""
+        return cls(
+            [IgnoreFilter(folder, file_name=name) for folder in folders for name in IGNORE_FILES]
+        )

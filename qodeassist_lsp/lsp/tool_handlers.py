@@ -36,7 +36,6 @@ log = logging.getLogger("qodeassist.tools")
 ASK_TIMEOUT_S: Final = 300.0
 """How long a permission question waits for the user; then it counts as "Deny"."""
 DIAGNOSTICS_TIMEOUT_S: Final = 10.0
-IGNORE_FILES: Final = (".qodeassistignore", ".gitignore")
 _SEVERITY: Final = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
@@ -134,20 +133,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class FolderIgnores:
-    """The ignore files at the root of each workspace folder (`IgnoreRules` of the kit)."""
-
-    def __init__(self, filters: list[IgnoreFilter]) -> None:
-        self._filters = filters
-
-    def ignored_by(self, path: Path) -> str | None:
-        """Return the name of the first ignore file that excludes ``path``, or None."""
-        for ignore in self._filters:
-            if ignore.is_ignored(path):
-                return ignore.ignore_file.name
-        return None
-
-
 class _Buffers:
     """The server's open documents, by real file path (`OpenBuffers` of the kit).
 
@@ -211,6 +196,7 @@ class ToolKitFeature(LanguageFeature):
 
     def workspace(self) -> ToolWorkspace:
         """Return the tools' view of the workspace as it is now."""
+        from qodeassist_lsp.context.ignore import IGNORE_FILES, FolderIgnores
         from qodeassist_lsp.tools.workspace import ToolWorkspace
 
         settings = self.server.runtime.configuration.settings

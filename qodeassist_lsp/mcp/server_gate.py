@@ -14,13 +14,6 @@ from qodeassist_lsp.core.tools import PermissionClass, Tool, ToolContext
 
 Decision = Literal["allow", "ask", "deny"]
 
-DEFAULT_POLICY: dict[PermissionClass, Decision] = {
-    "read": "allow",
-    "write": "ask",
-    "execute": "ask",
-}
-"""SPEC §2's defaults for ``[tools]``: reading is allowed, writing and running need a yes."""
-
 
 class HeadlessGate:
     """A `ToolGate` that answers ``ask`` from ``[mcp] server_allow`` instead of asking."""

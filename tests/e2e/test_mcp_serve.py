@@ -102,9 +102,22 @@ async def test_the_real_command_serves_over_stdio(roots: Roots) -> None:
     server = stdio_server(roots, "-m", "qodeassist_lsp", "mcp", "serve", "--stdio")
     async with Client(server, mode="legacy", cache=None) as client:
         assert client.server_info is not None and client.server_info.name == "qodeassist-lsp"
-        listed = await client.list_tools()
-        # Whatever the chat tool kit registers is offered, each with its permission as a hint.
-        assert all(tool.annotations is not None for tool in listed.tools)
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        # The chat tool kit, each tool with its permission class as a hint.
+        assert {"read_file", "list_folder", "search_text", "terminal"} <= set(tools)
+        assert all(tool.annotations is not None for tool in tools.values())
+        assert tools["read_file"].annotations.read_only_hint  # type: ignore[union-attr]
+
+        inside = await client.call_tool("read_file", {"path": "notes.txt"})
+        assert not inside.is_error
+        assert "inside the workspace" in inside.content[0].text  # type: ignore[union-attr]
+        outside = await client.call_tool("read_file", {"path": str(roots.outside)})
+        assert outside.is_error
+        assert "secret" in outside.content[0].text  # type: ignore[union-attr]
+        # terminal is "execute", which [tools.permissions] asks about; nobody can be asked.
+        run = await client.call_tool("terminal", {"command": "echo hi"})
+        assert run.is_error
+        assert "[mcp] server_allow" in run.content[0].text  # type: ignore[union-attr]
 
 
 def free_port() -> int:
