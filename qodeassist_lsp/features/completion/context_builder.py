@@ -25,6 +25,7 @@ from typing import Final
 
 from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, line_end_offset
+from qodeassist_lsp.features.completion.extra_context import ExtraFile
 from qodeassist_lsp.features.completion.languages import Language
 
 __all__ = [
@@ -276,10 +277,12 @@ class HeaderCache:
 # Prefix / suffix windows
 @dataclass(frozen=True, slots=True)
 class CompletionContext:
-    """The text sent around the cursor."""
+    """The text sent around the cursor, and the extra-context chunks sent before it."""
 
     prefix: str
     suffix: str
+    extra: tuple[ExtraFile, ...] = ()
+    """Chunks of other code, oldest first (``ctx.files_metadata``; see ``extra_context``)."""
 
 
 WINDOW_STEP: Final = 16

@@ -314,3 +314,28 @@ async def test_chat_style_agent_answer_is_cleaned(client, lsp_home, replay) -> N
     assert messages[0]["role"] == "system" and "completion" in messages[0]["content"].lower()
     assert "<code_context>" in messages[-1]["content"]
     assert "def add(a, b):\n    return <cursor>" in messages[-1]["content"]
+
+
+async def test_other_open_files_come_first_in_a_fim_prompt(client, lsp_home, replay) -> None:
+    """The extra-context ring: another open file's chunk leads the prompt the model receives."""
+    (lsp_home / "config/agents/qwen.toml").write_text(
+        'name = "Qwen FIM"\nextends = "Embedded Base Completions"\n'
+        'model = "qwen2.5-coder-1.5b-base"\n'
+        "[body]\nprompt = '''{{ fim_prompt(ctx) | tojson }}'''\nmax_tokens = 16\n"
+    )
+    (lsp_home / "config/pipelines.toml").write_text('[pipelines]\ncode_completion = ["Qwen FIM"]\n')
+    replay.script("/v1/completions", [completion_reply("a + b"), completion_reply("a + b")])
+    await client.initialize_session(client.init_params)
+    helper = "def mul(a, b):\n    return a * b\n"
+    await open_doc(client, lsp_home, helper, "util.py")
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert answer.items[0].insert_text == "a + b"
+    util = str(lsp_home / "project" / "util.py")
+    assert replay.last.json["prompt"] == (
+        f"<|file_sep|>{util}\n{helper}"
+        "<|fim_prefix|>def add(a, b):\n    return <|fim_suffix|>\n\nprint(add(1, 2))\n"
+        "<|fim_middle|>"
+    )
+    # The cursor file's own chunk is left out: the window already holds all of it.
+    assert replay.last.json["prompt"].count("<|file_sep|>") == 1
