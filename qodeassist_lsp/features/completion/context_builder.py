@@ -92,6 +92,13 @@ class Cursor:
             line_after=after[:-1] if after.endswith("\r") else after,
         )
 
+    def line_below(self, text: str) -> str:
+        """Return the line right below the cursor line (no line break), or "" on the last."""
+        if self.line_end >= len(text):
+            return ""
+        end = line_end_offset(text, self.line_end + 1)
+        return text[self.line_end + 1 : end].removesuffix("\r")
+
     def next_line(self, text: str) -> str:
         """Return the first non-blank line below the cursor line (a few lines ahead), or ""."""
         start = self.line_end

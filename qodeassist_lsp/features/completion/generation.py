@@ -173,7 +173,7 @@ class Generation:
         if not line_before.startswith(anchor.line_before):
             return None
         typed = line_before[len(anchor.line_before) :]
-        if "\n" in typed or not self.text.startswith(typed):
+        if "\n" in typed or not self.postprocessor.answer(self.text).startswith(typed):
             return None
         return typed
 

@@ -52,6 +52,7 @@ from qodeassist_lsp.features.completion.context_builder import (
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
 from qodeassist_lsp.features.completion.generation import Anchor, Generation
+from qodeassist_lsp.features.completion.healing import heal_prefix
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
     LanguageTable,
@@ -62,6 +63,7 @@ from qodeassist_lsp.features.completion.postprocess import (
     PostprocessOptions,
     Postprocessor,
     alternatives,
+    inside_block,
 )
 from qodeassist_lsp.features.completion.requests import (
     CompletionItem,
@@ -275,6 +277,8 @@ class CompletionService:
         language = self._languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
         context = build_context(document, cursor, cs, header)
+        prefix, healed = heal_prefix(context.prefix)
+        context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
         if cs.extra_context_chunks > 0:
             chunks = self._ring.for_request(document, cursor.line, context.prefix + context.suffix)
@@ -291,11 +295,18 @@ class CompletionService:
             output_handler=cs.output_handler,
             drop_prose=cs.drop_prose,
             comment_prefix=comment_prefix,
-            single_line=single_line_mode(cs.multi_line, cursor.line_after),
+            single_line=single_line_mode(cs.multi_line, cursor.line_after)
+            or (
+                cs.multi_line == "smart"
+                and inside_block(
+                    cursor.line_before, cursor.line_after, cursor.line_below(document.text)
+                )
+            ),
             line_before=cursor.line_before,
             line_after=cursor.line_after,
             next_line=cursor.next_line(document.text),
             is_fence_tag=self._languages.is_fence_tag,
+            healed=healed,
         )
         sessions = self._backend.sessions
         agent = profile.name
