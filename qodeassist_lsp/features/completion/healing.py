@@ -8,17 +8,31 @@ of token healing (Guidance, llama.cpp's ``--token-healing``): the spaces and tab
 the prefix are left out of the prompt, and the model types them itself; they are then taken off
 the start of its answer, because the user has already typed them.
 
-When the answer starts with other whitespace than was left out (a deeper or shallower indent),
-its leading spaces and tabs are dropped all the same: the cursor's indentation is the user's.
+The answer's first line loses all its leading spaces and tabs, even when the model indented
+differently from what was left out: the cursor's indentation is the user's.
+
+Only prompts the model continues are healed (FIM agents and the raw completion endpoints):
+chat-style agents show the model the code with a cursor marker, where the space before the
+cursor is information, not a token boundary.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
-__all__ = ["heal_prefix", "unheal"]
+from qodeassist_lsp.config.fim_templates import is_fim_agent
+
+__all__ = ["continues_text", "heal_prefix", "unheal"]
 
 _HORIZONTAL: Final = " \t"
+_CONTINUATION_ENDPOINTS: Final = frozenset({"/v1/completions", "/completions", "/completion"})
+"""Raw completion endpoints: the model continues the prompt text (OpenAI-style, llama.cpp)."""
+
+
+def continues_text(endpoint: str, body: Mapping[str, Any], tags: list[str]) -> bool:
+    """Whether an agent's model continues the prefix (FIM or a raw completion endpoint)."""
+    return endpoint in _CONTINUATION_ENDPOINTS or is_fim_agent(endpoint, body, tags)
 
 
 def heal_prefix(prefix: str) -> tuple[str, str]:
@@ -28,13 +42,8 @@ def heal_prefix(prefix: str) -> tuple[str, str]:
 
 
 def unheal(text: str, trimmed: str) -> str:
-    """Return the model's ``text`` without the whitespace ``trimmed`` off its prompt.
+    """Return the model's ``text`` without its leading spaces and tabs once ``trimmed`` is set.
 
-    Exactly ``trimmed`` when the answer starts with it, else all its leading spaces and tabs
-    (an answer streamed so far that is only a part of ``trimmed`` gives "").
+    (An answer streamed so far that is only a part of ``trimmed`` gives "".)
     """
-    if not trimmed:
-        return text
-    if text.startswith(trimmed):
-        return text[len(trimmed) :]
-    return text.lstrip(_HORIZONTAL)
+    return text.lstrip(_HORIZONTAL) if trimmed else text

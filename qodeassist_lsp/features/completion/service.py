@@ -52,7 +52,7 @@ from qodeassist_lsp.features.completion.context_builder import (
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
 from qodeassist_lsp.features.completion.generation import Anchor, Generation
-from qodeassist_lsp.features.completion.healing import heal_prefix
+from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
     LanguageTable,
@@ -277,8 +277,10 @@ class CompletionService:
         language = self._languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
         context = build_context(document, cursor, cs, header)
-        prefix, healed = heal_prefix(context.prefix)
-        context = dataclasses.replace(context, prefix=prefix)
+        healed = ""
+        if continues_text(profile.endpoint, profile.body, profile.tags):
+            prefix, healed = heal_prefix(context.prefix)
+            context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
         if cs.extra_context_chunks > 0:
             chunks = self._ring.for_request(document, cursor.line, context.prefix + context.suffix)
