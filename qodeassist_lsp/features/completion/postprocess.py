@@ -16,7 +16,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
 3. Stop rules: single-line mode keeps the first line; a line (or a block of lines) that
    repeats the one right before it ends the suggestion before the repetition (the model is
    looping); so does a line equal to the first non-blank line below the cursor (the model
-   reached code that already exists).
+   reached code that already exists), and a line indented less than the cursor's line (the
+   model left the cursor's block; a line of closing brackets alone is kept and ends it; not
+   for code out of fences, whose indentation starts anywhere).
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``).
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
@@ -97,7 +99,8 @@ class Postprocessor:
         lines = raw.split("\n")
         if not final:
             lines.pop()  # the unterminated tail may still grow
-        if self._fenced(lines):
+        fenced = self._fenced(lines)
+        if fenced:
             lines = self._unfence(lines)
         before = self.options.line_before
         if before and not before.strip() and lines and not lines[0].strip():
@@ -108,7 +111,7 @@ class Postprocessor:
             lines[0] = lines[0].lstrip(" \t")  # the cursor is after the user's indentation
         if lines:
             lines[0] = self._drop_echo(lines[0])
-        lines, cut = self._apply_stops(lines, complete=not final)
+        lines, cut = self._apply_stops(lines, complete=not final, continued=not fenced)
         lines = self._trim_suffix_tail(lines)
         lines = [line.rstrip() for line in lines]
         while lines and not lines[-1]:
@@ -181,19 +184,27 @@ class Postprocessor:
         rest = body[len(echoed) :]
         return rest.lstrip() if before[-1:].isspace() else rest
 
-    def _apply_stops(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
+    def _apply_stops(
+        self, lines: list[str], *, complete: bool, continued: bool
+    ) -> tuple[list[str], bool]:
         opts = self.options
         if opts.single_line:
             if not lines:
                 return lines, False
             return lines[:1], complete or len(lines) > 1
         below = opts.next_line.rstrip()
+        before = opts.line_before
+        level = len(before) if not before.strip() else _indent(before)
         for index, line in enumerate(lines):
             repeat = _repeat_start(lines, index)
             if repeat is not None:
                 return lines[:repeat], True
             if index >= 1 and below.strip() and line.rstrip() == below:
                 return lines[:index], True
+            if continued and index >= 1 and line.strip() and _indent(line) < level:
+                # The model left the cursor's block: what follows belongs to code that exists.
+                closing = not line.strip().strip(_CLOSERS + ";,")
+                return lines[: index + 1 if closing else index], True
         return lines, False
 
     def _trim_suffix_tail(self, lines: list[str]) -> list[str]:

@@ -4,9 +4,12 @@ from qodeassist_lsp.features.completion.healing import continues_text, heal_pref
 from qodeassist_lsp.features.completion.postprocess import PostprocessOptions, Postprocessor
 
 
-def test_the_prefix_loses_the_spaces_and_tabs_it_ends_in() -> None:
-    assert heal_prefix("def f():\n    ") == ("def f():\n", "    ")
+def test_the_prefix_loses_the_spaces_and_tabs_it_ends_in_after_code() -> None:
     assert heal_prefix("x = \t") == ("x =", " \t")
+    assert heal_prefix("def f():\n    x = ") == ("def f():\n    x =", " ")
+    # Indentation alone stays: it tells the model which block it writes in.
+    assert heal_prefix("def f():\n    ") == ("def f():\n    ", "")
+    assert heal_prefix("    ") == ("    ", "")
     assert heal_prefix("x = 1\n") == ("x = 1\n", "")  # a line break is not healed
     assert heal_prefix("") == ("", "")
 

@@ -176,3 +176,14 @@ def test_after_fresh_indentation_a_skipped_line_is_pulled_up_to_the_cursor() -> 
 )
 def test_inside_block(before: str, after: str, below: str, expected: bool) -> None:
     assert inside_block(before, after, below) is expected
+
+
+def test_a_line_indented_less_than_the_cursor_ends_the_block() -> None:
+    p = post(line_before="        ")  # inside a loop body
+    assert p.process("ret.add(e1)\n    return ret\n") == Processed("ret.add(e1)", True)
+    assert p.should_stop("ret.add(e1)\n    return ret\n")
+    assert p.process("a()\n        b()\n\n    c()").text == "a()\n        b()"
+    brace = post(line_before="    ")
+    assert brace.process("x();\n    y();\n}\nint z;").text == "x();\n    y();\n}"  # closer kept
+    assert post().process("a()\nb()").text == "a()\nb()"  # at column 0 nothing is less
+    assert post(line_before="    if x:").process(" y()\n    z()").text == " y()\n    z()"

@@ -211,7 +211,7 @@ async def test_invoked_request_sends_prefix_suffix_and_context(harness: Harness)
     item = result.items[0]
     assert (item.line, item.start_character, item.end_character) == (1, 4, 4)
     body = harness.bodies[0]
-    assert body["prompt"] == "def add(a, b):\n"  # the indentation is healed (healing.py)
+    assert body["prompt"] == "def add(a, b):\n    "  # indentation is not healed
     assert body["suffix"] == "\n\nprint(add(1, 2))\n"
     assert body["language"] == "python"
     assert body["system"].startswith(
@@ -236,21 +236,17 @@ async def test_invoked_offers_several_items_automatic_one(harness: Harness) -> N
 
 
 async def test_whitespace_left_out_of_the_prompt_comes_off_the_answer(harness: Harness) -> None:
-    harness.answer("    return a + b\n")
-    result = await harness.complete("def add(a, b):\n    |\n")
-    assert harness.bodies[0]["prompt"] == "def add(a, b):\n"
-    assert [i.insert_text for i in result.items] == ["return a + b"]
     harness.answer(" 1\n")
     result = await harness.complete("x = |\n")
-    assert harness.bodies[1]["prompt"] == "x ="
+    assert harness.bodies[0]["prompt"] == "x ="
     assert [i.insert_text for i in result.items] == ["1"]
 
 
 async def test_a_line_inserted_mid_block_gets_one_line(harness: Harness) -> None:
-    harness.answer("    count = 0\n    for x in xs:\n")
+    harness.answer("count = 0\n    for x in xs:\n")
     result = await harness.complete("def f(xs):\n    |\n    return count\n")
     assert [i.insert_text for i in result.items] == ["count = 0"]  # code goes on right below
-    harness.answer("    count = 0\n    return count\n")
+    harness.answer("count = 0\n    return count\n")
     result = await harness.complete("def f(xs):\n    |\n\ndef g():\n    pass\n")
     assert result.items[0].insert_text == "count = 0\n    return count"  # the block ends below
 
