@@ -9,13 +9,14 @@ openai/human-eval-infilling cuts its single-line tasks: for a non-blank line of 
 canonical solution, the document is the prompt and the whole solution, and the line after its
 indentation is the hole. The cursor sits after the indentation (where an editor puts it after
 Enter), so the text before the cursor ends in spaces. ``--all`` takes every such line of every
-problem (about a thousand tasks); by default a seeded sample of ``--tasks`` of them.
+problem (1,033 tasks); by default a seeded sample of ``--tasks`` of them.
 
 Both clients ask the same model (the embedded llama.cpp server with Gemma 3 270M, started here
 on a free port), one task after the other, in one run:
 
 * **server**: the real language server over stdio with the product's defaults (the Embedded
-  Completion agent) opens the document and answers an invoked ``textDocument/inlineCompletion``
+  Completion agent; only the provider timeouts are raised to ``--timeout-s`` for a busy
+  machine) opens the document and answers an invoked ``textDocument/inlineCompletion``
   at the cursor; its first item is applied as an editor applies it (its range replaced by its
   text, every line of it).
 * **raw**: the same prompt the Embedded Completion agent builds (the last 80 lines before the
