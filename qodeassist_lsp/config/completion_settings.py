@@ -124,7 +124,8 @@ class CompletionSettings(Section):
     multi_line: MultiLinePolicy = Field(
         default="smart",
         description="`always`: allow multi-line suggestions; `never`: stop at the first line "
-        "break; `smart`: single line when the cursor is mid-line, multi-line otherwise.",
+        "break; `smart`: single line when the cursor is mid-line or mid-block (code at the "
+        "cursor's indentation right below), multi-line otherwise.",
     )
     lines_before: int = Field(
         default=50, ge=0, le=100000, description="Lines before the cursor sent as prefix."
@@ -168,6 +169,25 @@ class CompletionSettings(Section):
         default=False,
         description="Add the content of every other open, non-ignored document to the context "
         "(large prompts; slower and costlier).",
+    )
+    extra_context_chunks: int = Field(
+        default=16,
+        ge=0,
+        le=256,
+        description="Chunks of recently opened and edited files kept for the start of the "
+        "prompt (oldest first, so the model server's prompt cache is reused); 0 turns the "
+        "extra context off. Agents use it through `ctx.files_metadata` (llama.cpp `/infill`, "
+        "`fim_prompt(ctx)`).",
+    )
+    extra_context_chunk_lines: int = Field(
+        default=32, ge=4, le=512, description="Lines per extra-context chunk."
+    )
+    extra_context_tokens: int = Field(
+        default=1024,
+        ge=0,
+        le=200_000,
+        description="Most estimated tokens (about four characters each) of all extra-context "
+        "chunks together; the oldest chunks go first.",
     )
     output_handler: OutputHandler = Field(
         default="auto",

@@ -16,7 +16,7 @@ the helpers and the agent loader refuse such a model on a FIM endpoint.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +38,27 @@ class FimFamily:
     patterns: tuple[str, ...]
     """Regular expressions one of which the case-folded model name must match."""
     note: str = ""
+    file_sep: str = ""
+    """The token the family was trained to put before each file of a repository, if any."""
 
-    def prompt(self, prefix: str, suffix: str) -> str:
-        """Return the FIM prompt for the text before and after the cursor."""
+    def prompt(self, prefix: str, suffix: str, files: Sequence[Mapping[str, str]] = ()) -> str:
+        """Return the FIM prompt for the text around the cursor, after the extra ``files``.
+
+        Each extra file (``file_path``, ``content``, optional ``header``) comes first, in the
+        order given: after the family's file separator and path, or, for a family without one,
+        after its ``header`` comment line (``// <path>`` when there is none).
+        """
+        extra = "".join(self._file(item) for item in files)
         # str.replace, not str.format: code is full of braces.
-        return self.layout.replace("{suffix}", suffix, 1).replace("{prefix}", prefix, 1)
+        return extra + self.layout.replace("{suffix}", suffix, 1).replace("{prefix}", prefix, 1)
+
+    def _file(self, item: Mapping[str, str]) -> str:
+        path, content = item.get("file_path", ""), item.get("content", "")
+        if content and not content.endswith("\n"):
+            content += "\n"
+        if self.file_sep:
+            return f"{self.file_sep}{path}\n{content}"
+        return (item.get("header") or f"// {path}\n") + content
 
     @property
     def shape(self) -> str:
@@ -61,6 +77,7 @@ FAMILIES: tuple[FimFamily, ...] = (
         "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>",
         ("<|file_separator|>", "<eos>", *_QWEN_MARKERS),
         (r"codegemma",),
+        file_sep="<|file_separator|>",
     ),
     FimFamily(
         "qwen",
@@ -68,6 +85,7 @@ FAMILIES: tuple[FimFamily, ...] = (
         "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>",
         ("<|endoftext|>", "<|file_sep|>", "<|fim_pad|>", "<|repo_name|>", *_QWEN_MARKERS),
         (r"qwen.*coder",),
+        file_sep="<|file_sep|>",
     ),
     FimFamily(
         "deepseek",
@@ -82,6 +100,7 @@ FAMILIES: tuple[FimFamily, ...] = (
         "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",
         ("<|endoftext|>", "<file_sep>", "<fim_pad>", *_STARCODER_MARKERS),
         (r"starcoder",),
+        file_sep="<file_sep>",
     ),
     FimFamily(
         "granite",
@@ -168,9 +187,10 @@ def resolve_family(model: str, family: str = "") -> FimFamily:
 
 
 def fim_prompt(ctx: Mapping[str, Any], family: str = "") -> str:
-    """Body helper: the FIM prompt for ``ctx.prefix`` / ``ctx.suffix`` in ``ctx.model``'s layout."""
+    """Body helper: ``ctx.files_metadata``, ``ctx.prefix``, ``ctx.suffix`` in the FIM layout."""
     chosen = resolve_family(str(ctx.get("model") or ""), family)
-    return chosen.prompt(str(ctx.get("prefix") or ""), str(ctx.get("suffix") or ""))
+    files = [item for item in ctx.get("files_metadata") or () if isinstance(item, Mapping)]
+    return chosen.prompt(str(ctx.get("prefix") or ""), str(ctx.get("suffix") or ""), files)
 
 
 def fim_stop(ctx: Mapping[str, Any], family: str = "") -> list[str]:

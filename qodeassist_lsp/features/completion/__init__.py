@@ -2,8 +2,8 @@
 
 The L5 handlers only need ``CompletionService`` and its request/result types, re-exported
 here; the modules hold one concern each (``languages``, ``context_builder``, ``triggers``,
-``debounce``, ``postprocess``, ``overlap``, ``typed_ahead``, ``generation``, ``stats``,
-``service``). See ``docs/completion.md``.
+``debounce``, ``extra_context``, ``postprocess``, ``overlap``, ``typed_ahead``, ``generation``,
+``stats``, ``service``). See ``docs/completion.md``.
 """
 
 from qodeassist_lsp.features.completion.service import (

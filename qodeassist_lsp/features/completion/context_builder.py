@@ -25,6 +25,7 @@ from typing import Final
 
 from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, line_end_offset
+from qodeassist_lsp.features.completion.extra_context import ExtraFile
 from qodeassist_lsp.features.completion.languages import Language
 
 __all__ = [
@@ -90,6 +91,13 @@ class Cursor:
             line_before=text[line_start:offset],
             line_after=after[:-1] if after.endswith("\r") else after,
         )
+
+    def line_below(self, text: str) -> str:
+        """Return the line right below the cursor line (no line break), or "" on the last."""
+        if self.line_end >= len(text):
+            return ""
+        end = line_end_offset(text, self.line_end + 1)
+        return text[self.line_end + 1 : end].removesuffix("\r")
 
     def next_line(self, text: str) -> str:
         """Return the first non-blank line below the cursor line (a few lines ahead), or ""."""
@@ -276,10 +284,12 @@ class HeaderCache:
 # Prefix / suffix windows
 @dataclass(frozen=True, slots=True)
 class CompletionContext:
-    """The text sent around the cursor."""
+    """The text sent around the cursor, and the extra-context chunks sent before it."""
 
     prefix: str
     suffix: str
+    extra: tuple[ExtraFile, ...] = ()
+    """Chunks of other code, oldest first (``ctx.files_metadata``; see ``extra_context``)."""
 
 
 WINDOW_STEP: Final = 16

@@ -173,7 +173,7 @@ class Generation:
         if not line_before.startswith(anchor.line_before):
             return None
         typed = line_before[len(anchor.line_before) :]
-        if "\n" in typed or not self.text.startswith(typed):
+        if "\n" in typed or not self.postprocessor.answer(self.text).startswith(typed):
             return None
         return typed
 
@@ -201,6 +201,7 @@ class Generation:
             async with self._lease() as session:
                 session.language = self._language
                 session.system_prompt.set_layer(CONTEXT_LAYER, self._layer)
+                session.files_metadata = [f.as_metadata() for f in self._context.extra]
                 self._session = session
                 # In this task: the text is taken as the session reads it, no hand-over.
                 await session.exchange(

@@ -2,17 +2,23 @@
 
 Order of the rules (behaviour §6.4 plus Continue's stream filters):
 
+0. The whitespace left out of the prompt (``healing``) comes off the start of the answer.
 1. ``output_handler``: ``raw`` keeps the text; ``auto`` processes it only when a line starts
    with a code fence; ``force`` always does. Processing keeps fenced lines verbatim, drops fence
    lines whose tag names a language (a tag that is not a language is code and is kept), and
    turns prose outside fences into comments of the file's language — or drops it with
    ``drop_prose``, and always in single-line mode, where a comment is never a useful
    suggestion. Leading and trailing blank lines of processed output go.
-2. An echo of the cursor line's text before the cursor is removed from the first line.
+2. After the indentation of a fresh line, blank lines the answer starts with go, and so does
+   the indentation of the code line after them: the model skipped a line, but the cursor's
+   line is where the code goes. An echo of the cursor line's text before the cursor is
+   removed from the first line.
 3. Stop rules: single-line mode keeps the first line; a line (or a block of lines) that
    repeats the one right before it ends the suggestion before the repetition (the model is
    looping); so does a line equal to the first non-blank line below the cursor (the model
-   reached code that already exists).
+   reached code that already exists), and a line indented less than the cursor's line (the
+   model left the cursor's block; a line of closing brackets alone is kept and ends it; not
+   for code out of fences, whose indentation starts anywhere).
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``).
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
@@ -30,8 +36,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from qodeassist_lsp.config.settings import OutputHandler
+from qodeassist_lsp.features.completion.healing import unheal
 
-__all__ = ["PostprocessOptions", "Postprocessor", "Processed", "alternatives"]
+__all__ = ["PostprocessOptions", "Postprocessor", "Processed", "alternatives", "inside_block"]
 
 _FENCE: Final = "```"
 _INTRO: Final = re.compile(
@@ -66,6 +73,8 @@ class PostprocessOptions:
     """The first non-blank line below the cursor line."""
     is_fence_tag: Callable[[str], bool] = field(default=_never_a_tag)
     """Whether the first word after an opening fence names a language."""
+    healed: str = ""
+    """The spaces and tabs left out of the end of the prompt (``healing.heal_prefix``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,20 +95,32 @@ class Postprocessor:
     # ----------------------------------------------------------------------------------------
     def process(self, raw: str, *, final: bool = True) -> Processed:
         """Post-process ``raw``; with ``final=False`` only its complete lines count."""
-        raw = raw.replace("\r\n", "\n")
+        raw = self.answer(raw.replace("\r\n", "\n"))
         lines = raw.split("\n")
         if not final:
             lines.pop()  # the unterminated tail may still grow
-        if self._fenced(lines):
+        fenced = self._fenced(lines)
+        if fenced:
             lines = self._unfence(lines)
+        before = self.options.line_before
+        if before and not before.strip() and lines and not lines[0].strip():
+            while lines and not lines[0].strip():
+                del lines[0]
+            if not lines:
+                return Processed("", False)  # only blank lines so far: the code is still to come
+            lines[0] = lines[0].lstrip(" \t")  # the cursor is after the user's indentation
         if lines:
             lines[0] = self._drop_echo(lines[0])
-        lines, cut = self._apply_stops(lines, complete=not final)
+        lines, cut = self._apply_stops(lines, complete=not final, continued=not fenced)
         lines = self._trim_suffix_tail(lines)
         lines = [line.rstrip() for line in lines]
         while lines and not lines[-1]:
             lines.pop()
         return Processed("\n".join(lines), cut)
+
+    def answer(self, raw: str) -> str:
+        """Return the model's text as it continues the cursor line (the healing undone)."""
+        return unheal(raw, self.options.healed)
 
     def should_stop(self, raw: str) -> bool:
         """Whether the stream ``raw`` so far already decides the suggestion."""
@@ -163,19 +184,27 @@ class Postprocessor:
         rest = body[len(echoed) :]
         return rest.lstrip() if before[-1:].isspace() else rest
 
-    def _apply_stops(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
+    def _apply_stops(
+        self, lines: list[str], *, complete: bool, continued: bool
+    ) -> tuple[list[str], bool]:
         opts = self.options
         if opts.single_line:
             if not lines:
                 return lines, False
             return lines[:1], complete or len(lines) > 1
         below = opts.next_line.rstrip()
+        before = opts.line_before
+        level = len(before) if not before.strip() else _indent(before)
         for index, line in enumerate(lines):
             repeat = _repeat_start(lines, index)
             if repeat is not None:
                 return lines[:repeat], True
             if index >= 1 and below.strip() and line.rstrip() == below:
                 return lines[:index], True
+            if continued and index >= 1 and line.strip() and _indent(line) < level:
+                # The model left the cursor's block: what follows belongs to code that exists.
+                closing = not line.strip().strip(_CLOSERS + ";,")
+                return lines[: index + 1 if closing else index], True
         return lines, False
 
     def _trim_suffix_tail(self, lines: list[str]) -> list[str]:
@@ -210,6 +239,28 @@ def _repeat_start(lines: list[str], index: int) -> int | None:
         ):
             return index - size + 1
     return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def inside_block(line_before: str, line_after: str, line_below: str) -> bool:
+    """Whether the cursor is in the middle of a block, where one line is the suggestion.
+
+    So it is when nothing but closing characters follows the cursor on its line and the very
+    next line is code indented at least as deep as the cursor's line (its indentation, or the
+    cursor itself on a line of only indentation): the code goes on right below, so whatever
+    the model writes after its first line would be put in front of existing code (Copilot and
+    Cody suggest one line there too). A blank line or a dedented line below (the end of a
+    block, a closing ``}``) leaves multi-line suggestions alone.
+    """
+    if line_after.strip(_CLOSERS + ";,\"'` \t") or not line_below.strip():
+        return False
+    if not line_below.strip().strip(_CLOSERS + ";,"):
+        return False  # a line of closing brackets ends the block
+    cursor = len(line_before) if not line_before.strip() else _indent(line_before)
+    return _indent(line_below) >= cursor
 
 
 def alternatives(text: str, limit: int) -> list[str]:

@@ -50,7 +50,9 @@ from qodeassist_lsp.features.completion.context_builder import (
     context_layer,
 )
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
+from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
 from qodeassist_lsp.features.completion.generation import Anchor, Generation
+from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
     LanguageTable,
@@ -61,6 +63,7 @@ from qodeassist_lsp.features.completion.postprocess import (
     PostprocessOptions,
     Postprocessor,
     alternatives,
+    inside_block,
 )
 from qodeassist_lsp.features.completion.requests import (
     CompletionItem,
@@ -136,7 +139,9 @@ class CompletionService:
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
         self._stand_down = StandDown(lambda: self._backend.sessions)
+        self._ring = ExtraContextRing(documents, is_ignored=self._is_ignored)
         documents.add_listener(self._on_document)
+        documents.add_listener(self._ring.on_document)
         self._sync_documents(self._settings().completion)
 
     # -- public API ----------------------------------------------------------------------------
@@ -191,6 +196,7 @@ class CompletionService:
     def close(self) -> None:
         """Stop listening to documents and cancel everything in flight."""
         self._documents.remove_listener(self._on_document)
+        self._documents.remove_listener(self._ring.on_document)
         for pending in list(self._pending.values()):
             pending.supersede()
         self.reset()
@@ -271,6 +277,15 @@ class CompletionService:
         language = self._languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
         context = build_context(document, cursor, cs, header)
+        healed = ""
+        if continues_text(profile.endpoint, profile.body, profile.tags):
+            prefix, healed = heal_prefix(context.prefix)
+            context = dataclasses.replace(context, prefix=prefix)
+        comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
+        if cs.extra_context_chunks > 0:
+            chunks = self._ring.for_request(document, cursor.line, context.prefix + context.suffix)
+            extra = tuple(ExtraFile.of(chunk, comment_prefix) for chunk in chunks)
+            context = dataclasses.replace(context, extra=extra)
         layer = context_layer(
             document,
             mime=mime_type(document.path or document.uri, document.language_id),
@@ -281,12 +296,19 @@ class CompletionService:
         options = PostprocessOptions(
             output_handler=cs.output_handler,
             drop_prose=cs.drop_prose,
-            comment_prefix=language.comment_prefix if language else DEFAULT_COMMENT_PREFIX,
-            single_line=single_line_mode(cs.multi_line, cursor.line_after),
+            comment_prefix=comment_prefix,
+            single_line=single_line_mode(cs.multi_line, cursor.line_after)
+            or (
+                cs.multi_line == "smart"
+                and inside_block(
+                    cursor.line_before, cursor.line_after, cursor.line_below(document.text)
+                )
+            ),
             line_before=cursor.line_before,
             line_after=cursor.line_after,
             next_line=cursor.next_line(document.text),
             is_fence_tag=self._languages.is_fence_tag,
+            healed=healed,
         )
         sessions = self._backend.sessions
         agent = profile.name
@@ -441,6 +463,11 @@ class CompletionService:
         """Follow settings that shape long-lived state (changes cache size, languages)."""
         if self._documents.max_changes != cs.max_changes_cache_size:
             self._documents.max_changes = cs.max_changes_cache_size
+        self._ring.configure(
+            chunk_lines=cs.extra_context_chunk_lines,
+            max_chunks=cs.extra_context_chunks,
+            max_tokens=cs.extra_context_tokens,
+        )
         if self._custom != cs.custom_languages:
             self._custom = list(cs.custom_languages)
             self._languages = LanguageTable(cs.custom_languages)

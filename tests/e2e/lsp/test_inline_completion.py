@@ -63,7 +63,7 @@ async def test_inline_completion_is_advertised_and_answers(client, lsp_home, rep
     assert item.range == types.Range(types.Position(1, 11), types.Position(1, 11))
     assert item.command.command == "qodeassist.accepted"
     sent = replay.last.json
-    assert sent["prompt"] == "def add(a, b):\n    return "
+    assert sent["prompt"] == "def add(a, b):\n    return"  # the trailing space is healed
     assert sent["stream"] is True and sent["model"]
     accepted = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="qodeassist.accepted", arguments=item.command.arguments)
@@ -85,7 +85,7 @@ async def test_negotiated_position_encoding_is_honoured(client, lsp_home, replay
     }[encoding]
     uri = await open_doc(client, lsp_home, text)
     answer = await client.text_document_inline_completion_async(params(uri, 0, units))
-    assert replay.last.json["prompt"] == prefix
+    assert replay.last.json["prompt"] == prefix.rstrip()  # the trailing space is healed
     assert answer.items[0].range.start == types.Position(0, units)
 
 
@@ -291,7 +291,7 @@ async def test_native_fim_agent(client, lsp_home, replay) -> None:
     answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
     assert answer.items[0].insert_text == "a + b"
     sent = replay.last.json
-    assert sent["prompt"] == "def add(a, b):\n    return "
+    assert sent["prompt"] == "def add(a, b):\n    return"  # the trailing space is healed
     assert sent["suffix"] == "\n\nprint(add(1, 2))\n"
     assert sent["model"] == "qwen2.5-coder:7b-base-q5_K_M"
 
@@ -314,3 +314,28 @@ async def test_chat_style_agent_answer_is_cleaned(client, lsp_home, replay) -> N
     assert messages[0]["role"] == "system" and "completion" in messages[0]["content"].lower()
     assert "<code_context>" in messages[-1]["content"]
     assert "def add(a, b):\n    return <cursor>" in messages[-1]["content"]
+
+
+async def test_other_open_files_come_first_in_a_fim_prompt(client, lsp_home, replay) -> None:
+    """The extra-context ring: another open file's chunk leads the prompt the model receives."""
+    (lsp_home / "config/agents/qwen.toml").write_text(
+        'name = "Qwen FIM"\nextends = "Embedded Base Completions"\n'
+        'model = "qwen2.5-coder-1.5b-base"\n'
+        "[body]\nprompt = '''{{ fim_prompt(ctx) | tojson }}'''\nmax_tokens = 16\n"
+    )
+    (lsp_home / "config/pipelines.toml").write_text('[pipelines]\ncode_completion = ["Qwen FIM"]\n')
+    replay.script("/v1/completions", [completion_reply("a + b"), completion_reply("a + b")])
+    await client.initialize_session(client.init_params)
+    helper = "def mul(a, b):\n    return a * b\n"
+    await open_doc(client, lsp_home, helper, "util.py")
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert answer.items[0].insert_text == "a + b"
+    util = str(lsp_home / "project" / "util.py")
+    assert replay.last.json["prompt"] == (
+        f"<|file_sep|>{util}\n{helper}"
+        "<|fim_prefix|>def add(a, b):\n    return<|fim_suffix|>\n\nprint(add(1, 2))\n"
+        "<|fim_middle|>"
+    )
+    # The cursor file's own chunk is left out: the window already holds all of it.
+    assert replay.last.json["prompt"].count("<|file_sep|>") == 1

