@@ -124,7 +124,8 @@ class CompletionSettings(Section):
     multi_line: MultiLinePolicy = Field(
         default="smart",
         description="`always`: allow multi-line suggestions; `never`: stop at the first line "
-        "break; `smart`: single line when the cursor is mid-line, multi-line otherwise.",
+        "break; `smart`: single line when the cursor is mid-line or ends a started line, "
+        "multi-line on a blank line or after an opener (`{ ( , = [ ; : >`).",
     )
     lines_before: int = Field(
         default=50, ge=0, le=100000, description="Lines before the cursor sent as prefix."

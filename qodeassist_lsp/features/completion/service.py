@@ -120,6 +120,8 @@ class CompletionService:
             clock: Monotonic seconds for typing rhythm and debounce (injectable for tests).
             reuse_grace_s: How long a generation nobody waits for keeps streaming, so that a
                 follow-up request can attach to it; 0 closes it at once.
+            load_window_s: A request unanswered for this long may be loading the model: a
+                cancel then waits for its answer to start (see ``Generation.cancel``).
         """
         self._backend = backend
         self._documents = documents
@@ -290,7 +292,7 @@ class CompletionService:
             output_handler=cs.output_handler,
             drop_prose=cs.drop_prose,
             comment_prefix=language.comment_prefix if language else DEFAULT_COMMENT_PREFIX,
-            single_line=single_line_mode(cs.multi_line, cursor.line_after),
+            single_line=single_line_mode(cs.multi_line, cursor.line_after, cursor.line_before),
             line_before=cursor.line_before,
             line_after=cursor.line_after,
             next_line=cursor.next_line(document.text),

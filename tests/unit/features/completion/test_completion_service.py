@@ -425,6 +425,18 @@ async def test_single_line_stops_the_stream_early(harness: Harness) -> None:
     await until(harness.scripts[0].closed.is_set)
 
 
+async def test_a_started_line_is_answered_when_it_is_complete(harness: Harness) -> None:
+    # The cursor ends a line the user has started: the answer is that line, and the stream
+    # (the model server's slot) is closed as soon as it is complete.
+    harness.hold()
+    task = asyncio.create_task(harness.complete("def f(x):\n    re|\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    harness.scripts[0].send("turn x\n", "    y = 1\n")  # never finishes by itself
+    result = await asyncio.wait_for(task, 2)
+    assert [i.insert_text for i in result.items] == ["turn x"]
+    await until(harness.scripts[0].closed.is_set)
+
+
 async def test_stops_at_the_existing_next_line(harness: Harness) -> None:
     harness.hold()
     task = asyncio.create_task(harness.complete("def f():\n|\n    return x\n"))
