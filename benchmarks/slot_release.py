@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/slot_release.py [--rounds 3] [--json]
 
 Starts the embedded llama.cpp server (``qodeassist-lsp embedded serve``: Gemma 3 270M, one slot)
-on a free port and, per round, asks for a long completion (``n_predict`` 128, no stop) in three
+on a free port and, per round, asks for a long completion (``n_predict`` 64, no stop) in three
 ways, dropping the request early:
 
 - ``stream``: a streamed request whose connection is closed after its first chunk of tokens
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.typing_replay import free_port, start_model
 
 PROMPT = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i in range(12))
-BODY = {"model": "gemma3-270m", "prompt": PROMPT, "n_predict": 128, "temperature": 0}
+BODY = {"model": "gemma3-270m", "prompt": PROMPT, "n_predict": 64, "temperature": 0}
 
 
 async def idle_after(client: httpx.AsyncClient, url: str, since: float) -> tuple[float, int]:
@@ -101,6 +101,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["stream"].append(await dropped_stream(client, url))
                 results["plain"].append(await dropped_plain(client, url, args.drop_ms))
                 results["kept"].append(await kept_stream(client, url))
+                print({way: rows[-1] for way, rows in results.items()}, file=sys.stderr)
     finally:
         model.terminate()
         model.wait(10)
