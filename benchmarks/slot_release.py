@@ -13,9 +13,9 @@ ways, dropping the request early:
 - ``kept``: the same streamed request read to its end, for the full generation time.
 
 It then polls ``GET /slots`` until the slot is no longer ``is_processing`` and reports, per way,
-the time from the close to the idle slot and the tokens llama.cpp generated for the dropped
-request (``n_decoded`` of the slot's last task). A second request sent right after the close
-waits that long for the one slot: this is the queueing a cancel must avoid.
+the time from the close to the idle slot, also in tokens' worth of generation time (the ``kept``
+request's time per token). A second request sent right after the close waits that long for the
+one slot: this is the queueing a cancel must avoid.
 """
 
 from __future__ import annotations
@@ -40,25 +40,17 @@ PROMPT = "".join(f"def function_{i}(value):\n    return value * {i}\n\n" for i i
 BODY = {"model": "gemma3-270m", "prompt": PROMPT, "n_predict": 64, "temperature": 0}
 
 
-async def idle_after(client: httpx.AsyncClient, url: str, since: float) -> tuple[float, int]:
-    """Poll ``/slots`` until the slot is idle; return ms since ``since`` and tokens decoded."""
+async def idle_after(client: httpx.AsyncClient, url: str, since: float) -> float:
+    """Poll ``/slots`` until the slot is idle; return the milliseconds since ``since``."""
     while True:
         slots = (await client.get(url + "/slots")).json()
         if not any(slot.get("is_processing") for slot in slots):
-            decoded = max(_decoded(slot) for slot in slots)
-            return (time.monotonic() - since) * 1000, decoded
+            return (time.monotonic() - since) * 1000
         await asyncio.sleep(0.005)
 
 
-def _decoded(slot: dict[str, Any]) -> int:
-    nxt = slot.get("next_token") or {}
-    if isinstance(nxt, list):
-        nxt = nxt[0] if nxt else {}
-    return int(nxt.get("n_decoded", 0))
-
-
-async def dropped_stream(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
-    """Stream, close after the first chunk; return (ms to idle slot, tokens decoded)."""
+async def dropped_stream(client: httpx.AsyncClient, url: str) -> float:
+    """Stream, close after the first chunk; return the ms to an idle slot."""
     async with client.stream("POST", url + "/completion", json={**BODY, "stream": True}) as r:
         async for _ in r.aiter_bytes():
             break
@@ -66,7 +58,7 @@ async def dropped_stream(client: httpx.AsyncClient, url: str) -> tuple[float, in
     return await idle_after(client, url, closed)
 
 
-async def dropped_plain(client: httpx.AsyncClient, url: str, drop_ms: float) -> tuple[float, int]:
+async def dropped_plain(client: httpx.AsyncClient, url: str, drop_ms: float) -> float:
     """Post without streaming, drop the connection after ``drop_ms``."""
     task = asyncio.create_task(client.post(url + "/completion", json={**BODY, "stream": False}))
     await asyncio.sleep(drop_ms / 1000)
@@ -76,22 +68,20 @@ async def dropped_plain(client: httpx.AsyncClient, url: str, drop_ms: float) -> 
     return await idle_after(client, url, closed)
 
 
-async def kept_stream(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
-    """Stream to the end; return (ms of the whole request, tokens generated)."""
+async def kept_stream(client: httpx.AsyncClient, url: str) -> float:
+    """Stream to the end; return the ms of the whole request."""
     started = time.monotonic()
-    text = b""
     async with client.stream("POST", url + "/completion", json={**BODY, "stream": True}) as r:
-        async for chunk in r.aiter_bytes():
-            text += chunk
-    elapsed, decoded = await idle_after(client, url, started)
-    return elapsed, decoded
+        async for _ in r.aiter_bytes():
+            pass
+    return await idle_after(client, url, started)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     port = free_port()
     model = await asyncio.to_thread(start_model, port)
     url = f"http://127.0.0.1:{port}"
-    results: dict[str, list[tuple[float, int]]] = {"stream": [], "plain": [], "kept": []}
+    results: dict[str, list[float]] = {"stream": [], "plain": [], "kept": []}
     try:
         # Fresh connections per request, as a dropped request's connection is gone anyway.
         limits = httpx.Limits(max_keepalive_connections=0)
@@ -105,11 +95,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         model.terminate()
         model.wait(10)
+    per_token = statistics.median(results["kept"]) / BODY["n_predict"]
     return {
         way: {
-            "ms_to_idle_p50": round(statistics.median(ms for ms, _ in rows)),
-            "ms_to_idle_max": round(max(ms for ms, _ in rows)),
-            "tokens_decoded_p50": statistics.median(n for _, n in rows),
+            "ms_to_idle_p50": round(statistics.median(rows)),
+            "ms_to_idle_max": round(max(rows)),
+            "tokens_worth_p50": round(statistics.median(rows) / per_token, 1),
         }
         for way, rows in results.items()
     }
@@ -126,11 +117,11 @@ def main() -> None:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    print("way     ms to idle p50  max  tokens decoded p50")
+    print("way     ms to idle p50     max  in tokens' worth")
     for way, row in out.items():
         print(
-            f"{way:<7} {row['ms_to_idle_p50']:>14}  {row['ms_to_idle_max']:>4}"
-            f"  {row['tokens_decoded_p50']:>18g}"
+            f"{way:<7} {row['ms_to_idle_p50']:>14}  {row['ms_to_idle_max']:>6}"
+            f"  {row['tokens_worth_p50']:>16g}"
         )
 
 
