@@ -150,6 +150,9 @@ class Upstream:
     posted: float
     first_byte: float = 0.0
     last_byte: float = 0.0
+    closed: float = 0.0
+    chunks: int = 0
+    """Streamed ``data:`` events relayed (one per generated token, for llama.cpp)."""
     timings: dict[str, float] | None = None
 
 
@@ -201,6 +204,7 @@ class Proxy:
                 now = time.monotonic()
                 mine[-1].first_byte = mine[-1].first_byte or now
                 mine[-1].last_byte = now
+                mine[-1].chunks += data.count(b"data: ")
             return self._read_timings(tail + data, mine[-1] if mine else None)
 
         await asyncio.gather(
@@ -208,6 +212,8 @@ class Proxy:
             self._pipe(up_reader, writer, answers),
             return_exceptions=True,
         )
+        for request in mine:
+            request.closed = request.closed or time.monotonic()
 
     async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, tap) -> None:
         tail = b""
@@ -462,10 +468,15 @@ def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
     from the keystroke's request to that POST (debounce; 0 when an earlier request's stream
     answered); ``queue``: from the POST to the first byte, less llama.cpp's prompt and
     first-token time (waiting for the slot); ``prompt``/``generate``: llama.cpp's own
-    ``prompt_ms``/``predicted_ms``; ``tokens``: tokens generated; ``busy``: answers whose POST
-    found another of the client's requests still streaming (or not yet answered).
+    ``prompt_ms``/``predicted_ms``; ``tokens``: tokens generated. A stream the client closed
+    early (a single line complete) gets no timings from llama.cpp: then ``first byte`` is the
+    time from the POST to the first token (queue and prompt together), ``generate`` the time
+    from the first to the last byte and ``tokens`` the streamed events. ``busy``: answers whose
+    POST found another of the client's connections to llama.cpp still open.
     """
-    parts: dict[str, list[float]] = {k: [] for k in ("wait", "queue", "prompt", "generate")}
+    parts: dict[str, list[float]] = {
+        k: [] for k in ("wait", "first_byte", "queue", "prompt", "generate")
+    }
     tokens: list[float] = []
     busy = 0
     upstream = sorted(proxy.requests, key=lambda r: r.posted)
@@ -476,8 +487,9 @@ def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
             continue
         request = before[-1]
         parts["wait"].append(max(0.0, request.posted - sample.sent) * 1000)
-        others = [r for r in before[:-1] if not r.last_byte or r.last_byte > request.posted]
-        busy += bool(others)
+        busy += any(r.closed == 0.0 or r.closed > request.posted for r in before[:-1])
+        if request.first_byte:
+            parts["first_byte"].append((request.first_byte - request.posted) * 1000)
         timings = request.timings or {}
         prompt_ms = float(timings.get("prompt_ms", 0.0))
         predicted_n = float(timings.get("predicted_n", 0.0))
@@ -490,6 +502,9 @@ def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
             parts["prompt"].append(prompt_ms)
             parts["generate"].append(predicted_ms)
             tokens.append(predicted_n)
+        elif request.first_byte:
+            parts["generate"].append((request.last_byte - request.first_byte) * 1000)
+            tokens.append(request.chunks)
     out: dict[str, Any] = {f"{k}_ms": round(median(v)) if v else None for k, v in parts.items()}
     out["tokens"] = median(tokens) if tokens else None
     out["busy"] = busy
@@ -542,7 +557,8 @@ def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
     for file, client, s in rows:
         b = s.get("breakdown", {})
         print(
-            f"  {file} {client}: wait {b.get('wait_ms')}, queue {b.get('queue_ms')}, "
+            f"  {file} {client}: wait {b.get('wait_ms')}, first byte {b.get('first_byte_ms')}, "
+            f"queue {b.get('queue_ms')}, "
             f"prompt {b.get('prompt_ms')}, generate {b.get('generate_ms')} "
             f"({b.get('tokens')} tokens), answers that found the slot busy {b.get('busy')}"
         )
