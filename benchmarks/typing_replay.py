@@ -15,9 +15,13 @@ packages — see SOURCES):
    ``textDocument/inlineCompletion`` request per key (the previous one is cancelled with
    ``$/cancelRequest``, as VS Code does); it waits for the last key's answer, pauses
    ``--pause-ms``, then inserts the rest of the real line (as if the user typed on).
-3. The naive pass, on the same model and the same keystrokes: one ``/v1/completions`` request per
-   key with the last 50 lines before the cursor, the bundled Embedded Completion agent's
-   max_tokens/stop/seed (the previous request is dropped by closing its connection).
+3. The naive pass, on the same model and the same keystrokes: one streamed ``/v1/completions``
+   request per key with the last 50 lines before the cursor, the bundled Embedded Completion
+   agent's max_tokens/stop/seed; the previous request is dropped by closing its connection.
+   Streamed, so that the drop is deterministic: llama.cpp notices it when it writes the dropped
+   request's first token, that is always after that prompt was processed (and cached), so the
+   next key's request reuses it. (A non-streamed request was dropped at llama.cpp's next poll
+   of the connection, before or after its prompt was processed: the reuse varied per run.)
 
 Figures per file and client: p50/p95 from sending the last keystroke's request to its answer;
 prompt tokens llama.cpp processed per upstream request (``timings.prompt_n``, with
@@ -140,6 +144,19 @@ def targets(lines: list[str], start: int, count: int, keys: int) -> list[Target]
 
 # ---------------------------------------------------------------------------------- proxy
 @dataclass
+class Upstream:
+    """One request the proxy relayed: when it was posted, answered and ended, and its timings."""
+
+    posted: float
+    first_byte: float = 0.0
+    last_byte: float = 0.0
+    closed: float = 0.0
+    chunks: int = 0
+    """Streamed ``data:`` events relayed (one per generated token, for llama.cpp)."""
+    timings: dict[str, float] | None = None
+
+
+@dataclass
 class Proxy:
     """A TCP proxy to llama.cpp that records ``timings`` from the responses it relays."""
 
@@ -147,6 +164,7 @@ class Proxy:
     port: int = 0
     started: int = 0
     timings: list[dict[str, float]] = field(default_factory=list)
+    requests: list[Upstream] = field(default_factory=list)
     _server: asyncio.Server | None = None
 
     async def start(self) -> None:
@@ -160,6 +178,7 @@ class Proxy:
     def reset(self) -> None:
         self.started = 0
         self.timings = []
+        self.requests = []
 
     async def close(self) -> None:
         if self._server is not None:
@@ -171,32 +190,49 @@ class Proxy:
         except OSError:
             writer.close()
             return
+        mine: list[Upstream] = []  # this connection's requests, the current one last
+
+        def posts(tail: bytes, data: bytes) -> bytes:
+            for _ in range(data.count(b"POST /")):
+                self.started += 1
+                mine.append(Upstream(time.monotonic()))
+                self.requests.append(mine[-1])
+            return b""
+
+        def answers(tail: bytes, data: bytes) -> bytes:
+            if mine:
+                now = time.monotonic()
+                mine[-1].first_byte = mine[-1].first_byte or now
+                mine[-1].last_byte = now
+                mine[-1].chunks += data.count(b"data: ")
+            return self._read_timings(tail + data, mine[-1] if mine else None)
+
         await asyncio.gather(
-            self._pipe(reader, up_writer, self._count_posts),
-            self._pipe(up_reader, writer, self._read_timings),
+            self._pipe(reader, up_writer, posts),
+            self._pipe(up_reader, writer, answers),
             return_exceptions=True,
         )
+        for request in mine:
+            request.closed = request.closed or time.monotonic()
 
     async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, tap) -> None:
         tail = b""
         try:
             while data := await source.read(1 << 16):
-                tail = tap(tail + data)
+                tail = tap(tail, data)
                 sink.write(data)
                 await sink.drain()
         finally:
             with contextlib.suppress(OSError):
                 sink.close()
 
-    def _count_posts(self, data: bytes) -> bytes:
-        self.started += data.count(b"POST /")
-        return b""
-
-    def _read_timings(self, data: bytes) -> bytes:
+    def _read_timings(self, data: bytes, request: Upstream | None) -> bytes:
         end = 0
         for match in TIMINGS.finditer(data):
             with contextlib.suppress(ValueError):
                 self.timings.append(json.loads(match.group(1)))
+                if request is not None:
+                    request.timings = self.timings[-1]
             end = match.end()
         return data[end:][-4096:]  # keep a tail in case a timings object is split across reads
 
@@ -208,6 +244,8 @@ class Sample:
     completed: str
     expected: str
     typed: str
+    sent: float = 0.0
+    """When the last keystroke's request was sent (monotonic seconds)."""
 
     @property
     def empty(self) -> bool:
@@ -340,7 +378,7 @@ async def server_pass(
         except (RpcError, TimeoutError):
             result = None
         latency = (time.monotonic() - sent) * 1000
-        samples.append(Sample(latency, suggestion(result, typed), target.text, typed))
+        samples.append(Sample(latency, suggestion(result, typed), target.text, typed, sent))
         await asyncio.sleep(args.pause_ms / 1000)
         following = wanted[index + 1] if index + 1 < len(wanted) else None
         rest = target.text[len(typed) :] + "\n"
@@ -351,6 +389,19 @@ async def server_pass(
     return samples
 
 
+async def naive_completion(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> str:
+    """One streamed ``/v1/completions`` request; cancelling it closes the connection."""
+    text = ""
+    async with client.stream("POST", url + "/v1/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            data = line.removeprefix("data: ").strip()
+            if not line.startswith("data: ") or data == "[DONE]":
+                continue
+            with contextlib.suppress(ValueError, KeyError, IndexError, TypeError):
+                text += json.loads(data)["choices"][0]["text"] or ""
+    return text
+
+
 async def naive_pass(
     client: httpx.AsyncClient, url: str, lines: list[str], wanted: list[Target], args: Any
 ) -> list[Sample]:
@@ -359,7 +410,7 @@ async def naive_pass(
     for target in wanted:
         before = lines[max(0, target.number - NAIVE_LINES) : target.number]
         typed = target.indent
-        pending: asyncio.Task[httpx.Response] | None = None
+        pending: asyncio.Task[str] | None = None
         sent = 0.0
         for key in target.keys:
             if pending is not None:
@@ -367,21 +418,18 @@ async def naive_pass(
                 drop(pending)
             typed += key
             prompt = "".join(line + "\n" for line in before) + typed
-            body = {**NAIVE_BODY, "prompt": prompt, "stop": NAIVE_STOP}
+            body = {**NAIVE_BODY, "prompt": prompt, "stop": NAIVE_STOP, "stream": True}
             sent = time.monotonic()
-            pending = asyncio.create_task(client.post(url + "/v1/completions", json=body))
+            pending = asyncio.create_task(naive_completion(client, url, body))
             if key != target.keys[-1]:
                 await asyncio.sleep(gap)
         assert pending is not None
         text = ""
-        try:
-            response = await asyncio.wait_for(pending, args.timeout)
-            text = response.json()["choices"][0]["text"]
-        except (httpx.HTTPError, TimeoutError, KeyError, IndexError, ValueError):
-            pass
+        with contextlib.suppress(httpx.HTTPError, TimeoutError):
+            text = await asyncio.wait_for(pending, args.timeout)
         latency = (time.monotonic() - sent) * 1000
         completed = typed + text.split("\n", 1)[0]
-        samples.append(Sample(latency, completed, target.text, typed))
+        samples.append(Sample(latency, completed, target.text, typed, sent))
         await asyncio.sleep(args.pause_ms / 1000)
     return samples
 
@@ -411,6 +459,56 @@ def summary(samples: list[Sample], proxy: Proxy, firsts: int) -> dict[str, Any]:
         "exact": sum(s.completed.strip() == s.expected.strip() for s in samples),
         "empty": sum(s.empty for s in samples),
     }
+
+
+def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
+    """Where the time of each answer went, as medians over the samples (milliseconds).
+
+    The answering upstream request is the last one posted before the answer arrived. ``wait``:
+    from the keystroke's request to that POST (debounce; 0 when an earlier request's stream
+    answered); ``queue``: from the POST to the first byte, less llama.cpp's prompt and
+    first-token time (waiting for the slot); ``prompt``/``generate``: llama.cpp's own
+    ``prompt_ms``/``predicted_ms``; ``tokens``: tokens generated. A stream the client closed
+    early (a single line complete) gets no timings from llama.cpp: then ``first byte`` is the
+    time from the POST to the first token (queue and prompt together), ``generate`` the time
+    from the first to the last byte and ``tokens`` the streamed events. ``busy``: answers whose
+    POST found another of the client's connections to llama.cpp still open.
+    """
+    parts: dict[str, list[float]] = {
+        k: [] for k in ("wait", "first_byte", "queue", "prompt", "generate")
+    }
+    tokens: list[float] = []
+    busy = 0
+    upstream = sorted(proxy.requests, key=lambda r: r.posted)
+    for sample in samples:
+        answered = sample.sent + sample.latency_ms / 1000
+        before = [r for r in upstream if r.posted <= answered]
+        if not before:
+            continue
+        request = before[-1]
+        parts["wait"].append(max(0.0, request.posted - sample.sent) * 1000)
+        busy += any(r.closed == 0.0 or r.closed > request.posted for r in before[:-1])
+        if request.first_byte:
+            parts["first_byte"].append((request.first_byte - request.posted) * 1000)
+        timings = request.timings or {}
+        prompt_ms = float(timings.get("prompt_ms", 0.0))
+        predicted_n = float(timings.get("predicted_n", 0.0))
+        predicted_ms = float(timings.get("predicted_ms", 0.0))
+        if request.first_byte and timings:
+            first_token = predicted_ms / predicted_n if predicted_n else 0.0
+            queued = (request.first_byte - request.posted) * 1000 - prompt_ms - first_token
+            parts["queue"].append(max(0.0, queued))
+        if timings:
+            parts["prompt"].append(prompt_ms)
+            parts["generate"].append(predicted_ms)
+            tokens.append(predicted_n)
+        elif request.first_byte:
+            parts["generate"].append((request.last_byte - request.first_byte) * 1000)
+            tokens.append(request.chunks)
+    out: dict[str, Any] = {f"{k}_ms": round(median(v)) if v else None for k, v in parts.items()}
+    out["tokens"] = median(tokens) if tokens else None
+    out["busy"] = busy
+    return out
 
 
 def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
@@ -455,6 +553,15 @@ def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
             ).rstrip()
         )
     print("upstream = requests llama.cpp finished (with timings) / requests started")
+    print("where the time went (medians, ms; see breakdown()):")
+    for file, client, s in rows:
+        b = s.get("breakdown", {})
+        print(
+            f"  {file} {client}: wait {b.get('wait_ms')}, first byte {b.get('first_byte_ms')}, "
+            f"queue {b.get('queue_ms')}, "
+            f"prompt {b.get('prompt_ms')}, generate {b.get('generate_ms')} "
+            f"({b.get('tokens')} tokens), answers that found the slot busy {b.get('busy')}"
+        )
 
 
 # ---------------------------------------------------------------------------------- main
@@ -508,10 +615,12 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]
                     )
                     await asyncio.sleep(1)  # late timings of dropped requests
                     rows.append((label, "server", summary(samples, server_proxy, 1)))
+                    rows[-1][2]["breakdown"] = breakdown(samples, server_proxy)
                     naive_proxy.reset()
                     samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
                     await asyncio.sleep(1)
                     rows.append((label, "naive", summary(samples, naive_proxy, 1)))
+                    rows[-1][2]["breakdown"] = breakdown(samples, naive_proxy)
         finally:
             await server.stop()
             await server_proxy.close()

@@ -21,6 +21,7 @@ from typing import Any
 from qodeassist_lsp.cli.common import EXIT_OK, CliError
 from qodeassist_lsp.cli.embedded_model import (
     BUNDLED_MODELS,
+    DEFAULT_CACHE_REUSE,
     DEFAULT_CTX,
     DEFAULT_PORT,
     MODEL_ID,
@@ -63,6 +64,14 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
         "--ctx-size", type=int, default=DEFAULT_CTX, help="context tokens (default: %(default)s)"
     )
     run.add_argument(
+        "--cache-reuse",
+        type=int,
+        default=DEFAULT_CACHE_REUSE,
+        metavar="N",
+        help="reuse cached prompt chunks of at least N tokens after a cut (llama.cpp's "
+        "--cache-reuse; 0: off; default: %(default)s)",
+    )
+    run.add_argument(
         "--chat-template",
         metavar="NAME",
         help="'transcript' (Question/Answer lines; default for the base model), 'model' (the "
@@ -87,6 +96,7 @@ def run_serve(args: argparse.Namespace) -> int:
         bundled=args.bundled,
         threads=max(1, args.threads),
         ctx_size=max(256, args.ctx_size),
+        cache_reuse=max(0, args.cache_reuse),
         chat_template=args.chat_template,
         verbose=args.verbose,
     )

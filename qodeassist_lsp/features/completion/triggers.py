@@ -5,7 +5,8 @@ gets it: smart suppression (the cursor inside an identifier, or right after a me
 ``.``/``->``/``::``), eager triggers (a fresh indented line, or right after ``{ ( , = [ ; : >``)
 and the typed-character threshold. ``TypingCounter`` counts the characters typed per document
 within ``typing_interval_ms``, as the original did. The multi-line policy decides single-line
-mode: ``smart`` completes a single line when the cursor is mid-line.
+mode: ``smart`` completes a single line when the cursor is mid-line, or at the end of a line
+that already has code and does not end in an opener.
 """
 
 from __future__ import annotations
@@ -61,17 +62,23 @@ def is_eager(line_before: str) -> bool:
     return bool(stripped) and stripped[-1] in EAGER_CHARS
 
 
-def single_line_mode(policy: MultiLinePolicy, line_after: str) -> bool:
+def single_line_mode(policy: MultiLinePolicy, line_after: str, line_before: str = "") -> bool:
     """Whether a suggestion must stay on the cursor line under ``policy``.
 
-    ``smart`` is single-line when real code follows the cursor on its line; closing brackets,
-    quotes and punctuation alone (an auto-inserted ``)``) do not count.
+    ``smart`` is single-line when real code follows the cursor on its line (closing brackets,
+    quotes and punctuation alone, such as an auto-inserted ``)``, do not count), and when the
+    line already has code before the cursor that does not end in one of ``EAGER_CHARS``: the
+    user is finishing a line, and its answer is ready (and the model's slot free) as soon as
+    that line is. A blank line or an opener (``{ ( , = [ ; : >``) may start a block.
     """
     if policy == "never":
         return True
     if policy == "always":
         return False
-    return _CLOSING_ONLY.fullmatch(line_after) is None
+    if _CLOSING_ONLY.fullmatch(line_after) is None:
+        return True
+    stripped = line_before.rstrip()
+    return bool(stripped) and stripped[-1] not in EAGER_CHARS
 
 
 class TypingCounter:

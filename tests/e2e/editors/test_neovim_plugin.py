@@ -33,6 +33,12 @@ VERSIONS = [pytest.param("0.12", id="0.12"), pytest.param("0.11", id="0.11")]
 Editor = tuple[str, str, str]
 
 
+def multi_line_everywhere(home: Path) -> None:
+    """Let the server suggest several lines after ``return a`` (``smart`` keeps one there)."""
+    settings = home / "config" / "settings.toml"
+    settings.write_text(settings.read_text() + 'multi_line = "always"\n')
+
+
 def ghosts(state: dict[str, Any]) -> list[tuple[int, int, str, list[str]]]:
     """The ghost texts of a snapshot as (row, column, first line, other lines), 0-based."""
     return [(g["row"], g["col"], g["text"], g["virt_lines"]) for g in state["ghosts"]]
@@ -67,8 +73,9 @@ def assert_accepted_on_the_server(run: NeovimRun, item: dict[str, Any]) -> None:
 
 
 def test_native_accept_line_keeps_the_rest_of_the_suggestion(
-    plugin: RunPlugin, replay: ReplayServer
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path
 ) -> None:
+    multi_line_everywhere(tmp_path)
     replay.script("/v1/completions", completion_reply(" + b\n", "    # the sum"))
     run = plugin("plugin_native_line", "0.12", "auto", typed="a", pause_after_insert=True)
     why = run.explain()
@@ -112,9 +119,10 @@ def test_ghost_text_is_shown_and_accepted(
 
 @pytest.mark.parametrize("editor", EXTMARK_EDITORS)
 def test_partial_accept_by_word_and_line(
-    plugin: RunPlugin, replay: ReplayServer, editor: Editor
+    plugin: RunPlugin, replay: ReplayServer, editor: Editor, tmp_path: Path
 ) -> None:
     version, mode, _ = editor
+    multi_line_everywhere(tmp_path)
     replay.script(
         "/v1/completions", [completion_reply(" + b\n", "    # the sum"), completion_reply(repeat=3)]
     )

@@ -123,6 +123,33 @@ async def test_cancel_request_closes_the_upstream_stream(client, lsp_home, repla
     assert upstream.disconnected_at - cancelled_at < 1.0
 
 
+async def test_a_cancel_does_not_cut_off_a_model_load(client, lsp_home, replay) -> None:
+    # The first answer starts only after 2 s, as when Ollama loads the model on demand (and
+    # abandons the load if the client hangs up); the second request is at another cursor.
+    replay.script(
+        "/v1/completions",
+        [completion_reply("slow", first_byte_delay=2.0, hold_open=True), completion_reply("fast")],
+    )
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    task = asyncio.create_task(
+        client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, params(uri, 1, 11), msg_id="load-1"
+        )
+    )
+    await asyncio.to_thread(replay.wait_for_requests, 1)
+    await asyncio.sleep(1.3)  # past the server's load window, still no answer
+    client.cancel_request(types.CancelParams(id="load-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await task
+    answer = await client.text_document_inline_completion_async(params(uri, 2, 0))
+    assert [item.insert_text for item in answer.items] == ["fast"]
+    loading, second = replay.requests
+    assert loading.response_started_at is not None and loading.disconnected_at is not None
+    assert loading.disconnected_at >= loading.response_started_at  # hung up once answered
+    assert second.received_at >= loading.disconnected_at  # and never queued behind it
+
+
 async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_home, replay):
     replay.script("/v1/completions", [completion_reply("(a, b)", repeat=5)])
     await client.initialize_session(client.init_params)

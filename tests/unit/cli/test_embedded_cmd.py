@@ -78,6 +78,10 @@ def test_params_for_a_small_cpu_server(tmp_path: Path) -> None:
     params = build_params(xllamacpp, ServeOptions(port=4321, threads=2), tmp_path / "m.gguf")
     assert (params.port, params.n_ctx, params.n_parallel) == (4321, 2048, 1)
     assert params.cache_prompt and params.cpuparams.n_threads == 2
+    # A stepped cursor window still reuses the cache: shifting needs the full-size SWA cache.
+    assert params.n_cache_reuse == 256 and params.swa_full
+    off = build_params(xllamacpp, ServeOptions(cache_reuse=0), tmp_path / "m.gguf")
+    assert off.n_cache_reuse == 0 and not off.swa_full
     assert params.model_alias == {MODEL_ID}
     assert params.use_jinja and params.chat_template == TRANSCRIPT_TEMPLATE
     gemma = build_params(xllamacpp, ServeOptions(chat_template="gemma"), tmp_path / "m.gguf")

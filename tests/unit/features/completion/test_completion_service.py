@@ -100,6 +100,8 @@ class Harness:
     settings: list[Settings]
     clock: list[float]
     answers: list[Callable[[Script], None]] = field(default_factory=list)
+    closed: list[list[bool]] = field(default_factory=list)
+    """Per upstream request: which earlier streams were closed when it arrived."""
 
     def use(self, **completion: Any) -> None:
         base = self.settings[0].completion.model_dump()
@@ -153,8 +155,10 @@ async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
     bodies: list[dict[str, Any]] = []
     scripts: list[Script] = []
     answers: list[Callable[[Script], None]] = []
+    closed: list[list[bool]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
+        closed.append([script.closed.is_set() for script in scripts])
         bodies.append(json.loads(request.content))
         script = Script()
         scripts.append(script)
@@ -187,7 +191,7 @@ async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
         clock=lambda: clock[0],
         reuse_grace_s=0,
     )
-    h = Harness(service, backend, store, bodies, scripts, settings, clock, answers)
+    h = Harness(service, backend, store, bodies, scripts, settings, clock, answers, closed)
     yield h
     service.close()
     await asyncio.sleep(0)
@@ -354,6 +358,36 @@ async def test_cancel_previous_closes_the_older_stream(harness: Harness) -> None
     assert [b["prompt"] for b in harness.bodies] == ["x =", "y ="]
 
 
+async def test_one_request_at_a_time_per_provider_instance(harness: Harness) -> None:
+    # Another document, the same model server: the new request is sent once the older
+    # stream is closed, so it never queues behind it in a one-slot server.
+    harness.hold()
+    first = asyncio.create_task(harness.complete("x = |\n", uri="file:///proj/b.py"))
+    await until(lambda: len(harness.scripts) == 1)
+    harness.answer("other")
+    second = await harness.complete("y = |\n")
+    assert (await first).outcome is Outcome.SUPERSEDED
+    assert second.items[0].insert_text == "other"
+    assert harness.closed == [[], [True]]
+
+
+async def test_a_request_that_may_be_loading_the_model_is_not_cut_off(harness: Harness) -> None:
+    harness.service.load_window_s = 0.05
+    harness.hold()
+    first = asyncio.create_task(harness.complete("x = |\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    await asyncio.sleep(0.1)  # no answer past the load window: the model may be loading
+    harness.answer("other")
+    second = asyncio.create_task(harness.complete("y = |\n"))
+    assert (await first).outcome is Outcome.SUPERSEDED
+    await asyncio.sleep(0.1)
+    assert not harness.scripts[0].closed.is_set() and len(harness.bodies) == 1
+    harness.scripts[0].send("loaded")  # the answer starts: the load is done, hang up now
+    await until(harness.scripts[0].closed.is_set)
+    assert (await second).items[0].insert_text == "other"
+    assert harness.closed == [[], [True]]
+
+
 async def test_cancelling_the_request_closes_the_upstream_stream(harness: Harness) -> None:
     harness.hold()
     task = asyncio.create_task(harness.complete("x = |\n"))
@@ -404,6 +438,18 @@ async def test_single_line_stops_the_stream_early(harness: Harness) -> None:
     harness.scripts[0].send("a + b\n", "c = 3\n")  # never finishes by itself
     result = await task
     assert result.items[0].insert_text == "a + b"
+    await until(harness.scripts[0].closed.is_set)
+
+
+async def test_a_started_line_is_answered_when_it_is_complete(harness: Harness) -> None:
+    # The cursor ends a line the user has started: the answer is that line, and the stream
+    # (the model server's slot) is closed as soon as it is complete.
+    harness.hold()
+    task = asyncio.create_task(harness.complete("def f(x):\n    re|\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    harness.scripts[0].send("turn x\n", "    y = 1\n")  # never finishes by itself
+    result = await asyncio.wait_for(task, 2)
+    assert [i.insert_text for i in result.items] == ["turn x"]
     await until(harness.scripts[0].closed.is_set)
 
 

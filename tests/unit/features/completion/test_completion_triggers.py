@@ -57,6 +57,14 @@ def test_single_line_policy() -> None:
     assert not single_line_mode("smart", "")
     assert not single_line_mode("smart", ")")  # only an auto-closed bracket
     assert not single_line_mode("smart", '");  ')
+    # At the end of a line: finishing a started line is single-line; a blank line or an
+    # opener may start a block.
+    assert single_line_mode("smart", "", "    re")
+    assert single_line_mode("smart", ")", "print(va")
+    assert not single_line_mode("smart", "", "    ")
+    assert not single_line_mode("smart", "", "def f(x):")
+    assert not single_line_mode("smart", "", "x = {  ")
+    assert not single_line_mode("always", "", "    re")
 
 
 def test_evaluate_trigger() -> None:
