@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.tools import Tool, ToolContext, ToolOutput, ToolRegistry
-from qodeassist_lsp.lsp.tool_handlers import FolderIgnores
 from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 
