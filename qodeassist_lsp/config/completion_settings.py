@@ -90,9 +90,10 @@ class CompletionSettings(Section):
     )
     adaptive_debounce: bool = Field(
         default=True,
-        description="Adapt the delay to your typing rhythm: about three times your average gap "
-        "between keystrokes (so fast typists wait less), minus the time already passed, clamped "
-        "between `debounce_min_ms` and `debounce_ms`.",
+        description="Adapt the delay to your typing rhythm: about three times your typical "
+        "(median) gap between keystrokes (so fast typists wait less; one and a half times on a "
+        "fresh line, after an opener, or when the completion model runs on this machine), minus "
+        "the time already passed, clamped between `debounce_min_ms` and `debounce_ms`.",
     )
     debounce_min_ms: int = Field(
         default=100,

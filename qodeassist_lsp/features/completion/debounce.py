@@ -2,16 +2,19 @@
 
 Editors ask for an inline completion on nearly every keystroke; sending each one upstream
 wastes tokens and queues requests on local models. The delay follows the user's rhythm (Tabby's
-debouncer): a sliding average of recent keystroke intervals times a rate, clamped between
+debouncer): the median of recent keystroke intervals times a rate, clamped between
 ``debounce_min_ms`` and ``debounce_ms`` — a fast typist's pause is noticed sooner, a slow typist
-is not interrupted between keys. Time already spent since the last keystroke counts, so a
-request that arrives after a pause is sent at once; invoked requests never wait. The clock is
-injectable so tests need no sleeping.
+is not interrupted between keys. The median, not the mean: a user who types a few keys, reads
+the suggestion for most of a second and types on has the rhythm of the keys, and a mean of keys
+and reading pauses would be several times slower than either. Time already spent since the last
+keystroke counts, so a request that arrives after a pause is sent at once; invoked requests
+never wait. The clock is injectable so tests need no sleeping.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,17 +36,17 @@ class AdaptiveDebouncer:
     """Learns the typing rhythm from keystrokes and says how long a request should wait."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, window: int = 20) -> None:
-        """Average the last ``window`` keystroke intervals; ``clock`` gives monotonic seconds."""
+        """Follow the last ``window`` keystroke intervals; ``clock`` gives monotonic seconds."""
         self._clock = clock
         self._intervals: deque[float] = deque(maxlen=window)
         self._last: float | None = None
 
     @property
-    def average_interval_ms(self) -> float | None:
-        """The average recent keystroke interval, or None before two keystrokes."""
+    def typical_interval_ms(self) -> float | None:
+        """The median recent keystroke interval, or None before two keystrokes."""
         if not self._intervals:
             return None
-        return 1000.0 * sum(self._intervals) / len(self._intervals)
+        return 1000.0 * statistics.median(self._intervals)
 
     def note_keystroke(self) -> None:
         """Record a keystroke now."""
@@ -58,10 +61,10 @@ class AdaptiveDebouncer:
         if not settings.adaptive_debounce:
             return high
         low = float(min(settings.debounce_min_ms, settings.debounce_ms))
-        average = self.average_interval_ms
-        if average is None:
+        typical = self.typical_interval_ms
+        if typical is None:
             return high
-        return min(max(average * (_EAGER_RATE if eager else _RATE), low), high)
+        return min(max(typical * (_EAGER_RATE if eager else _RATE), low), high)
 
     def remaining_s(
         self, settings: CompletionSettings, *, eager: bool = False, invoked: bool = False

@@ -35,6 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -194,7 +195,7 @@ class CompletionService:
         data = self.stats.to_json()
         data["inFlight"] = sum(1 for g in self._generations.values() if not g.done.done())
         data["cachedSuggestions"] = len(self._cache)
-        data["typingIntervalMs"] = self._debouncer.average_interval_ms
+        data["typingIntervalMs"] = self._debouncer.typical_interval_ms
         return data
 
     def reset(self) -> None:
@@ -252,7 +253,11 @@ class CompletionService:
             decision = evaluate_trigger(cs, cursor.line_before, cursor.line_after, typed_count)
             if not decision.allowed:
                 return CompletionResult(outcome=Outcome.SUPPRESSED, reason=decision.reason)
-            delay = self._debouncer.remaining_s(cs, eager=decision.eager)
+            # A model on this machine costs nothing per request, and one upstream at a time
+            # with the stream closed on supersede frees its slot within about two tokens
+            # (docs/embedded.md), so local models get the short, eager wait.
+            eager = decision.eager or self._serves_locally(request)
+            delay = self._debouncer.remaining_s(cs, eager=eager)
             if delay > 0 and await pending.wait(delay):
                 return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
             current = self._documents.get(uri)
@@ -264,19 +269,33 @@ class CompletionService:
             return generation
         return await self._wait(generation, "", cursor, cs, invoked, pending, started)
 
-    def _start(
-        self, request: CompletionRequest, cursor: Cursor, cs: CompletionSettings
-    ) -> Generation | CompletionResult:
+    def _pick(self, request: CompletionRequest) -> AgentProfile:
+        """Return the completion agent for the request's file (raises ``NoAgentMatches``)."""
         document = request.document
         configuration = self._backend.configuration
         project = request.project_name
         if project is None:
             folder = configuration.paths.project
             project = folder.name if folder is not None else ""
+        return AgentRouter(configuration.agents).pick(
+            configuration.pipelines.code_completion, document.path or document.uri, project
+        )
+
+    def _serves_locally(self, request: CompletionRequest) -> bool:
+        """Whether the request's agent runs on a model server on this machine (loopback)."""
         try:
-            profile = AgentRouter(configuration.agents).pick(
-                configuration.pipelines.code_completion, document.path or document.uri, project
-            )
+            profile = self._pick(request)
+        except NoAgentMatches:
+            return False
+        instance = self._backend.configuration.providers.get(profile.provider_instance)
+        return instance is not None and instance.is_loopback
+
+    def _start(
+        self, request: CompletionRequest, cursor: Cursor, cs: CompletionSettings
+    ) -> Generation | CompletionResult:
+        document = request.document
+        try:
+            profile = self._pick(request)
         except NoAgentMatches as exc:
             error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
             return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)

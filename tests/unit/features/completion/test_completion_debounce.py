@@ -37,7 +37,7 @@ def test_delay_follows_rhythm_within_bounds() -> None:
     settings = CompletionSettings(debounce_ms=400, debounce_min_ms=100)
     assert debouncer.delay_ms(settings) == 400  # nothing learnt yet: the upper bound
     typed(debouncer, clock, 0.06, 10)
-    assert debouncer.average_interval_ms == pytest.approx(60)
+    assert debouncer.typical_interval_ms == pytest.approx(60)
     assert debouncer.delay_ms(settings) == pytest.approx(180)
     assert debouncer.delay_ms(settings, eager=True) == pytest.approx(100)  # clamped low
     typed(debouncer, clock, 0.3, 30)
@@ -50,7 +50,7 @@ def test_pauses_do_not_count_and_elapsed_time_is_deducted() -> None:
     settings = CompletionSettings(debounce_ms=400, debounce_min_ms=50)
     typed(debouncer, clock, 0.05, 5)
     typed(debouncer, clock, 30.0, 1)  # a long pause is not rhythm
-    assert debouncer.average_interval_ms == pytest.approx(50)
+    assert debouncer.typical_interval_ms == pytest.approx(50)
     assert debouncer.remaining_s(settings) == pytest.approx(0.15)
     clock.now += 0.1
     assert debouncer.remaining_s(settings) == pytest.approx(0.05)
@@ -64,3 +64,16 @@ def test_min_above_max_is_clamped_to_max() -> None:
     settings = CompletionSettings(debounce_ms=100, debounce_min_ms=300)
     typed(debouncer, clock, 0.01, 5)
     assert debouncer.delay_ms(settings) == 100
+
+
+def test_reading_pauses_between_bursts_do_not_slow_the_rhythm() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=350, debounce_min_ms=100)
+    for _ in range(6):  # two keys 125 ms apart, then most of a second reading the suggestion
+        typed(debouncer, clock, 0.125, 2)
+        typed(debouncer, clock, 0.9, 1)
+    # A mean would say 383 ms per key (and wait the full 350 ms); the keys say 125.
+    assert debouncer.typical_interval_ms == pytest.approx(125)
+    assert debouncer.delay_ms(settings) == 350  # 3 x 125, capped
+    assert debouncer.delay_ms(settings, eager=True) == pytest.approx(187.5)
