@@ -31,11 +31,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -44,31 +42,23 @@ from qodeassist_lsp.context.documents import (
     DocumentStore,
 )
 from qodeassist_lsp.core.policy import Pipeline
-from qodeassist_lsp.core.request import new_request_id
-from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
+from qodeassist_lsp.core.router import NoAgentMatches
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
-    build_context,
-    context_layer,
 )
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
-from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
+from qodeassist_lsp.features.completion.extra_context import ExtraContextRing
 from qodeassist_lsp.features.completion.generation import LOAD_WINDOW_S, Anchor, Generation
-from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
+from qodeassist_lsp.features.completion.items import IssuedItems
 from qodeassist_lsp.features.completion.languages import (
-    DEFAULT_COMMENT_PREFIX,
     LanguageTable,
-    mime_type,
 )
-from qodeassist_lsp.features.completion.overlap import replace_length
 from qodeassist_lsp.features.completion.postprocess import (
-    PostprocessOptions,
-    Postprocessor,
     alternatives,
-    inside_block,
 )
+from qodeassist_lsp.features.completion.prompt_plan import PromptPlanner
 from qodeassist_lsp.features.completion.requests import (
     CompletionItem,
     CompletionRequest,
@@ -76,12 +66,12 @@ from qodeassist_lsp.features.completion.requests import (
     PathFilter,
     TriggerKind,
 )
+from qodeassist_lsp.features.completion.routing import pick_agent, serves_locally
 from qodeassist_lsp.features.completion.stand_down import StandDown
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
 from qodeassist_lsp.features.completion.triggers import (
     TypingCounter,
     evaluate_trigger,
-    single_line_mode,
 )
 from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
@@ -96,8 +86,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("qodeassist.completion")
-
-_ISSUED_CAPACITY = 512
 
 
 class CompletionService:
@@ -146,11 +134,11 @@ class CompletionService:
         self._generations: dict[str, Generation] = {}
         self._upstream: dict[str, Generation] = {}
         """The latest generation per provider instance (one slot: one request at a time)."""
-        self._issued: OrderedDict[str, str] = OrderedDict()
-        self._languages = LanguageTable()
+        self._issued = IssuedItems()
         self._custom: list[CustomLanguage] | None = None
         self._stand_down = StandDown(lambda: self._backend.sessions)
         self._ring = ExtraContextRing(documents, is_ignored=self._is_ignored)
+        self._planner = PromptPlanner(documents, self._headers, self._ring, self._is_ignored)
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
         self._sync_documents(self._settings().completion)
@@ -184,7 +172,7 @@ class CompletionService:
 
     def accept(self, item_id: str) -> bool:
         """Record that the suggestion ``item_id`` was accepted (``qodeassist.accepted``)."""
-        agent = self._issued.pop(item_id, None)
+        agent = self._issued.accepted(item_id)
         if agent is None:
             return False
         self.stats.record_accepted(agent)
@@ -256,7 +244,7 @@ class CompletionService:
             # A model on this machine costs nothing per request, and one upstream at a time
             # with the stream closed on supersede frees its slot within about two tokens
             # (docs/embedded.md), so local models get the short, eager wait.
-            eager = decision.eager or self._serves_locally(request)
+            eager = decision.eager or serves_locally(self._backend.configuration, request)
             delay = self._debouncer.remaining_s(cs, eager=eager)
             if delay > 0 and await pending.wait(delay):
                 return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
@@ -269,33 +257,12 @@ class CompletionService:
             return generation
         return await self._wait(generation, "", cursor, cs, invoked, pending, started)
 
-    def _pick(self, request: CompletionRequest) -> AgentProfile:
-        """Return the completion agent for the request's file (raises ``NoAgentMatches``)."""
-        document = request.document
-        configuration = self._backend.configuration
-        project = request.project_name
-        if project is None:
-            folder = configuration.paths.project
-            project = folder.name if folder is not None else ""
-        return AgentRouter(configuration.agents).pick(
-            configuration.pipelines.code_completion, document.path or document.uri, project
-        )
-
-    def _serves_locally(self, request: CompletionRequest) -> bool:
-        """Whether the request's agent runs on a model server on this machine (loopback)."""
-        try:
-            profile = self._pick(request)
-        except NoAgentMatches:
-            return False
-        instance = self._backend.configuration.providers.get(profile.provider_instance)
-        return instance is not None and instance.is_loopback
-
     def _start(
         self, request: CompletionRequest, cursor: Cursor, cs: CompletionSettings
     ) -> Generation | CompletionResult:
         document = request.document
         try:
-            profile = self._pick(request)
+            profile = pick_agent(self._backend.configuration, request)
         except NoAgentMatches as exc:
             error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
             return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
@@ -303,42 +270,7 @@ class CompletionService:
             stand_down = self._stand_down.check(profile.name)
             if stand_down is not None:
                 return stand_down
-        language = self._languages.detect(document.path, document.language_id)
-        header = self._headers.get(document, language) if cs.skip_license_header else None
-        context = build_context(document, cursor, cs, header)
-        healed = ""
-        if continues_text(profile.endpoint, profile.body, profile.tags):
-            prefix, healed = heal_prefix(context.prefix)
-            context = dataclasses.replace(context, prefix=prefix)
-        comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
-        if cs.extra_context_chunks > 0:
-            chunks = self._ring.for_request(document, cursor.line, context.prefix + context.suffix)
-            extra = tuple(ExtraFile.of(chunk, comment_prefix) for chunk in chunks)
-            context = dataclasses.replace(context, extra=extra)
-        layer = context_layer(
-            document,
-            mime=mime_type(document.path or document.uri, document.language_id),
-            settings=cs,
-            store=self._documents,
-            is_ignored=self._is_ignored,
-        )
-        options = PostprocessOptions(
-            output_handler=cs.output_handler,
-            drop_prose=cs.drop_prose,
-            comment_prefix=comment_prefix,
-            single_line=single_line_mode(cs.multi_line, cursor.line_after, cursor.line_before)
-            or (
-                cs.multi_line == "smart"
-                and inside_block(
-                    cursor.line_before, cursor.line_after, cursor.line_below(document.text)
-                )
-            ),
-            line_before=cursor.line_before,
-            line_after=cursor.line_after,
-            next_line=cursor.next_line(document.text),
-            is_fence_tag=self._languages.is_fence_tag,
-            healed=healed,
-        )
+        plan = self._planner.plan(profile, document, cursor, cs)
         sessions = self._backend.sessions
         agent = profile.name
         instance = profile.provider_instance
@@ -351,10 +283,10 @@ class CompletionService:
             Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after),
             agent,
             lambda: sessions.acquire(agent, Pipeline.COMPLETION),
-            context,
-            layer=layer,
-            language=language.name if language else "",
-            postprocessor=Postprocessor(options),
+            plan.context,
+            layer=plan.layer,
+            language=plan.language,
+            postprocessor=plan.postprocessor,
             grace_s=self.reuse_grace_s,
             on_done=self._generation_done,
             after=previous,
@@ -430,16 +362,7 @@ class CompletionService:
         invoked: bool,
         agent: str,
     ) -> tuple[CompletionItem, ...]:
-        limit = cs.max_items_invoked if invoked else 1
-        items: list[CompletionItem] = []
-        for text in texts[:limit]:
-            item_id = new_request_id()  # unique per process is all an item id needs
-            end = cursor.character + replace_length(text, cursor.line_after)
-            items.append(CompletionItem(item_id, text, cursor.line, cursor.character, end))
-            self._issued[item_id] = agent
-            if len(self._issued) > _ISSUED_CAPACITY:
-                self._issued.popitem(last=False)
-        return tuple(items)
+        return self._issued.issue(texts, cursor, cs.max_items_invoked if invoked else 1, agent)
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _generation_done(self, generation: Generation) -> None:
@@ -511,7 +434,7 @@ class CompletionService:
         )
         if self._custom != cs.custom_languages:
             self._custom = list(cs.custom_languages)
-            self._languages = LanguageTable(cs.custom_languages)
+            self._planner.languages = LanguageTable(cs.custom_languages)
 
 
 _MODEL_OUTCOMES = frozenset({Outcome.MODEL, Outcome.REUSED, Outcome.EMPTY, Outcome.TIMEOUT})
