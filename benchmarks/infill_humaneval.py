@@ -51,7 +51,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.rpc_client import RpcClient
+from benchmarks.rpc_client import RpcClient, start_ready_server
 from tests.support.streams import write_embedded_instances
 
 INVOKED = 1  # InlineCompletionTriggerKind.Invoked
@@ -141,23 +141,7 @@ class Server:
         self.client: RpcClient | None = None
 
     async def start(self) -> None:
-        env = {
-            **os.environ,
-            "QODEASSIST_CONFIG_DIR": str(self.home / "config"),
-            "QODEASSIST_DATA_DIR": str(self.home / "data"),
-            "QODEASSIST_LOG_LEVEL": "ERROR",
-        }
-        self.client = await RpcClient.spawn([sys.executable, "-m", "qodeassist_lsp"], env)
-        root = (self.home / "project").as_uri()
-        await self.client.request(
-            "initialize", {"processId": None, "rootUri": root, "capabilities": {}}
-        )
-        self.client.notify("initialized", {})
-        for _ in range(500):
-            status = await self.client.request("qodeassist/status", {})
-            if isinstance(status, dict) and status.get("state") == "ready":
-                break
-            await asyncio.sleep(0.02)
+        self.client = await start_ready_server(self.home)
 
     async def stop(self) -> None:
         if self.client is not None:

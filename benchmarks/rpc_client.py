@@ -22,9 +22,11 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 _HEADER_END = b"\r\n\r\n"
@@ -204,3 +206,23 @@ def _answer(method: str, message: dict[str, Any]) -> Any:
     if method == "workspace/applyEdit":
         return {"applied": False}
     return None  # registerCapability, workDoneProgress/create, showMessageRequest…
+
+
+async def start_ready_server(home: Path) -> RpcClient:
+    """Start the real server on ``home`` (config, data, project) and wait until it is ready."""
+    env = {
+        **os.environ,
+        "QODEASSIST_CONFIG_DIR": str(home / "config"),
+        "QODEASSIST_DATA_DIR": str(home / "data"),
+        "QODEASSIST_LOG_LEVEL": "ERROR",
+    }
+    client = await RpcClient.spawn([sys.executable, "-m", "qodeassist_lsp"], env)
+    root = (home / "project").as_uri()
+    await client.request("initialize", {"processId": None, "rootUri": root, "capabilities": {}})
+    client.notify("initialized", {})
+    for _ in range(500):
+        status = await client.request("qodeassist/status", {})
+        if isinstance(status, dict) and status.get("state") == "ready":
+            break
+        await asyncio.sleep(0.02)
+    return client
