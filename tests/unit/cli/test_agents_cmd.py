@@ -184,7 +184,9 @@ def test_tool_agents_claim_tools(run_cli) -> None:
 def test_render_names_the_detected_fim_family(run_cli) -> None:
     code, out, err = run_cli("agents", "render", "Ollama Completion — StarCoder2")
     assert code == 0, err
-    assert json.loads(out)["body"]["prompt"].startswith("<fim_prefix>def f(x):")
+    prompt = json.loads(out)["body"]["prompt"]
+    # The context's other files lead, after StarCoder2's file separator; then the FIM layout.
+    assert prompt.startswith("<file_sep>src/other") and "\n<fim_prefix>def f(x):" in prompt
     assert "FIM template: StarCoder2 <fim_prefix>…<fim_suffix>…<fim_middle>" in err
     assert "'starcoder2:3b'" in err
 
@@ -196,7 +198,9 @@ def test_render_fim_template_follows_the_model_override(run_cli, config_dir: Pat
     code, out, err = run_cli("agents", "render", "Ollama Completion — FIM Template")
     assert code == 0, err
     body = json.loads(out)["body"]
-    assert body["prompt"].startswith("<PRE> def f(x):") and body["options"]["stop"][0] == "<EOT>"
+    # CodeLlama has no file separator: the other file leads under a comment naming it.
+    assert body["prompt"].startswith("// src/other") and "\n<PRE> def f(x):" in body["prompt"]
+    assert body["options"]["stop"][0] == "<EOT>"
     assert "FIM template: CodeLlama" in err
 
 

@@ -226,6 +226,7 @@ CASES = {
             "stream": True,
             "input_prefix": "def add(a, b):\n    return ",
             "input_suffix": "\n\nprint(add(1, 2))\n",
+            "cache_prompt": True,
         },
     ),
     "OpenAI Base Completions": (
