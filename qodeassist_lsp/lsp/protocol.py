@@ -20,9 +20,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from concurrent.futures import Future
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 import attrs
 import cattrs
@@ -33,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.text_sync import apply_changes
 
 log = logging.getLogger("qodeassist.lsp")
@@ -70,6 +69,10 @@ class RefusedRequest:
     params: JsonRpcInvalidParams
 
 
+SERVER_REQUESTS: Final = frozenset({methods.DIAGNOSTICS})
+"""Our methods the server sends to the client as requests (with an ``id``)."""
+
+
 class QodeProtocol(LanguageServerProtocol):
     """pygls's language server protocol feeding one `DocumentStore`, raw params for ours."""
 
@@ -79,38 +82,17 @@ class QodeProtocol(LanguageServerProtocol):
         self.converter = converter
         self.documents = DocumentStore()
         """The open documents: the one copy the server and its features read."""
-        self._sending_request = False
 
     # The base method is wrapped in lru_cache, which mypy sees as a different signature.
     def get_message_type(self, method: str) -> type | None:  # type: ignore[override]
-        """Return lsprotocol's message class, else `RawRequest` or `RawNotification`.
+        """Return lsprotocol's class, `RawRequest` for our requests to the client, else notify.
 
-        `RawRequest` while `send_request` builds a request of ours, else `RawNotification`
-        (what ``structure_message`` and ``notify`` want).
+        pygls builds an outgoing request from this: a `RawNotification` would have no ``id``.
         """
         if method in types.METHOD_TO_TYPES:
             result: type | None = super().get_message_type(method)
             return result
-        return RawRequest if self._sending_request else RawNotification
-
-    def send_request(
-        self,
-        method: str,
-        params: Any | None = None,
-        callback: Callable[[Any], None] | None = None,
-        msg_id: str | int | None = None,
-    ) -> Future[Any]:
-        """Send a request to the client (pygls's), ours (``qodeassist/diagnostics``) included.
-
-        pygls builds the outgoing message from `get_message_type`, which names
-        `RawNotification` (no ``id``) for our methods; while sending, it names `RawRequest`.
-        """
-        self._sending_request = True
-        try:
-            future: Future[Any] = super().send_request(method, params, callback, msg_id)
-        finally:
-            self._sending_request = False
-        return future
+        return RawRequest if method in SERVER_REQUESTS else RawNotification
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Decode a message; a request whose params fail to structure becomes `INVALID_PARAMS`."""
