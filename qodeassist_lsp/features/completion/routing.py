@@ -10,7 +10,9 @@ from __future__ import annotations
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
-from qodeassist_lsp.features.completion.requests import CompletionRequest
+from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
+from qodeassist_lsp.features.completion.stats import Outcome
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 
 def pick_agent(configuration: Configuration, request: CompletionRequest) -> AgentProfile:
@@ -25,11 +27,18 @@ def pick_agent(configuration: Configuration, request: CompletionRequest) -> Agen
     )
 
 
-def serves_locally(configuration: Configuration, request: CompletionRequest) -> bool:
-    """Whether the request's agent runs on a model server on this machine (loopback URL)."""
+def route(
+    configuration: Configuration, request: CompletionRequest
+) -> AgentProfile | CompletionResult:
+    """Return the request's agent, or the error result when none matches."""
     try:
-        profile = pick_agent(configuration, request)
-    except NoAgentMatches:
-        return False
+        return pick_agent(configuration, request)
+    except NoAgentMatches as exc:
+        error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
+        return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
+
+
+def serves_locally(configuration: Configuration, profile: AgentProfile) -> bool:
+    """Whether ``profile``'s provider is a model server on this machine (loopback URL)."""
     instance = configuration.providers.get(profile.provider_instance)
     return instance is not None and instance.is_loopback

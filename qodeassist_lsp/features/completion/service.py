@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -42,7 +43,6 @@ from qodeassist_lsp.context.documents import (
     DocumentStore,
 )
 from qodeassist_lsp.core.policy import Pipeline
-from qodeassist_lsp.core.router import NoAgentMatches
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
@@ -66,7 +66,7 @@ from qodeassist_lsp.features.completion.requests import (
     PathFilter,
     TriggerKind,
 )
-from qodeassist_lsp.features.completion.routing import pick_agent, serves_locally
+from qodeassist_lsp.features.completion.routing import route, serves_locally
 from qodeassist_lsp.features.completion.stand_down import StandDown
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
 from qodeassist_lsp.features.completion.triggers import (
@@ -74,7 +74,6 @@ from qodeassist_lsp.features.completion.triggers import (
     evaluate_trigger,
 )
 from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 __all__ = [
     "CompletionItem",
@@ -234,6 +233,7 @@ class CompletionService:
                 )
             running.cancel()
 
+        eager = False
         if not invoked:
             typed_count = self._typing.count(
                 uri, ignore_whitespace=cs.ignore_whitespace_in_char_count
@@ -241,31 +241,39 @@ class CompletionService:
             decision = evaluate_trigger(cs, cursor.line_before, cursor.line_after, typed_count)
             if not decision.allowed:
                 return CompletionResult(outcome=Outcome.SUPPRESSED, reason=decision.reason)
+            eager = decision.eager
+        configuration = self._backend.configuration
+        profile = route(configuration, request)
+        if isinstance(profile, CompletionResult):
+            return profile
+        if not invoked:
             # A model on this machine costs nothing per request, and one upstream at a time
             # with the stream closed on supersede frees its slot within about two tokens
             # (docs/embedded.md), so local models get the short, eager wait.
-            eager = decision.eager or serves_locally(self._backend.configuration, request)
+            eager = eager or serves_locally(configuration, profile)
             delay = self._debouncer.remaining_s(cs, eager=eager)
             if delay > 0 and await pending.wait(delay):
                 return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
             current = self._documents.get(uri)
             if current is not None and current.version != document.version:
                 return CompletionResult(outcome=Outcome.SUPERSEDED, reason="document changed")
-
-        generation = self._start(request, cursor, cs)
+        if self._backend.configuration is not configuration:  # reloaded during the debounce
+            profile = route(self._backend.configuration, request)
+            if isinstance(profile, CompletionResult):
+                return profile
+        generation = self._start(request, profile, cursor, cs)
         if isinstance(generation, CompletionResult):
             return generation
         return await self._wait(generation, "", cursor, cs, invoked, pending, started)
 
     def _start(
-        self, request: CompletionRequest, cursor: Cursor, cs: CompletionSettings
+        self,
+        request: CompletionRequest,
+        profile: AgentProfile,
+        cursor: Cursor,
+        cs: CompletionSettings,
     ) -> Generation | CompletionResult:
         document = request.document
-        try:
-            profile = pick_agent(self._backend.configuration, request)
-        except NoAgentMatches as exc:
-            error = ErrorInfo(ErrorCategory.CONFIG, str(exc))
-            return CompletionResult(outcome=Outcome.ERROR, reason="no agent", error=error)
         if request.trigger is TriggerKind.AUTOMATIC:
             stand_down = self._stand_down.check(profile.name)
             if stand_down is not None:

@@ -6,8 +6,9 @@ import pytest
 
 from qodeassist_lsp.context.documents import Document
 from qodeassist_lsp.core.router import NoAgentMatches
-from qodeassist_lsp.features.completion.requests import CompletionRequest
-from qodeassist_lsp.features.completion.routing import pick_agent, serves_locally
+from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
+from qodeassist_lsp.features.completion.routing import pick_agent, route, serves_locally
+from qodeassist_lsp.features.completion.stats import Outcome
 from tests.unit.conftest import ConfigTree
 
 REMOTE = """
@@ -25,11 +26,12 @@ def request(name: str = "a.py") -> CompletionRequest:
 def test_an_agent_on_a_loopback_provider_serves_locally(tree: ConfigTree) -> None:
     tree.write("bundled/pipelines.toml", '[pipelines]\ncode_completion = ["Chat"]\n')
     config = tree.load()
-    assert pick_agent(config, request()).name == "Chat"
-    assert serves_locally(config, request())
+    profile = pick_agent(config, request())
+    assert profile.name == "Chat"
+    assert serves_locally(config, profile)
 
 
-def test_a_remote_provider_or_no_agent_does_not(tree: ConfigTree) -> None:
+def test_a_remote_provider_does_not_and_no_agent_is_an_error(tree: ConfigTree) -> None:
     tree.write("bundled/providers/remote.toml", REMOTE)
     tree.write(
         "bundled/agents/far.toml",
@@ -37,9 +39,10 @@ def test_a_remote_provider_or_no_agent_does_not(tree: ConfigTree) -> None:
     )
     tree.write("bundled/pipelines.toml", '[pipelines]\ncode_completion = ["Far"]\n')
     config = tree.load()
-    assert not serves_locally(config, request())
+    assert not serves_locally(config, pick_agent(config, request()))
     tree.write("bundled/pipelines.toml", "[pipelines]\ncode_completion = []\n")
-    empty = tree.load()
     with pytest.raises(NoAgentMatches):
-        pick_agent(empty, request())
-    assert not serves_locally(empty, request())
+        pick_agent(tree.load(), request())
+    refused = route(tree.load(), request())
+    assert isinstance(refused, CompletionResult)
+    assert refused.outcome is Outcome.ERROR and refused.error is not None
