@@ -26,16 +26,19 @@ packages — see SOURCES):
 Figures per file and client: p50/p95 from sending the last keystroke's request to its answer;
 prompt tokens llama.cpp processed per upstream request (``timings.prompt_n``, with
 ``cache_n`` reused from its prompt cache) — all requests and after the first one of a file;
-upstream requests started and finished (cancelled requests report no timings, so their prompt
-work is not counted); edit similarity (1 − Levenshtein distance / longer length) of the
+upstream requests started and finished (run to their end rather than closed early; a request
+closed before its first token reports no timings, so its prompt work is not counted); edit
+similarity (1 − Levenshtein distance / longer length) of the
 completed line (typed text + the suggestion's first line) to the real one, exact matches, and
 empty answers.
 
 How prompt tokens are read: through the language server the provider's response is not
 visible, so each proxy copies the bytes llama.cpp sends back and picks the ``"timings"`` object
-out of them (llama.cpp puts it in the last chunk of every finished completion, streamed or not).
-It is the count llama.cpp itself reports, per request, with no change to the server or the
-model server. A request counts as started when the proxy sees its ``POST``.
+out of them. llama.cpp puts it in the last chunk of a finished completion only, and the server
+closes most streams at a line end, so the proxy adds ``"timings_per_token": true`` to each
+request's JSON body: then every chunk carries the counts (the prompt's are known from the first
+token on). It is the count llama.cpp itself reports, per request; nothing else about the
+request changes. A request counts as started when the proxy sees its ``POST``.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ NAIVE_LINES = 50
 NAIVE_BODY = {"model": "gemma3-270m", "max_tokens": 64, "temperature": 0, "seed": 42}
 NAIVE_STOP = ["\n\n"]
 TIMINGS = re.compile(rb'"timings"\s*:\s*(\{[^{}]*\})')
+FINISHED = re.compile(rb'"finish_reason"\s*:\s*"')
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -154,6 +158,9 @@ class Upstream:
     chunks: int = 0
     """Streamed ``data:`` events relayed (one per generated token, for llama.cpp)."""
     timings: dict[str, float] | None = None
+    """llama.cpp's prompt and generation counts, as last reported (every chunk carries them)."""
+    finished: bool = False
+    """llama.cpp ran the request to its end (a ``finish_reason``), not closed early."""
 
 
 @dataclass
@@ -163,7 +170,6 @@ class Proxy:
     upstream_port: int
     port: int = 0
     started: int = 0
-    timings: list[dict[str, float]] = field(default_factory=list)
     requests: list[Upstream] = field(default_factory=list)
     _server: asyncio.Server | None = None
 
@@ -177,7 +183,6 @@ class Proxy:
 
     def reset(self) -> None:
         self.started = 0
-        self.timings = []
         self.requests = []
 
     async def close(self) -> None:
@@ -192,28 +197,52 @@ class Proxy:
             return
         mine: list[Upstream] = []  # this connection's requests, the current one last
 
-        def posts(tail: bytes, data: bytes) -> bytes:
-            for _ in range(data.count(b"POST /")):
-                self.started += 1
-                mine.append(Upstream(time.monotonic()))
-                self.requests.append(mine[-1])
-            return b""
-
         def answers(tail: bytes, data: bytes) -> bytes:
-            if mine:
-                now = time.monotonic()
-                mine[-1].first_byte = mine[-1].first_byte or now
-                mine[-1].last_byte = now
-                mine[-1].chunks += data.count(b"data: ")
-            return self._read_timings(tail + data, mine[-1] if mine else None)
+            if not mine:
+                return b""
+            now = time.monotonic()
+            mine[-1].first_byte = mine[-1].first_byte or now
+            mine[-1].last_byte = now
+            mine[-1].chunks += data.count(b"data: ")
+            return self._read_timings(tail + data, mine[-1])
 
         await asyncio.gather(
-            self._pipe(reader, up_writer, posts),
+            self._relay_requests(reader, up_writer, mine),
             self._pipe(up_reader, writer, answers),
             return_exceptions=True,
         )
         for request in mine:
             request.closed = request.closed or time.monotonic()
+
+    async def _relay_requests(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, mine: list[Upstream]
+    ) -> None:
+        """Relay HTTP requests, each asking llama.cpp for ``timings`` in every streamed chunk.
+
+        llama.cpp reports a request's prompt counts in its last chunk only, and a stream the
+        language server closes at a line end never gets there; ``timings_per_token`` makes
+        every chunk carry them. It changes nothing else about the request.
+        """
+        try:
+            while head := await source.readuntil(b"\r\n\r\n"):
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                body = await source.readexactly(int(length.group(1))) if length else b""
+                if head.startswith(b"POST /"):
+                    self.started += 1
+                    mine.append(Upstream(time.monotonic()))
+                    self.requests.append(mine[-1])
+                    with contextlib.suppress(ValueError, TypeError):
+                        body = json.dumps({**json.loads(body), "timings_per_token": True}).encode()
+                    head = re.sub(
+                        rb"(?im)^content-length:\s*\d+", b"Content-Length: %d" % len(body), head
+                    )
+                sink.write(head + body)
+                await sink.drain()
+        except (asyncio.IncompleteReadError, OSError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
 
     async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, tap) -> None:
         tail = b""
@@ -226,14 +255,18 @@ class Proxy:
             with contextlib.suppress(OSError):
                 sink.close()
 
-    def _read_timings(self, data: bytes, request: Upstream | None) -> bytes:
+    @property
+    def timings(self) -> list[dict[str, float]]:
+        """The last timings each request reported, in the order the requests were posted."""
+        return [r.timings for r in self.requests if r.timings is not None]
+
+    def _read_timings(self, data: bytes, request: Upstream) -> bytes:
         end = 0
         for match in TIMINGS.finditer(data):
             with contextlib.suppress(ValueError):
-                self.timings.append(json.loads(match.group(1)))
-                if request is not None:
-                    request.timings = self.timings[-1]
+                request.timings = json.loads(match.group(1))
             end = match.end()
+        request.finished = request.finished or FINISHED.search(data) is not None
         return data[end:][-4096:]  # keep a tail in case a timings object is split across reads
 
 
@@ -430,7 +463,7 @@ def summary(samples: list[Sample], proxy: Proxy, firsts: int) -> dict[str, Any]:
         "prompt_tokens_median_after_first": median(prompt_n[firsts:]),
         "cached_tokens_median": median(cache_n),
         "upstream_started": proxy.started,
-        "upstream_finished": len(proxy.timings),
+        "upstream_finished": sum(r.finished for r in proxy.requests),
         "edit_similarity": round(
             statistics.fmean(
                 edit_similarity(s.completed.strip(), s.expected.strip()) for s in samples
@@ -445,6 +478,19 @@ def summary(samples: list[Sample], proxy: Proxy, firsts: int) -> dict[str, Any]:
     }
 
 
+def per_line(samples: list[Sample]) -> list[dict[str, Any]]:
+    """Each answer, for ``--json``: latency, what was typed, the completed and the real line."""
+    return [
+        {
+            "ms": round(s.latency_ms),
+            "typed": s.typed.strip(),
+            "completed": s.completed.strip(),
+            "expected": s.expected.strip(),
+        }
+        for s in samples
+    ]
+
+
 def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
     """Where the time of each answer went, as medians over the samples (milliseconds).
 
@@ -452,9 +498,9 @@ def breakdown(samples: list[Sample], proxy: Proxy) -> dict[str, Any]:
     from the keystroke's request to that POST (debounce; 0 when an earlier request's stream
     answered); ``queue``: from the POST to the first byte, less llama.cpp's prompt and
     first-token time (waiting for the slot); ``prompt``/``generate``: llama.cpp's own
-    ``prompt_ms``/``predicted_ms``; ``tokens``: tokens generated. A stream the client closed
-    early (a single line complete) gets no timings from llama.cpp: then ``first byte`` is the
-    time from the POST to the first token (queue and prompt together), ``generate`` the time
+    ``prompt_ms``/``predicted_ms``; ``tokens``: tokens generated (a stream the client closed
+    early reports them as of its last chunk). A request with no timings (closed before its first
+    token): ``first byte`` is the time from the POST to the first byte, ``generate`` the time
     from the first to the last byte and ``tokens`` the streamed events. ``busy``: answers whose
     POST found another of the client's connections to llama.cpp still open.
     """
@@ -536,7 +582,7 @@ def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
                 for i, (c, w) in enumerate(zip(r, widths, strict=True))
             ).rstrip()
         )
-    print("upstream = requests llama.cpp finished (with timings) / requests started")
+    print("upstream = requests llama.cpp ran to their end / requests started")
     print("where the time went (medians, ms; see breakdown()):")
     for file, client, s in rows:
         b = s.get("breakdown", {})
@@ -600,11 +646,13 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]
                     await asyncio.sleep(1)  # late timings of dropped requests
                     rows.append((label, "server", summary(samples, server_proxy, 1)))
                     rows[-1][2]["breakdown"] = breakdown(samples, server_proxy)
+                    rows[-1][2]["samples"] = per_line(samples)
                     naive_proxy.reset()
                     samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
                     await asyncio.sleep(1)
                     rows.append((label, "naive", summary(samples, naive_proxy, 1)))
                     rows[-1][2]["breakdown"] = breakdown(samples, naive_proxy)
+                    rows[-1][2]["samples"] = per_line(samples)
         finally:
             await server.stop()
             await server_proxy.close()

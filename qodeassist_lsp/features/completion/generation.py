@@ -296,7 +296,9 @@ class Generation:
         if len(self.text) > MAX_OUTPUT_CHARS:
             self.stopped_early = True
             return True
-        if "\n" in delta and self.postprocessor.should_stop(self.text):
+        if (
+            "\n" in delta or self.postprocessor.looping(self.text)
+        ) and self.postprocessor.should_stop(self.text):
             self.stopped_early = True
             return True
         return False

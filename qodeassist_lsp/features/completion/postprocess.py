@@ -13,7 +13,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    the indentation of the code line after them: the model skipped a line, but the cursor's
    line is where the code goes. An echo of the cursor line's text before the cursor is
    removed from the first line.
-3. Stop rules: single-line mode keeps the first line; a line (or a block of lines) that
+3. Stop rules: a line that repeats a piece of four to forty characters three times in a row
+   (``d?([0-9]+)d?([0-9]+)d?([0-9]+)``: a model looping within a line) ends after the first
+   copy; single-line mode keeps the first line; a line (or a block of lines) that
    repeats the one right before it ends the suggestion before the repetition (the model is
    looping); so does a line equal to the first non-blank line below the cursor (the model
    reached code that already exists), and a line indented less than the cursor's line (the
@@ -25,7 +27,8 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    removed" rule); a blank result means no suggestion.
 
 ``should_stop`` applies the same rules to a partial stream so the upstream request can be
-closed as soon as more output could not change the suggestion.
+closed as soon as more output could not change the suggestion; ``looping`` tells, for every
+streamed piece, whether the line being written loops, which ``should_stop`` then confirms.
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ _OPENERS: Final = "([{"
 _CLOSERS: Final = ")]}"
 _MAX_BLOCK: Final = 8
 """The longest block of lines checked for an immediate repetition."""
+_IN_LINE_LOOP: Final = re.compile(r"(.{4,40}?)\1\1")
+"""A piece of a line written three times in a row (a loop, unless it is ``----``-like)."""
+_LOOP_MIN_DISTINCT: Final = 3
+"""Distinct non-space characters a looping piece needs: ``0, 0, 0, `` or ``=-=-`` is data."""
 
 
 def _never_a_tag(tag: str) -> bool:
@@ -97,7 +104,8 @@ class Postprocessor:
         """Post-process ``raw``; with ``final=False`` only its complete lines count."""
         raw = self.answer(raw.replace("\r\n", "\n"))
         lines = raw.split("\n")
-        if not final:
+        looped = _cut_loop(lines)
+        if not final and not looped:
             lines.pop()  # the unterminated tail may still grow
         fenced = self._fenced(lines)
         if fenced:
@@ -116,15 +124,19 @@ class Postprocessor:
         lines = [line.rstrip() for line in lines]
         while lines and not lines[-1]:
             lines.pop()
-        return Processed("\n".join(lines), cut)
+        return Processed("\n".join(lines), cut or looped)
 
     def answer(self, raw: str) -> str:
         """Return the model's text as it continues the cursor line (the healing undone)."""
         return unheal(raw, self.options.healed)
 
+    def looping(self, raw: str) -> bool:
+        """Whether the last line of the stream ``raw`` so far loops (cheap: one line)."""
+        return _loop_end(raw[raw.rfind("\n") + 1 :]) is not None
+
     def should_stop(self, raw: str) -> bool:
         """Whether the stream ``raw`` so far already decides the suggestion."""
-        if "\n" not in raw:
+        if "\n" not in raw and not self.looping(raw):
             return False
         if not self.process(raw, final=False).cut:
             return False
@@ -239,6 +251,38 @@ def _repeat_start(lines: list[str], index: int) -> int | None:
         ):
             return index - size + 1
     return None
+
+
+def _loop_end(line: str) -> int | None:
+    """Where the first copy of a piece that ``line`` repeats three times ends (else None).
+
+    Any rotation of the piece is a copy; the end chosen is the first that leaves the line's
+    brackets balanced (``(?u<10)d?([0-9]+)``, not ``(?u<10)d?([0-9]+``), if one does.
+    """
+    for match in _IN_LINE_LOOP.finditer(line):
+        piece = match.group(1)
+        if len(set(piece) - {" ", "\t"}) < _LOOP_MIN_DISTINCT:
+            continue
+        first = match.start() + len(piece)
+        for end in range(first, first + len(piece)):
+            if _balanced(line[:end]):
+                return end
+        return first
+    return None
+
+
+def _balanced(text: str) -> bool:
+    return all(text.count(o) == text.count(c) for o, c in zip(_OPENERS, _CLOSERS, strict=True))
+
+
+def _cut_loop(lines: list[str]) -> bool:
+    """Cut ``lines`` (in place) after the first copy of the first in-line loop; True if cut."""
+    for index, line in enumerate(lines):
+        end = _loop_end(line)
+        if end is not None:
+            lines[index:] = [line[:end]]
+            return True
+    return False
 
 
 def _indent(line: str) -> int:

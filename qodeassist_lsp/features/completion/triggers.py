@@ -31,7 +31,8 @@ __all__ = [
 
 EAGER_CHARS: Final = frozenset("{(,=[;:>")
 """A request is due at once after one of these (the last non-space character)."""
-_MEMBER_ACCESS: Final = re.compile(r"(?:\.|->|::)\w*$")
+_MEMBER_ACCESS: Final = re.compile(r"(?:(?<!\\)\.|->|::)\w*$")
+"""``x.``, ``p->``, ``ns::`` (a dot after a backslash is an escape: ``\\.`` in a regex)."""
 _NUMBER_DOT: Final = re.compile(r"(?<![\w.])\d+\.\d*$")
 _CLOSING_ONLY: Final = re.compile(r"[\s)\]}>;,'\"`]*")
 

@@ -101,6 +101,21 @@ def test_a_repeated_block_stops_before_the_repetition() -> None:
     assert p.process("i += 1\nf(i)\ni += 1\ng(i)").text == "i += 1\nf(i)\ni += 1\ng(i)"
 
 
+def test_a_line_looping_within_itself_ends_after_the_first_copy() -> None:
+    # The replay's lexer.py answer that ran to max_tokens (1.7 s) on Gemma 3 270M.
+    looping = "(?u<10)d?([0-9]+)d?([0-9]+)d?([0-9]+)d?([0-9]+)d?([0-9"
+    single = post(single_line=True)
+    assert single.process(looping) == Processed("(?u<10)d?([0-9]+)", True)
+    assert single.looping(looping) and single.should_stop(looping)
+    assert post().process(f"x = 1\n{looping}\nmore()").text == "x = 1\n(?u<10)d?([0-9]+)"
+    # Data repeats short or plain pieces: not a loop.
+    for line in ("[0, 0, 0, 0, 0, 0, 0, 0]", "# " + "-" * 40, "=-=-=-=-=-=-=-=-", "ab ab"):
+        assert not single.looping(line)
+        assert single.process(line).text == line
+    # Twice is not yet a loop: ``f(a), f(a)`` can be real code.
+    assert not single.looping("call(a), call(a)")
+
+
 def test_stops_at_the_line_below_the_cursor() -> None:
     p = post(next_line="    return total")
     processed = p.process("total += x\n    return total\n\ndef other():")

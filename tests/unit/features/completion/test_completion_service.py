@@ -453,6 +453,20 @@ async def test_a_started_line_is_answered_when_it_is_complete(harness: Harness) 
     await until(harness.scripts[0].closed.is_set)
 
 
+async def test_a_line_looping_within_itself_is_answered_before_its_line_ends(
+    harness: Harness,
+) -> None:
+    # A small model writing ``\d+`` forever on one line: closed at the third copy, not after
+    # max_tokens.
+    harness.hold()
+    task = asyncio.create_task(harness.complete("num_re = re.compile(r|\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    harness.scripts[0].send('"(', "\\d+)", "(\\d+)", "(\\d+)", "(\\d+)")  # no line end
+    result = await asyncio.wait_for(task, 2)
+    assert [i.insert_text for i in result.items] == ['"(\\d+)']
+    await until(harness.scripts[0].closed.is_set)
+
+
 async def test_stops_at_the_existing_next_line(harness: Harness) -> None:
     harness.hold()
     task = asyncio.create_task(harness.complete("def f():\n|\n    return x\n"))

@@ -22,6 +22,9 @@ from qodeassist_lsp.features.completion.triggers import (
         ("self.na", "", "right after a member access"),
         ("ptr->", "", "right after a member access"),
         ("std::vec", "", "right after a member access"),
+        ("    .filter(", "", None),
+        ("    .fil", "", "right after a member access"),
+        (r"    \.", "", None),  # a regex escape, not a member access
         ("x = 1.", "", None),
         ("x = 1.5", "", None),
         ("foo", "", None),
