@@ -191,6 +191,15 @@ class CompletionSettings(Section):
         description="Most estimated tokens (about four characters each) of all extra-context "
         "chunks together; the oldest chunks go first.",
     )
+    warm_idle_ms: int = Field(
+        default=1000,
+        ge=0,
+        le=600_000,
+        description="After this long without an edit or a completion request, send the "
+        "extra context ahead of the next request (a model server on this machine only, and "
+        "only for agents that use `ctx.files_metadata`), so that its prompt cache holds it; "
+        "0 turns warming off.",
+    )
     output_handler: OutputHandler = Field(
         default="auto",
         description="Post-processing of model output: `auto` processes it only when a line "

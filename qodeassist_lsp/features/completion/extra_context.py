@@ -190,12 +190,13 @@ class ExtraContextRing:
         self._trim()
 
     # -- reading -------------------------------------------------------------------------------
-    def for_request(self, document: Document, line: int, window: str) -> list[Chunk]:
+    def for_request(self, document: Document, line: int | None, window: str) -> list[Chunk]:
         """Return the chunks for a completion at ``line`` of ``document``, oldest first.
 
         Takes the chunks that became due (edits in other documents, the previous position in
         this one when the cursor moved far), then evicts those the cursor ``window`` (the
-        prefix and suffix sent) already mostly contains.
+        prefix and suffix sent) already mostly contains. ``line`` None: the cursor is not known
+        (a warm-up after a document was opened); nothing is noted for this document.
         """
         if self.max_chunks <= 0:
             return []
@@ -207,9 +208,10 @@ class ExtraContextRing:
             if other is not None:
                 self.add(other, edited_line)
         previous = self._asked.get(document.uri)
-        if previous is not None and abs(line - previous) > self.chunk_lines:
-            self.add(document, previous)
-        self._asked[document.uri] = line
+        if line is not None:
+            if previous is not None and abs(line - previous) > self.chunk_lines:
+                self.add(document, previous)
+            self._asked[document.uri] = line
         seen = frozenset(_key_lines(window))
         self._chunks = [c for c in self._chunks if c.overlap(seen) <= WINDOW_OVERLAP]
         return [c for c in self._chunks if not self._ignored_uri(c.uri)]

@@ -18,6 +18,9 @@ only sent once the previous one has closed its stream, and never queues behind i
 cancellation is immediate unless the request has waited longer than ``load_window_s`` without
 any answer: then the server is probably loading the model (Ollama loads on demand and abandons
 the load when the client hangs up), so the stream is closed as soon as its answer starts instead.
+
+A *warm-up* generation (``warm=True``, see ``warming``) answers nobody: its stream is closed at
+the first event, when the model server has processed (and cached) its prompt.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class Generation:
         on_done: Callable[[Generation], None] | None = None,
         after: Generation | None = None,
         load_window_s: float = LOAD_WINDOW_S,
+        warm: bool = False,
     ) -> None:
         """Prepare (not start) the generation; ``on_done`` runs once it has ended.
 
@@ -99,8 +103,10 @@ class Generation:
         """The agent that answered: ``agent`` or, after a failover, one of its fallbacks."""
         self.stopped_early = False
         self.cancelled = False
-        self.reusable = True
-        """False once the document changed outside the anchor's line."""
+        self.warm = warm
+        """A warm-up: closed at its first event, never answers a request."""
+        self.reusable = not warm
+        """False once the document changed outside the anchor's line (always, for a warm-up)."""
         self._lease = lease
         self._context = context
         self._layer = layer
@@ -269,9 +275,9 @@ class Generation:
     def _on_event(self, event: SessionEvent) -> None:
         if not self.answering and not isinstance(event, (FailedEvent, CancelledEvent)):
             self.answering = True
-            if self._cancel_on_answer and self._session is not None:
+            if (self._cancel_on_answer or self.warm) and self._session is not None:
                 self._stopping = True
-                self._session.cancel()  # loaded now: close the stream after this event
+                self._session.cancel()  # loaded (or warmed): close the stream after this event
                 return
         if isinstance(event, TextEvent):
             if not self.answered_by and self._session is not None:

@@ -66,9 +66,19 @@ class PromptPlanner:
         """The language table (replaced when ``custom_languages`` change)."""
 
     def plan(
-        self, profile: AgentProfile, document: Document, cursor: Cursor, cs: CompletionSettings
+        self,
+        profile: AgentProfile,
+        document: Document,
+        cursor: Cursor | None,
+        cs: CompletionSettings,
     ) -> PromptPlan:
-        """Return what ``profile`` is sent for ``cursor`` in ``document`` under ``cs``."""
+        """Return what ``profile`` is sent for ``cursor`` in ``document`` under ``cs``.
+
+        ``cursor`` None (a warm-up where it is not known): the start of the document, and the
+        extra context is not matched against a cursor window.
+        """
+        known = cursor is not None
+        cursor = cursor or Cursor.at_position(document.text, 0, 0, 0)
         language = self.languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
         context = build_context(document, cursor, cs, header)
@@ -78,7 +88,8 @@ class PromptPlanner:
             context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
         if cs.extra_context_chunks > 0:
-            chunks = self._ring.for_request(document, cursor.line, context.prefix + context.suffix)
+            window = context.prefix + context.suffix if known else ""
+            chunks = self._ring.for_request(document, cursor.line if known else None, window)
             extra = tuple(ExtraFile.of(chunk, comment_prefix) for chunk in chunks)
             context = dataclasses.replace(context, extra=extra)
         layer = context_layer(

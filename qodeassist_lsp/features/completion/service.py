@@ -16,7 +16,10 @@ first:
    lines streamed so far are returned), invoked ones several items. One generation per
    provider instance goes upstream at a time: a new one cancels the previous one on the same
    instance and sends its request once that stream is closed (a local model server has one
-   slot; a second request would queue behind the first).
+   slot; a second request would queue behind the first). ``answer`` turns what the generation
+   streamed into the result.
+
+When the user is idle, ``warming`` sends the extra context ahead of the next request.
 
 The request and result types live in ``requests`` and are re-exported here.
 
@@ -44,6 +47,7 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime_view import RuntimeView
+from qodeassist_lsp.features.completion.answer import answer
 from qodeassist_lsp.features.completion.context_builder import (
     Cursor,
     HeaderCache,
@@ -58,7 +62,7 @@ from qodeassist_lsp.features.completion.languages import (
 from qodeassist_lsp.features.completion.postprocess import (
     alternatives,
 )
-from qodeassist_lsp.features.completion.prompt_plan import PromptPlanner
+from qodeassist_lsp.features.completion.prompt_plan import PromptPlan, PromptPlanner
 from qodeassist_lsp.features.completion.requests import (
     CompletionItem,
     CompletionRequest,
@@ -74,6 +78,7 @@ from qodeassist_lsp.features.completion.triggers import (
     evaluate_trigger,
 )
 from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
+from qodeassist_lsp.features.completion.warming import CacheWarmer
 
 __all__ = [
     "CompletionItem",
@@ -138,9 +143,20 @@ class CompletionService:
         self._stand_down = StandDown(lambda: self._backend.sessions)
         self._ring = ExtraContextRing(documents, is_ignored=self._is_ignored)
         self._planner = PromptPlanner(documents, self._headers, self._ring, self._is_ignored)
+        self._warmer = CacheWarmer(
+            documents,
+            self._planner,
+            backend,
+            self._settings,
+            launch=lambda profile, anchor, plan: self._launch(profile, anchor, plan, warm=True),
+            busy=lambda instance: instance in self._upstream,
+            is_ignored=self._is_ignored,
+        )
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
         self._sync_documents(self._settings().completion)
+        for document in documents:  # opened before the service existed (it starts lazily)
+            self._warmer.arm(document.uri, None)
 
     # -- public API ----------------------------------------------------------------------------
     async def complete(self, request: CompletionRequest) -> CompletionResult:
@@ -160,6 +176,7 @@ class CompletionService:
         finally:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
+            self._warmer.arm(uri, request.line, request.character)
         elapsed = (asyncio.get_running_loop().time() - started) * 1000.0
         result = dataclasses.replace(result, elapsed_ms=elapsed)
         latency = elapsed if result.outcome in _MODEL_OUTCOMES else None
@@ -183,6 +200,7 @@ class CompletionService:
         data["inFlight"] = sum(1 for g in self._generations.values() if not g.done.done())
         data["cachedSuggestions"] = len(self._cache)
         data["typingIntervalMs"] = self._debouncer.typical_interval_ms
+        data["warmUps"] = self._warmer.warm_ups
         return data
 
     def reset(self) -> None:
@@ -197,6 +215,7 @@ class CompletionService:
         self._documents.remove_listener(self._ring.on_document)
         for pending in list(self._pending.values()):
             pending.supersede()
+        self._warmer.cancel()
         self.reset()
 
     # -- the request path ----------------------------------------------------------------------
@@ -228,8 +247,8 @@ class CompletionService:
         if running is not None:
             typed = running.serves(cursor.line, cursor.line_before, cursor.line_after)
             if typed is not None:
-                return await self._wait(
-                    running, typed, cursor, cs, invoked, pending, started, reused=True
+                return await answer(
+                    running, typed, cursor, cs, invoked, pending, started, self._items, reused=True
                 )
             running.cancel()
 
@@ -264,7 +283,7 @@ class CompletionService:
         generation = self._start(request, profile, cursor, cs)
         if isinstance(generation, CompletionResult):
             return generation
-        return await self._wait(generation, "", cursor, cs, invoked, pending, started)
+        return await answer(generation, "", cursor, cs, invoked, pending, started, self._items)
 
     def _start(
         self,
@@ -279,6 +298,15 @@ class CompletionService:
             if stand_down is not None:
                 return stand_down
         plan = self._planner.plan(profile, document, cursor, cs)
+        anchor = Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after)
+        generation = self._launch(profile, anchor, plan)
+        self._generations[document.uri] = generation
+        return generation
+
+    def _launch(
+        self, profile: AgentProfile, anchor: Anchor, plan: PromptPlan, *, warm: bool = False
+    ) -> Generation:
+        """Start a generation once the provider instance's previous one has closed its stream."""
         sessions = self._backend.sessions
         agent = profile.name
         instance = profile.provider_instance
@@ -288,7 +316,7 @@ class CompletionService:
         elif previous is not None:
             previous.cancel()
         generation = Generation(
-            Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after),
+            anchor,
             agent,
             lambda: sessions.acquire(agent, Pipeline.COMPLETION),
             plan.context,
@@ -299,68 +327,12 @@ class CompletionService:
             on_done=self._generation_done,
             after=previous,
             load_window_s=self.load_window_s,
+            warm=warm,
         )
-        self._generations[document.uri] = generation
         self._upstream[instance] = generation
+        self._warmer.note_sent(instance, agent, plan.context.extra)
         generation.start()
         return generation
-
-    async def _wait(
-        self,
-        generation: Generation,
-        typed: str,
-        cursor: Cursor,
-        cs: CompletionSettings,
-        invoked: bool,
-        pending: PendingRequest,
-        started: float,
-        *,
-        reused: bool = False,
-    ) -> CompletionResult:
-        loop = asyncio.get_running_loop()
-        timeout: float | None = None
-        if not invoked and cs.time_budget_ms > 0:
-            timeout = max(0.0, started + cs.time_budget_ms / 1000.0 - loop.time())
-        agent = generation.agent
-        # One future that the generation (when it ends) and a newer request (superseding
-        # this one) both resolve: the request resumes in the very next pass of the loop.
-        wake = pending.wake = loop.create_future()
-        if pending.superseded.done():
-            wake.set_result(None)
-        generation.attach(wake)
-        try:
-            if timeout is None:  # an explicit request: no time budget, no timer
-                await wake
-            else:
-                async with asyncio.timeout(timeout):
-                    await wake
-        except TimeoutError:
-            pass  # out of time: answer with what has streamed so far
-        finally:
-            generation.detach(wake)
-            pending.wake = None
-        if pending.superseded.done():
-            return CompletionResult(
-                outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent
-            )
-        timed_out = not generation.done.done()
-        agent = generation.answered_by or agent
-        if generation.error is not None:
-            return CompletionResult(
-                outcome=Outcome.ERROR, reason="provider error", agent=agent, error=generation.error
-            )
-        if generation.cancelled and not generation.text:
-            return CompletionResult(
-                outcome=Outcome.SUPERSEDED, reason="generation cancelled", agent=agent
-            )
-        texts = alternatives(generation.result().text, cs.max_items_invoked)
-        rests = [t[len(typed) :] for t in texts if t.startswith(typed) and len(t) > len(typed)]
-        items = self._items(rests, cursor, cs, invoked, agent)
-        if timed_out:
-            return CompletionResult(items, Outcome.TIMEOUT, reason="time_budget_ms", agent=agent)
-        if not items:
-            return CompletionResult(outcome=Outcome.EMPTY, reason="nothing to suggest", agent=agent)
-        return CompletionResult(items, Outcome.REUSED if reused else Outcome.MODEL, agent=agent)
 
     def _items(
         self,
@@ -400,7 +372,12 @@ class CompletionService:
 
     def _on_document(self, event: DocumentEvent) -> None:
         uri = event.document.uri
+        if event.kind is DocumentEventKind.OPENED:
+            self._warmer.arm(uri, None)
+        elif event.kind is DocumentEventKind.CHANGED:
+            self._warmer.postpone()
         if event.kind is DocumentEventKind.CLOSED:
+            self._warmer.forget(uri)
             self._typing.reset(uri)
             self._cache.forget(uri)
             self._headers.forget(uri)

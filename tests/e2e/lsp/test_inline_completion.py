@@ -24,8 +24,9 @@ def embedded_points_at_replay(
 ) -> None:
     # A user instance named like the bundled one replaces it (and its [launch] table).
     serve_from(lsp_home, replay, monkeypatch)
+    # No idle warm-ups (their own test turns them on): each test scripts every upstream request.
     (lsp_home / "config/settings.toml").write_text(
-        "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
+        "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nwarm_idle_ms = 0\n"
     )
 
 
@@ -343,14 +344,19 @@ async def test_chat_style_agent_answer_is_cleaned(client, lsp_home, replay) -> N
     assert "def add(a, b):\n    return <cursor>" in messages[-1]["content"]
 
 
-async def test_other_open_files_come_first_in_a_fim_prompt(client, lsp_home, replay) -> None:
-    """The extra-context ring: another open file's chunk leads the prompt the model receives."""
-    (lsp_home / "config/agents/qwen.toml").write_text(
+def use_qwen_fim(home: Path) -> None:
+    """Route completion to a Qwen2.5-Coder FIM agent (its prompt starts with the ring)."""
+    (home / "config/agents/qwen.toml").write_text(
         'name = "Qwen FIM"\nextends = "Embedded Base Completions"\n'
         'model = "qwen2.5-coder-1.5b-base"\n'
         "[body]\nprompt = '''{{ fim_prompt(ctx) | tojson }}'''\nmax_tokens = 16\n"
     )
-    (lsp_home / "config/pipelines.toml").write_text('[pipelines]\ncode_completion = ["Qwen FIM"]\n')
+    (home / "config/pipelines.toml").write_text('[pipelines]\ncode_completion = ["Qwen FIM"]\n')
+
+
+async def test_other_open_files_come_first_in_a_fim_prompt(client, lsp_home, replay) -> None:
+    """The extra-context ring: another open file's chunk leads the prompt the model receives."""
+    use_qwen_fim(lsp_home)
     replay.script("/v1/completions", [completion_reply("a + b"), completion_reply("a + b")])
     await client.initialize_session(client.init_params)
     helper = "def mul(a, b):\n    return a * b\n"
@@ -366,3 +372,26 @@ async def test_other_open_files_come_first_in_a_fim_prompt(client, lsp_home, rep
     )
     # The cursor file's own chunk is left out: the window already holds all of it.
     assert replay.last.json["prompt"].count("<|file_sep|>") == 1
+
+
+async def test_the_ring_is_warmed_when_the_user_is_idle(client, lsp_home, replay) -> None:
+    """Opening a file and reading it: the model server gets the extra context before any key."""
+    use_qwen_fim(lsp_home)
+    settings = lsp_home / "config/settings.toml"
+    settings.write_text(settings.read_text().replace("warm_idle_ms = 0", "warm_idle_ms = 200"))
+    delta = b'data: {"choices":[{"index":0,"text":"x","finish_reason":null}]}\n\n'
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    await client.initialize_session(client.init_params)
+    helper = "def mul(a, b):\n    return a * b\n"
+    await open_doc(client, lsp_home, helper, "util.py")
+    [warm] = await asyncio.to_thread(replay.wait_for_requests, 1)
+    util = str(lsp_home / "project" / "util.py")
+    assert warm.json["prompt"] == (
+        f"<|file_sep|>{util}\n{helper}<|fim_prefix|><|fim_suffix|><|fim_middle|>"
+    )
+    # Closed at its first token (the prompt is cached by then), not left to generate.
+    assert await warm.wait_disconnected_async(within=2)
+    status = await client.protocol.send_request_async("qodeassist/status", {})
+    assert status.completion.warmUps == 1
+    await asyncio.sleep(0.5)
+    assert len(replay.requests) == 1  # idle on: nothing changed, nothing more is sent

@@ -144,8 +144,14 @@ class Harness:
 
 
 @pytest.fixture
-async def harness(tree, tmp_path: Path) -> AsyncIterator[Harness]:
-    tree.write("bundled/agents/completer.toml", AGENT)
+def completer_agent() -> str:
+    """The completion agent's TOML (a test module may override this fixture)."""
+    return AGENT
+
+
+@pytest.fixture
+async def harness(tree, tmp_path: Path, completer_agent: str) -> AsyncIterator[Harness]:
+    tree.write("bundled/agents/completer.toml", completer_agent)
     tree.write(
         "bundled/pipelines.toml",
         '[pipelines]\ncode_completion = ["Completer"]\nchat_assistant = ["Chat"]\n',

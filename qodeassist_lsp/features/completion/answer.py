@@ -1,0 +1,87 @@
+"""Waiting for a generation and turning what it streamed into a request's result.
+
+A request waits for its generation's end or for a newer request superseding it, whichever
+comes first, within the automatic time budget (``time_budget_ms``, which includes the
+debounce); out of time, the complete lines streamed so far are the answer. Errors, a cancelled
+generation and empty answers become the matching outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from qodeassist_lsp.config.settings import CompletionSettings
+from qodeassist_lsp.features.completion.context_builder import Cursor
+from qodeassist_lsp.features.completion.debounce import PendingRequest
+from qodeassist_lsp.features.completion.generation import Generation
+from qodeassist_lsp.features.completion.postprocess import alternatives
+from qodeassist_lsp.features.completion.requests import CompletionItem, CompletionResult
+from qodeassist_lsp.features.completion.stats import Outcome
+
+__all__ = ["Issue", "answer"]
+
+Issue = Callable[[Sequence[str], Cursor, CompletionSettings, bool, str], tuple[CompletionItem, ...]]
+"""Makes the items of suggestion texts (``CompletionService._items``)."""
+
+
+async def answer(
+    generation: Generation,
+    typed: str,
+    cursor: Cursor,
+    cs: CompletionSettings,
+    invoked: bool,
+    pending: PendingRequest,
+    started: float,
+    issue: Issue,
+    *,
+    reused: bool = False,
+) -> CompletionResult:
+    """Wait for ``generation`` (within the time budget) and turn its text into the result.
+
+    ``typed``: what the user typed since the generation's anchor (it comes off the front of
+    each suggestion); ``issue`` makes the items; ``reused``: the request attached to a
+    generation that an earlier request started.
+    """
+    loop = asyncio.get_running_loop()
+    timeout: float | None = None
+    if not invoked and cs.time_budget_ms > 0:
+        timeout = max(0.0, started + cs.time_budget_ms / 1000.0 - loop.time())
+    agent = generation.agent
+    # One future that the generation (when it ends) and a newer request (superseding
+    # this one) both resolve: the request resumes in the very next pass of the loop.
+    wake = pending.wake = loop.create_future()
+    if pending.superseded.done():
+        wake.set_result(None)
+    generation.attach(wake)
+    try:
+        if timeout is None:  # an explicit request: no time budget, no timer
+            await wake
+        else:
+            async with asyncio.timeout(timeout):
+                await wake
+    except TimeoutError:
+        pass  # out of time: answer with what has streamed so far
+    finally:
+        generation.detach(wake)
+        pending.wake = None
+    if pending.superseded.done():
+        return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent)
+    timed_out = not generation.done.done()
+    agent = generation.answered_by or agent
+    if generation.error is not None:
+        return CompletionResult(
+            outcome=Outcome.ERROR, reason="provider error", agent=agent, error=generation.error
+        )
+    if generation.cancelled and not generation.text:
+        return CompletionResult(
+            outcome=Outcome.SUPERSEDED, reason="generation cancelled", agent=agent
+        )
+    texts = alternatives(generation.result().text, cs.max_items_invoked)
+    rests = [t[len(typed) :] for t in texts if t.startswith(typed) and len(t) > len(typed)]
+    items = issue(rests, cursor, cs, invoked, agent)
+    if timed_out:
+        return CompletionResult(items, Outcome.TIMEOUT, reason="time_budget_ms", agent=agent)
+    if not items:
+        return CompletionResult(outcome=Outcome.EMPTY, reason="nothing to suggest", agent=agent)
+    return CompletionResult(items, Outcome.REUSED if reused else Outcome.MODEL, agent=agent)
