@@ -109,7 +109,13 @@ def synthetic_context(model: str = "synthetic-model") -> dict[str, Any]:
             "prefix": f'def f(x):\n    s = "{_NASTY}"\n    return ',
             "suffix": f"\n\nprint(f('\\\\'))  # {_NASTY}\n",
             "language": "python",
-            "files_metadata": [{"file_path": 'src/other "file".py', "content": _NASTY}],
+            "files_metadata": [
+                {
+                    "file_path": 'src/other "file".py',
+                    "content": _NASTY,
+                    "header": '# src/other "file".py\n',
+                }
+            ],
             "history": history,
         },
         model=model,

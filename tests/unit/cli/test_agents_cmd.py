@@ -199,7 +199,7 @@ def test_render_fim_template_follows_the_model_override(run_cli, config_dir: Pat
     assert code == 0, err
     body = json.loads(out)["body"]
     # CodeLlama has no file separator: the other file leads under a comment naming it.
-    assert body["prompt"].startswith("// src/other") and "\n<PRE> def f(x):" in body["prompt"]
+    assert body["prompt"].startswith("# src/other") and "\n<PRE> def f(x):" in body["prompt"]
     assert body["options"]["stop"][0] == "<EOT>"
     assert "FIM template: CodeLlama" in err
 

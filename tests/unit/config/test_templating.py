@@ -145,3 +145,12 @@ def test_synthetic_context_is_hostile_and_complete() -> None:
         assert needle in text
     assert ctx["model"] == "m"
     assert all(m["content_blocks"] for m in ctx["history"])
+
+
+def test_synthetic_context_has_the_files_metadata_header_completion_sends(env) -> None:
+    """A body using ``f.header`` (docs/completion.md) must pass the validation render."""
+    source = "{% for f in ctx.files_metadata %}{{ (f.header ~ f.content) | tojson }}{% endfor %}"
+    item = synthetic_context()["files_metadata"][0]
+    rendered = BodyTemplate({"p": source}, env).render(synthetic_context())
+    assert rendered == {"p": item["header"] + item["content"]}
+    assert item["header"].startswith("# ") and item["header"].endswith("\n")
