@@ -1,6 +1,6 @@
 """Idle cache warming: first-answer latency after opening a file, warming on and off (not a test).
 
-Run: .venv/bin/python benchmarks/cache_warming.py [--idle-ms 1500] [--json]
+Run: .venv/bin/python benchmarks/cache_warming.py [--idle-ms 1500] [--warm-ms 1000] [--json]
 
 With ``[completion] warm_idle_ms`` set, a server idle for that long sends the last active
 document's completion agent, when it runs on a loopback provider and uses the extra context,
@@ -12,7 +12,7 @@ opened (opening a file adds its first lines to the ring, so the ring changed).
 One embedded model server (``qodeassist-lsp embedded serve``, started once and sent a request
 first, so model loading counts for neither side) behind the typing replay's `Proxy`, which
 reads llama.cpp's ``prompt_n`` (tokens processed) and ``cache_n`` (reused) per request. Per
-configuration (``warm``: ``warm_idle_ms = 1000``; ``cold``: ``0``) a fresh language server on
+configuration (``warm``: ``warm_idle_ms = --warm-ms``; ``cold``: ``0``) a fresh language server on
 its own config home: a user agent like the bundled Embedded Completion whose prompt puts the
 extra context first (the bundled one does not use it), routed by ``pipelines.toml``, and a ring
 small enough for the model's 2,048 tokens (``extra_context_tokens = 512``, 24-line chunks).
@@ -26,8 +26,9 @@ replay does), wait ``--idle-ms`` (reading the file), type the line's first two c
 take the answer to the last key: its latency and the ``prompt_n``/``cache_n`` of the upstream
 request that answered (the last one posted before the answer). Then ``--pause-ms`` and the next
 file; documents stay open. ``idle`` counts the upstream requests posted during the idle wait
-(warm-ups) and the prompt tokens they processed. ``warmUps`` is the server's own count
-(``qodeassist/status``), so a configuration that never warmed shows.
+(warm-ups) and the prompt tokens they processed ("-": none reported counts, as a warm-up the
+next key's request replaced before its first token does not). ``warmUps`` is the server's own
+count (``qodeassist/status``), so a configuration that never warmed shows.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ from benchmarks.typing_replay import (
     drop,
     free_port,
     median,
-    percentile,
     start_model,
     targets,
 )
@@ -72,7 +72,6 @@ FILES = (
     "httpx/_client.py",
     "httpx/_models.py",
 )
-CONFIGURATIONS = {"warm": 1000, "cold": 0}  # warm_idle_ms
 AGENT_NAME = "Embedded Completion With Context"
 # The bundled Embedded Completion's prompt with the extra context (header + lines) first.
 PROMPT = (
@@ -140,6 +139,7 @@ async def type_file(server: Server, proxy: Proxy, relative: str, args: Any) -> d
     posted = [r for r in proxy.requests if r.posted <= answered]
     timings = (posted[-1].timings or {}) if posted else {}
     await asyncio.sleep(args.pause_ms / 1000)
+    reported = [r for r in idle if r.timings]  # a warm-up closed before its first token: none
     return {
         "file": Path(relative).name,
         "line": target.number + 1,
@@ -147,7 +147,7 @@ async def type_file(server: Server, proxy: Proxy, relative: str, args: Any) -> d
         "prompt_n": timings.get("prompt_n"),
         "cache_n": timings.get("cache_n"),
         "idle_requests": len(idle),
-        "idle_prompt_n": sum((r.timings or {}).get("prompt_n", 0) for r in idle),
+        "idle_prompt_n": sum(r.timings.get("prompt_n", 0) for r in reported) if reported else None,
     }
 
 
@@ -167,7 +167,7 @@ async def configuration(home: Path, proxy: Proxy, warm_ms: int, args: Any) -> di
     return {
         "warm_idle_ms": warm_ms,
         "warm_ups": ((status or {}).get("completion") or {}).get("warmUps"),
-        "p50_ms": round(percentile([f["ms"] for f in files], 0.5)),
+        "p50_ms": round(median([f["ms"] for f in files])),
         "prompt_tokens_median": median(prompts),
         "upstream_requests": proxy.started,
         "files": files,
@@ -185,7 +185,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             body = {"model": "gemma3-270m", "prompt": "def main():\n", "max_tokens": 8}
             await client.post(f"http://127.0.0.1:{model_port}/v1/completions", json=body)
         with tempfile.TemporaryDirectory(prefix="cache-warming-") as tmp:
-            for name, warm_ms in CONFIGURATIONS.items():
+            for name, warm_ms in (("warm", args.warm_ms), ("cold", 0)):
                 print(f"{name}: warm_idle_ms = {warm_ms}…", file=sys.stderr)
                 result = await configuration(Path(tmp) / name, proxy, warm_ms, args)
                 out["configurations"][name] = result
@@ -194,41 +194,38 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         model.send_signal(signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             model.wait(10)
-    warm, cold = (out["configurations"][name]["p50_ms"] for name in CONFIGURATIONS)
+    warm, cold = (out["configurations"][name]["p50_ms"] for name in ("warm", "cold"))
     out["p50_ratio_warm_to_cold"] = round(warm / cold, 2) if cold else None
     return out
 
 
+COLUMNS = (
+    ("file", "file"),
+    ("line", "line"),
+    ("ms", "ms"),
+    ("prompt tok", "prompt_n"),
+    ("cached tok", "cache_n"),
+    ("idle req", "idle_requests"),
+    ("idle prompt tok", "idle_prompt_n"),
+)
+
+
+def cell(value: Any) -> str:
+    return "-" if value is None else value if isinstance(value, str) else f"{value:g}"
+
+
 def print_tables(out: dict[str, Any]) -> None:
-    header = ("file", "line", "ms", "prompt tok", "cached tok", "idle req", "idle prompt tok")
     for name, c in out["configurations"].items():
         print(
             f"\n{name}: warm_idle_ms = {c['warm_idle_ms']}, warmUps {c['warm_ups']}, "
             f"upstream requests {c['upstream_requests']}"
         )
-        rows = [header] + [
-            tuple(
-                str("-" if f[k] is None else f"{f[k]:g}" if k != "file" else f[k])
-                for k in (
-                    "file",
-                    "line",
-                    "ms",
-                    "prompt_n",
-                    "cache_n",
-                    "idle_requests",
-                    "idle_prompt_n",
-                )
-            )
-            for f in c["files"]
-        ]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        rows = [tuple(title for title, _ in COLUMNS)]
+        rows += [tuple(cell(f[key]) for _, key in COLUMNS) for f in c["files"]]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
         for r in rows:
-            print(
-                "  ".join(
-                    v.ljust(w) if i == 0 else v.rjust(w)
-                    for i, (v, w) in enumerate(zip(r, widths, strict=True))
-                )
-            )
+            cells = enumerate(zip(r, widths, strict=True))
+            print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in cells))
         print(f"p50 latency {c['p50_ms']} ms, median prompt tokens {c['prompt_tokens_median']:g}")
     print(
         f"\nwarm/cold p50 latency: {out['p50_ratio_warm_to_cold']}"
@@ -239,6 +236,7 @@ def print_tables(out: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--idle-ms", type=float, default=1500, help="idle after opening (1500)")
+    parser.add_argument("--warm-ms", type=int, default=1000, help="warm_idle_ms when on (1000)")
     parser.add_argument("--line", type=int, default=80, help="typed line, 0-based, or the next")
     parser.add_argument("--keys-per-second", type=float, default=8.0, help="typing speed (8)")
     parser.add_argument("--pause-ms", type=float, default=500, help="pause after an answer")
