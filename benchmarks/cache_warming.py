@@ -1,6 +1,6 @@
 """Idle cache warming: first-answer latency after opening a file, warming on and off (not a test).
 
-Run: .venv/bin/python benchmarks/cache_warming.py [--idle-ms 1500] [--warm-ms 1000] [--json]
+Run: .venv/bin/python benchmarks/cache_warming.py [--idle-ms 1500] [--warm-ms 300] [--json]
 
 With ``[completion] warm_idle_ms`` set, a server idle for that long sends the last active
 document's completion agent, when it runs on a loopback provider and uses the extra context,
@@ -61,6 +61,7 @@ from benchmarks.typing_replay import (
     start_model,
     targets,
 )
+from qodeassist_lsp.config.completion_settings import CompletionSettings
 from tests.support.streams import write_embedded_instances
 
 # Real code nobody here wrote, from the pinned packages (jinja2 3.1.6, httpx 0.28).
@@ -236,7 +237,12 @@ def print_tables(out: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--idle-ms", type=float, default=1500, help="idle after opening (1500)")
-    parser.add_argument("--warm-ms", type=int, default=1000, help="warm_idle_ms when on (1000)")
+    parser.add_argument(
+        "--warm-ms",
+        type=int,
+        default=CompletionSettings().warm_idle_ms,
+        help="warm_idle_ms when on (the product default)",
+    )
     parser.add_argument("--line", type=int, default=80, help="typed line, 0-based, or the next")
     parser.add_argument("--keys-per-second", type=float, default=8.0, help="typing speed (8)")
     parser.add_argument("--pause-ms", type=float, default=500, help="pause after an answer")

@@ -192,7 +192,7 @@ class CompletionSettings(Section):
         "chunks together; the oldest chunks go first.",
     )
     warm_idle_ms: int = Field(
-        default=1000,
+        default=300,
         ge=0,
         le=600_000,
         description="After this long without an edit or a completion request, send the "

@@ -17,8 +17,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal
 
 import httpx2
@@ -30,7 +29,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.core.tools import ToolOutput
-from qodeassist_lsp.mcp.definitions import ServerDefinition
+from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition
 from qodeassist_lsp.mcp.remote_tool import result_text
 
 log = logging.getLogger("qodeassist.mcp")
@@ -41,16 +40,6 @@ ServerState = Literal[
 
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
-
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    """Timeouts of one server connection (from ``[mcp]``)."""
-
-    connect_timeout_s: float = 15.0
-    call_timeout_s: float = 60.0
-    ping_interval_s: float = 30.0
-    extra_paths: Sequence[str] = ()
 
 
 class ServerConnection:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +38,16 @@ _KNOWN_KEYS = frozenset(
     {"type", "transport", "command", "args", "env", "cwd", "url", "headers", "enable", "enabled"}
 )
 _IGNORED_KEYS = frozenset({"spec", "description", "disabled", "timeout", "alwaysAllow"})
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """Timeouts of one server connection (from ``[mcp]``)."""
+
+    connect_timeout_s: float = 15.0
+    call_timeout_s: float = 60.0
+    ping_interval_s: float = 30.0
+    extra_paths: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,11 @@ from qodeassist_lsp.config.problems import ConfigProblem
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalAsker, ApprovalStore
-from qodeassist_lsp.mcp.connection import ConnectionLimits, ServerConnection
-from qodeassist_lsp.mcp.definitions import ServerDefinition, load_definitions
-from qodeassist_lsp.mcp.remote_tool import RemoteTool
+from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition, load_definitions
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.mcp.connection import ServerConnection
 
 log = logging.getLogger("qodeassist.mcp")
 
@@ -90,6 +89,10 @@ class McpHub:
         self._on_change()
 
     def _add(self, server: ServerDefinition, config: HubConfig) -> None:
+        # The SDK is imported with the first server: it costs ~0.9 s and ~30 MB to import,
+        # which a user without MCP servers should not pay.
+        from qodeassist_lsp.mcp.connection import ServerConnection
+
         cwd = str(config.project) if server.origin == "project" and config.project else ""
         connection = ServerConnection(server, config.limits, self._on_change, cwd)
         self._connections[server.name] = connection
@@ -147,9 +150,12 @@ class McpHub:
 
     def contribute(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
         """Register every connected server's tools (read-class only for a refactor)."""
-        for connection in self._connections.values():
-            if connection.state != "connected":
-                continue
+        connected = [c for c in self._connections.values() if c.state == "connected"]
+        if not connected:
+            return
+        from qodeassist_lsp.mcp.remote_tool import RemoteTool  # the SDK's types: see _add
+
+        for connection in connected:
             for tool in connection.tools:
                 remote = RemoteTool(connection, tool)
                 if pipeline is Pipeline.REFACTOR and remote.permission != "read":

@@ -22,8 +22,7 @@ from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalStore
-from qodeassist_lsp.mcp.connection import ConnectionLimits
-from qodeassist_lsp.mcp.definitions import ServerDefinition
+from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition
 from qodeassist_lsp.mcp.hub import HubConfig, McpHub
 from tests.support.replay_server import ReplayServer, Reply, fixture_bytes
 from tests.support.wire_cases import TARGETS
