@@ -55,7 +55,6 @@ from benchmarks.typing_replay import (
     SITE,
     Proxy,
     Server,
-    drop,
     free_port,
     median,
     start_model,
@@ -121,21 +120,9 @@ async def type_file(server: Server, proxy: Proxy, relative: str, args: Any) -> d
     before_idle = len(proxy.requests)
     await asyncio.sleep(args.idle_ms / 1000)
     idle = proxy.requests[before_idle:]
-    typed, pending, sent = target.indent, None, 0.0
-    for key in target.keys:
-        if pending is not None:
-            server.cancel(pending[0])
-        server.insert(uri, target.number, len(typed), key)
-        typed += key
-        sent = time.monotonic()
-        previous, pending = pending, await server.request(uri, target.number, len(typed))
-        if previous is not None:
-            drop(previous[1])
-        if key != target.keys[-1]:
-            await asyncio.sleep(1 / args.keys_per_second)
-    assert pending is not None
+    task, sent, _ = await server.type_keys(uri, target, 1 / args.keys_per_second)
     with contextlib.suppress(RpcError, TimeoutError):
-        await asyncio.wait_for(pending[1], args.timeout)
+        await asyncio.wait_for(task, args.timeout)
     answered = time.monotonic()
     posted = [r for r in proxy.requests if r.posted <= answered]
     timings = (posted[-1].timings or {}) if posted else {}

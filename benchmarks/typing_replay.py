@@ -332,6 +332,31 @@ class Server:
         assert self.client is not None
         self.client.notify("$/cancelRequest", {"id": ident})
 
+    async def type_keys(
+        self, uri: str, target: Target, gap: float, *, cancel: bool = True
+    ) -> tuple[asyncio.Task[Any], float, str]:
+        """Type ``target``'s keys after its indentation, one automatic request per key.
+
+        The previous key's request is cancelled (unless ``cancel`` is off) and left to finish
+        in the background. Returns the last key's request, when it was sent, and the line typed.
+        """
+        typed = target.indent
+        pending: tuple[int, asyncio.Task[Any]] | None = None
+        sent = 0.0
+        for key in target.keys:
+            if pending is not None and cancel:
+                self.cancel(pending[0])
+            self.insert(uri, target.number, len(typed), key)
+            typed += key
+            sent = time.monotonic()
+            previous, pending = pending, await self.request(uri, target.number, len(typed))
+            if previous is not None:
+                drop(previous[1])
+            if key != target.keys[-1]:
+                await asyncio.sleep(gap)
+        assert pending is not None
+        return pending[1], sent, typed
+
 
 def suggestion(result: Any, current_line: str) -> str:
     """The completed line: the typed line with the first item's first line applied."""
@@ -375,23 +400,9 @@ async def server_pass(
     gap = 1.0 / args.keys_per_second
     samples = []
     for index, target in enumerate(wanted):
-        typed = target.indent
-        pending: tuple[int, asyncio.Task[Any]] | None = None
-        sent = 0.0
-        for key in target.keys:
-            if pending is not None and not args.no_cancel:
-                server.cancel(pending[0])
-            server.insert(uri, target.number, len(typed), key)
-            typed += key
-            sent = time.monotonic()
-            previous, pending = pending, await server.request(uri, target.number, len(typed))
-            if previous is not None:
-                drop(previous[1])
-            if key != target.keys[-1]:
-                await asyncio.sleep(gap)
-        assert pending is not None
+        task, sent, typed = await server.type_keys(uri, target, gap, cancel=not args.no_cancel)
         try:
-            result = await asyncio.wait_for(pending[1], args.timeout)
+            result = await asyncio.wait_for(task, args.timeout)
         except (RpcError, TimeoutError):
             result = None
         latency = (time.monotonic() - sent) * 1000
