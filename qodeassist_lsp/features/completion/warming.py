@@ -9,9 +9,9 @@ model that is seconds of prompt processing the user waits for. llama.vim sends t
 After ``[completion] warm_idle_ms`` without an edit or a completion request, the warmer plans
 a request at the last known cursor of the last active document (its last completion request;
 for a document just opened the cursor is not known, and its chunks are not matched against a
-window) and, when the agent runs on this machine (a loopback
-provider: a cloud provider would bill the prompt) and its body uses ``ctx.files_metadata``,
-sends that agent's request with the ring and an empty prefix and suffix. The stream is closed at
+window) and, when the agent runs on this machine (a loopback provider: a cloud provider would
+bill the prompt) and its body uses ``ctx.files_metadata``, sends that agent's request with the
+ring and an empty prefix and suffix. The stream is closed at
 the first event (``Generation`` with ``warm=True``): by then the model server has processed and
 cached the ring, and a completion request that comes meanwhile simply replaces it. Nothing is
 sent when the ring is the one the provider instance was last sent, or while a request to it
