@@ -17,13 +17,14 @@ import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Protocol
-
-import keyring
-from keyring.backend import KeyringBackend
-from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+from typing import TYPE_CHECKING, Final, Protocol
 
 from qodeassist_lsp.wire.errors import QodeAssistError
+
+if TYPE_CHECKING:
+    # keyring is imported when a key is first looked up there: importing it costs ~30 ms and
+    # ~2 MB (entry-point scanning), which a setup with keys in the environment never needs.
+    from keyring.backend import KeyringBackend
 
 __all__ = [
     "DOTENV_FILE_NAME",
@@ -158,6 +159,8 @@ class SecretStore:
             raise SecretStoreError("cannot store a key without a name: set api_key_ref first")
         if not value.strip():
             raise SecretStoreError(f"refusing to store an empty key for {ref!r}")
+        from keyring.errors import KeyringError, NoKeyringError
+
         with self._lock:
             try:
                 self._keyring().set_password(self._service, ref, value)
@@ -174,6 +177,8 @@ class SecretStore:
 
     def delete(self, ref: str) -> None:
         """Remove the keyring entry ``ref``; an entry that does not exist is not an error."""
+        from keyring.errors import KeyringError, NoKeyringError, PasswordDeleteError
+
         with self._lock:
             try:
                 self._keyring().delete_password(self._service, ref)
@@ -274,6 +279,8 @@ class SecretStore:
         return values
 
     def _keyring_get(self, ref: str) -> str | None:
+        from keyring.errors import NoKeyringError
+
         with self._lock:
             if ref in self._keyring_cache:
                 return self._keyring_cache[ref]
@@ -296,6 +303,8 @@ class SecretStore:
     def _keyring(self) -> KeyringBackend:
         if self._backend is None:
             # Detection imports and probes backends (D-Bus on Linux): do it only when needed.
+            import keyring
+
             self._backend = keyring.get_keyring()
         return self._backend
 

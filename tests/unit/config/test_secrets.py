@@ -331,3 +331,22 @@ def test_world_readable_dotenv_warns(
     os.chmod(dotenv, 0o600)
     store(tmp_path, memory).get("x", ENV)
     assert "chmod 600" not in caplog.text
+
+
+def test_a_key_from_the_environment_never_imports_keyring(tmp_path: Path) -> None:
+    # keyring costs ~30 ms and ~2 MB to import; it is loaded only when a key is looked up there.
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from qodeassist_lsp.config.secrets import SecretStore\n"
+        f"store = SecretStore(Path({str(tmp_path)!r}), environ={{'K': 'secret'}})\n"
+        "assert store.get('ref', 'K') == 'secret'\n"
+        "print('keyring' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
