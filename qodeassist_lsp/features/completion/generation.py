@@ -103,8 +103,6 @@ class Generation:
         """The agent that answered: ``agent`` or, after a failover, one of its fallbacks."""
         self.stopped_early = False
         self.cancelled = False
-        self.warm = warm
-        """A warm-up: closed at its first event, never answers a request."""
         self.reusable = not warm
         """False once the document changed outside the anchor's line (always, for a warm-up)."""
         self._lease = lease
@@ -129,7 +127,8 @@ class Generation:
         """When the request went upstream (after waiting for ``after``); None before."""
         self.answering = False
         """True once the model server's answer has started."""
-        self._cancel_on_answer = False
+        self._cancel_on_answer = warm
+        """Close the stream at the first event: a cancel that waited out a load, or a warm-up."""
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -275,7 +274,7 @@ class Generation:
     def _on_event(self, event: SessionEvent) -> None:
         if not self.answering and not isinstance(event, (FailedEvent, CancelledEvent)):
             self.answering = True
-            if (self._cancel_on_answer or self.warm) and self._session is not None:
+            if self._cancel_on_answer and self._session is not None:
                 self._stopping = True
                 self._session.cancel()  # loaded (or warmed): close the stream after this event
                 return
