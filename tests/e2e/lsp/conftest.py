@@ -104,3 +104,26 @@ async def stop_server(client: LanguageClient) -> None:
     if process.returncode is None:
         process.kill()
         await process.wait()
+
+
+def open_file(client: LanguageClient, path: Path, language: str) -> str:
+    """Open ``path`` in the client with its text on disk; return its URI."""
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, 1, path.read_text()))
+    )
+    return uri
+
+
+async def published_diagnostics(
+    client: LanguageClient, uri: str, *, cleared: bool = False
+) -> list[types.Diagnostic]:
+    """Wait (up to 5 s) for diagnostics of ``uri``: some, or with ``cleared`` an empty list."""
+    import asyncio
+
+    for _ in range(100):
+        found = client.diagnostics.get(uri)
+        if found is not None and bool(found) != cleared:
+            break
+        await asyncio.sleep(0.05)
+    return list(client.diagnostics.get(uri) or [])

@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.e2e.lsp.conftest import server_env
+from tests.e2e.lsp.conftest import open_file, published_diagnostics, server_env
 
 
 @pytest.fixture(autouse=True)
@@ -47,15 +47,8 @@ async def test_broken_agent_file_open_in_the_editor_gets_diagnostics(client, lsp
     bad.write_text('name = "Bad"\nextends = "Ollama Base Chatt"\nmodel = "m"\n')
     await client.initialize_session(client.init_params)
     await wait_ready(client)
-    uri = bad.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "toml", 1, bad.read_text()))
-    )
-    for _ in range(100):
-        if client.diagnostics.get(uri):
-            break
-        await asyncio.sleep(0.05)
-    [diagnostic] = client.diagnostics[uri]
+    uri = open_file(client, bad, "toml")
+    [diagnostic] = await published_diagnostics(client, uri)
     assert diagnostic.range.start.line == 1
     assert "extends unknown agent 'Ollama Base Chatt'; did you mean 'Ollama Base Chat'?" in (
         diagnostic.message
@@ -68,11 +61,8 @@ async def test_broken_agent_file_open_in_the_editor_gets_diagnostics(client, lsp
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
     )
-    for _ in range(100):
-        if client.diagnostics.get(uri) is not None and not client.diagnostics[uri]:
-            break
-        await asyncio.sleep(0.05)
-    assert list(client.diagnostics[uri]) == []
+    assert await published_diagnostics(client, uri, cleared=True) == []
+    assert uri in client.diagnostics
     await client.shutdown_session()
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.lsp.conftest import serve_from
+from tests.e2e.lsp.conftest import open_file, published_diagnostics, serve_from
 from tests.e2e.lsp.test_chat import request, start, texts
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import chat_reply
@@ -98,15 +97,8 @@ async def test_a_bad_skill_file_is_reported_as_a_diagnostic_at_its_line(client, 
     assert "Bad_Name" not in names and "my-skill" in names
     status = await client.protocol.send_request_async("qodeassist/status", {})
     assert status.skills.errors == 1
-    uri = bad.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "markdown", 1, bad.read_text()))
-    )
-    for _ in range(100):
-        if client.diagnostics.get(uri):
-            break
-        await asyncio.sleep(0.05)
-    [diagnostic] = client.diagnostics[uri]
+    uri = open_file(client, bad, "markdown")
+    [diagnostic] = await published_diagnostics(client, uri)
     assert diagnostic.range.start.line == 1  # `name:` is on line 2 of the file
     assert "`name: Bad_Name` is not a skill name" in diagnostic.message
     assert diagnostic.severity == types.DiagnosticSeverity.Error
@@ -114,8 +106,5 @@ async def test_a_bad_skill_file_is_reported_as_a_diagnostic_at_its_line(client, 
     # Fixed on disk: the rescan clears the diagnostic.
     write_skill(lsp_home / "config/skills", "broken", "Fixed", "b")
     await request(client, "skills/list", {})
-    for _ in range(100):
-        if client.diagnostics.get(uri) == []:
-            break
-        await asyncio.sleep(0.05)
-    assert list(client.diagnostics[uri]) == []
+    assert await published_diagnostics(client, uri, cleared=True) == []
+    assert uri in client.diagnostics
