@@ -1,0 +1,502 @@
+"""What ``setup`` proposes for the servers it found: provider instances, agents, pipeline slots.
+
+The smallest configuration that works: a server on its kind's usual port is reached through the
+bundled provider instance (or any loaded instance already pointing at it); another port gets one
+user instance that ``extends`` the bundled one and only changes ``url``. Every agent extends a
+bundled concrete agent of that server kind and sets the found model (and ``provider_instance``
+when the server needs another instance). Completion gets a FIM-capable base model (the server
+builds the FIM prompt when it says it can — Ollama ``insert``, llama.cpp ``/infill`` — else
+``fim_prompt(ctx)`` builds it from the model family); chat, quick refactor and compression get
+instruction-tuned models. Agents made by setup carry the ``setup`` tag; re-running setup finds
+them by name and proposes nothing new for them, so it is idempotent.
+
+Pipeline slots: the chat picker list gets the new chat agents first (nothing is removed); the
+completion agent goes before the first catch-all agent; single slots are replaced. A slot the
+user set in ``pipelines.toml`` to an agent setup did not make (other than the offline Embedded
+ones) is kept, with a note saying how to switch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.definitions import Layer
+from qodeassist_lsp.config.fim_templates import detect_family, instruct_model_problem
+from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.core.setup.probe import (
+    FoundModel,
+    FoundServer,
+    ServerKind,
+    Target,
+    is_loopback,
+)
+
+Role = Literal["completion", "chat", "refactor", "compression"]
+SETUP_TAG = "setup"
+MAX_CHAT_AGENTS = 3
+LIST_SLOTS = (Pipeline.COMPLETION.value, Pipeline.CHAT.value)
+SLOT_ROLES: dict[str, Role] = {
+    Pipeline.COMPLETION.value: "completion",
+    Pipeline.CHAT.value: "chat",
+    Pipeline.REFACTOR.value: "refactor",
+    Pipeline.COMPRESSION.value: "compression",
+}
+_ROLE_WORDS: dict[Role, str] = {
+    "completion": "Completion",
+    "chat": "Chat",
+    "refactor": "Quick Refactor",
+    "compression": "Compression",
+}
+# A base model by its name: "-base", or "-code" (codellama:7b-code, codegemma:7b-code).
+_BASE = re.compile(r"(?:^|[-_:./ ])(base|code)(?=$|[-_:./ ])")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one server kind is configured: its bundled instance and the agents to extend."""
+
+    short: str
+    instance: str
+    fim: str
+    """Parent when the server builds FIM prompts itself ("" when it cannot)."""
+    fim_template: str
+    chat: str
+    refactor: str
+    compression: str
+    default_port: int = 0
+    completion_instance: str = ""
+    """The instance completion goes through, when it is not ``instance``."""
+
+
+RECIPES: dict[ServerKind, Recipe] = {
+    "ollama": Recipe(
+        "Ollama",
+        "Ollama (Native)",
+        "Ollama Completion — FIM",
+        "Ollama Completion — FIM Template",
+        "Ollama Chat — Simple",
+        "Ollama Quick Refactor — Simple",
+        "Ollama Compression — 8 GB",
+        11434,
+    ),
+    "llama.cpp": Recipe(
+        "llama.cpp",
+        "llama.cpp",
+        "llama.cpp Completion — FIM",
+        "llama.cpp Completion — FIM Template",
+        "llama.cpp Chat",
+        "llama.cpp Quick Refactor",
+        "llama.cpp Compression",
+        8080,
+    ),
+    "lmstudio": Recipe(
+        "LM Studio",
+        "LM Studio (Responses API)",
+        "",
+        "llama.cpp Completion — FIM Template",
+        "LM Studio Chat",
+        "LM Studio Quick Refactor",
+        "LM Studio Compression",
+        1234,
+        completion_instance="LM Studio (Chat Completions)",
+    ),
+    "openai": Recipe(
+        "",
+        "OpenAI Compatible",
+        "",
+        "llama.cpp Completion — FIM Template",
+        "llama.cpp Chat",
+        "llama.cpp Quick Refactor",
+        "llama.cpp Compression",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ProviderProposal:
+    """A user provider instance to write: a bundled one with another ``url``."""
+
+    name: str
+    extends: str
+    url: str
+    file: Path
+    server: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "name": self.name,
+            "extends": self.extends,
+            "url": self.url,
+            "file": str(self.file),
+            "server": self.server,
+        }
+
+
+@dataclass(frozen=True)
+class AgentProposal:
+    """A user agent to write: a bundled agent with the found model (and instance)."""
+
+    name: str
+    role: Role
+    extends: str
+    model: str
+    provider_instance: str
+    """Set only when it differs from the parent's."""
+    file: Path
+    server: str
+    tags: tuple[str, ...] = ()
+    enable_tools: bool | None = None
+    state: Literal["new", "update", "same"] = "new"
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "name": self.name,
+            "role": self.role,
+            "extends": self.extends,
+            "model": self.model,
+            "provider_instance": self.provider_instance,
+            "file": str(self.file),
+            "server": self.server,
+            "state": self.state,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class SlotChange:
+    """One pipeline slot before and after (``list`` slots as lists, single ones as strings)."""
+
+    slot: str
+    before: list[str] | str
+    after: list[str] | str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {"slot": self.slot, "before": self.before, "after": self.after}
+
+
+@dataclass
+class SetupPlan:
+    """Everything setup would write, and why."""
+
+    config_root: Path
+    providers: list[ProviderProposal] = field(default_factory=list)
+    agents: list[AgentProposal] = field(default_factory=list)
+    slots: list[SlotChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pipelines_file(self) -> Path:
+        """The user's ``pipelines.toml``."""
+        return self.config_root / "pipelines.toml"
+
+    @property
+    def writes(self) -> bool:
+        """Whether applying the plan changes any file."""
+        return bool(self.providers or self.slots or any(a.state != "same" for a in self.agents))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "providers": [p.to_json() for p in self.providers],
+            "agents": [a.to_json() for a in self.agents],
+            "pipelines": {
+                "file": str(self.pipelines_file),
+                "changes": [s.to_json() for s in self.slots],
+            },
+            "notes": list(self.notes),
+            "writes": self.writes,
+        }
+
+
+def slug(text: str) -> str:
+    """Return a file-name-safe form of ``text``: lower case, other runs as ``_``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.casefold()).strip("_") or "agent"
+
+
+def is_base_model(name: str) -> bool:
+    """Tell whether the name marks a pre-trained model (``-base``, ``-code``, StarCoder)."""
+    lowered = name.casefold()
+    if instruct_model_problem(name):
+        return False
+    family = detect_family(name)
+    return bool(_BASE.search(lowered)) or (family is not None and family.key == "starcoder")
+
+
+def chat_capable(model: FoundModel) -> bool:
+    """Whether ``model`` can serve chat, refactor and compression."""
+    if model.embedding or "embed" in model.name.casefold() or model.chat is False:
+        return False
+    return not is_base_model(model.name)
+
+
+def completion_parent(model: FoundModel, recipe: Recipe) -> str:
+    """Return the agent to extend for FIM with ``model``, or ``""`` when it cannot do FIM."""
+    if model.embedding or instruct_model_problem(model.name):
+        return ""  # the loader refuses instruct models on FIM agents
+    if model.fim and recipe.fim:
+        return recipe.fim
+    return recipe.fim_template if detect_family(model.name) else ""
+
+
+def build_plan(servers: Sequence[FoundServer], config: Configuration) -> SetupPlan:
+    """Propose instances, agents and pipeline slots for ``servers`` (in probe order)."""
+    plan = SetupPlan(config.paths.config_root)
+    planner = _Planner(config, plan)
+    completion: list[str] = []
+    chats: list[str] = []
+    singles: dict[Role, str] = {}
+    for server in servers:
+        found = planner.server(server)
+        completion += found.get("completion", [])[:1]
+        chats += found.get("chat", [])
+        for role in ("refactor", "compression"):
+            if found.get(role):
+                singles.setdefault(role, found[role][0])
+    if not plan.agents:
+        return plan
+    current = current_slots(config)
+    for slot, role in SLOT_ROLES.items():
+        names = (
+            chats
+            if role == "chat"
+            else completion[:1]
+            if role == "completion"
+            else ([singles[role]] if role in singles else [])
+        )
+        if names:
+            planner.slot(slot, current.get(slot, [] if slot in LIST_SLOTS else ""), names)
+    return plan
+
+
+def current_slots(config: Configuration) -> dict[str, list[str] | str]:
+    """Return the user-level slots: the user's ``pipelines.toml`` over the bundled one."""
+    values: dict[str, list[str] | str] = {}
+    paths = config.paths
+    for path in (paths.bundled / "pipelines.toml", paths.config_root / "pipelines.toml"):
+        values.update(_read_slots(path))
+    return values
+
+
+def user_slots(config_root: Path) -> set[str]:
+    """Return the slots the user's own ``pipelines.toml`` sets."""
+    return set(_read_slots(config_root / "pipelines.toml"))
+
+
+def _read_slots(path: Path) -> dict[str, list[str] | str]:
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("pipelines")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    if not isinstance(table, dict):
+        return {}
+    slots: dict[str, list[str] | str] = {}
+    for slot in SLOT_ROLES:
+        value = table.get(slot)
+        items = value if isinstance(value, list) else [value]
+        names = [v.strip() for v in items if isinstance(v, str) and v.strip()]
+        if value is not None:
+            slots[slot] = names if slot in LIST_SLOTS else (names[0] if names else "")
+    return slots
+
+
+class _Planner:
+    """Fills one plan; remembers the instances already proposed."""
+
+    def __init__(self, config: Configuration, plan: SetupPlan) -> None:
+        self.config = config
+        self.plan = plan
+        self.user_set = user_slots(config.paths.config_root)
+
+    def server(self, server: FoundServer) -> dict[Role, list[str]]:
+        recipe = RECIPES[server.kind]
+        names: dict[Role, list[str]] = {}
+        fim = [(m, completion_parent(m, recipe)) for m in server.models]
+        fim = [(m, parent) for m, parent in fim if parent]
+        fim.sort(key=lambda item: (item[1] != recipe.fim, item[0].size or math.inf, item[0].name))
+        chats = sorted(
+            (m for m in server.models if chat_capable(m)),
+            key=lambda m: (-(m.size or 0), m.name),
+        )[:MAX_CHAT_AGENTS]
+        if fim:
+            model, parent = fim[0]
+            family = detect_family(model.name)
+            named = f"a {family.label} base model by its name" if family else ""
+            why = f"FIM: {model.evidence if model.fim else named}"
+            self._agent(server, recipe, "completion", parent, model, why, names)
+        else:
+            self.plan.notes.append(
+                f"{server.label} on {server.target}: no FIM-capable base model "
+                "(e.g. qwen2.5-coder:1.5b-base); code completion is left as it is"
+            )
+        for model in chats:
+            self._agent(server, recipe, "chat", recipe.chat, model, model.evidence, names)
+        if chats:
+            coder = next((m for m in chats if "cod" in m.name.casefold()), chats[0])
+            self._agent(server, recipe, "refactor", recipe.refactor, coder, coder.evidence, names)
+            self._agent(server, recipe, "compression", recipe.compression, chats[0], "", names)
+        elif server.models:
+            self.plan.notes.append(
+                f"{server.label} on {server.target}: no instruction-tuned model for chat, "
+                "refactor and compression"
+            )
+        return names
+
+    def _agent(
+        self,
+        server: FoundServer,
+        recipe: Recipe,
+        role: Role,
+        parent_name: str,
+        model: FoundModel,
+        why: str,
+        names: dict[Role, list[str]],
+    ) -> None:
+        parent = self.config.agents.get(parent_name)
+        if parent is None:
+            self.plan.notes.append(f"bundled agent {parent_name!r} is not loaded; no {role} agent")
+            return
+        base = recipe.completion_instance if role == "completion" else ""
+        instance = self._instance(server, base or recipe.instance)
+        port = "" if server.target.port == recipe.default_port else f" :{server.target.port}"
+        name = f"{recipe.short or server.label}{port} {_ROLE_WORDS[role]} — {model.name}"
+        existing = self.config.agents.get(name)
+        if existing is not None and existing.layer is Layer.BUNDLED:
+            name += " (setup)"
+            existing = self.config.agents.get(name)
+        tools = None
+        if role == "chat" and server.kind == "ollama" and model.tools:
+            tools = True
+        elif role == "chat" and server.kind == "openai":
+            tools = False  # vLLM and friends need server flags for tool calls
+        proposal = AgentProposal(
+            name=name,
+            role=role,
+            extends=parent_name,
+            model=model.name,
+            provider_instance="" if instance == parent.provider_instance else instance,
+            file=self._file(existing, "agents", name),
+            server=f"{server.label} on {server.target}",
+            tags=(*[t for t in parent.tags if t != SETUP_TAG], SETUP_TAG),
+            enable_tools=tools,
+            state=_state(existing, parent_name, model.name, instance),
+            why=why,
+        )
+        self.plan.agents.append(proposal)
+        names.setdefault(role, []).append(name)
+
+    def _file(self, existing: AgentProfile | None, folder: str, name: str) -> Path:
+        if existing is not None and existing.layer is Layer.USER and existing.source:
+            return existing.source
+        return self.config.paths.config_root / folder / f"setup_{slug(name)}.toml"
+
+    def _instance(self, server: FoundServer, base_name: str) -> str:
+        """Return the instance reaching ``server`` like ``base_name`` (proposed if missing)."""
+        base = self.config.providers[base_name]
+        path = urlsplit(base.url).path.rstrip("/")
+        others = (p for n, p in sorted(self.config.providers.items()) if n != base_name)
+        candidates = [base, *others]
+        for provider in candidates:
+            if provider.client_api == base.client_api and _reaches(
+                provider.url, server.target, path
+            ):
+                return provider.name
+        for proposal in self.plan.providers:
+            if proposal.extends == base_name and proposal.url == server.target.base_url + path:
+                return proposal.name
+        label = base_name if server.kind != "openai" else server.label
+        name = f"{label} :{server.target.port}"
+        self.plan.providers.append(
+            ProviderProposal(
+                name,
+                base_name,
+                server.target.base_url + path,
+                self.config.paths.config_root / "providers" / f"setup_{slug(name)}.toml",
+                f"{server.label} on {server.target}",
+            )
+        )
+        return name
+
+    def slot(self, slot: str, before: list[str] | str, names: list[str]) -> None:
+        user_set = slot in self.user_set
+        after: list[str] | str
+        if isinstance(before, list):
+            after = self._list_slot(slot, before, names, user_set)
+        elif user_set and before and not self._replaceable(before):
+            self._kept(slot, before, names[0])
+            return
+        else:
+            after = names[0]
+        if after != before:
+            self.plan.slots.append(SlotChange(slot, before, after))
+
+    def _list_slot(
+        self, slot: str, before: list[str], names: list[str], user_set: bool
+    ) -> list[str]:
+        if slot != Pipeline.COMPLETION.value:
+            return names + [n for n in before if n not in names]
+        rest = [n for n in before if n not in names and not self._ours(n)]
+        catch_all = next(
+            (
+                i
+                for i, n in enumerate(rest)
+                if n not in self.config.agents or self.config.agents[n].match.is_catch_all
+            ),
+            len(rest),
+        )
+        if user_set and catch_all < len(rest) and not self._replaceable(rest[catch_all]):
+            self._kept(slot, rest[catch_all], names[0])
+            return before
+        return rest[:catch_all] + names + rest[catch_all:]
+
+    def _kept(self, slot: str, current: str, proposed: str) -> None:
+        self.plan.notes.append(
+            f"{slot} keeps {current!r}, which you chose in pipelines.toml; to use "
+            f"{proposed!r} instead, put it there yourself"
+        )
+
+    def _ours(self, name: str) -> bool:
+        profile = self.config.agents.get(name)
+        return profile is not None and profile.layer is Layer.USER and SETUP_TAG in profile.tags
+
+    def _replaceable(self, name: str) -> bool:
+        profile = self.config.agents.get(name)
+        return profile is None or self._ours(name) or "embedded" in profile.tags
+
+
+def _reaches(url: str, target: Target, path: str) -> bool:
+    parts = urlsplit(url)
+    if parts.scheme != "http" or parts.hostname is None:
+        return False
+    return (
+        is_loopback(parts.hostname)
+        and (parts.port or 80) == target.port
+        and parts.path.rstrip("/") == path
+    )
+
+
+def _state(
+    existing: AgentProfile | None, parent: str, model: str, instance: str
+) -> Literal["new", "update", "same"]:
+    if existing is None:
+        return "new"
+    chain = existing.extends_chain
+    same = (
+        len(chain) >= 2
+        and chain[-2] == parent
+        and existing.model == model
+        and existing.provider_instance == instance
+    )
+    return "same" if same else "update"
