@@ -25,7 +25,7 @@ from qodeassist_lsp.cli.common import (
 )
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.core.setup.apply import SetupResult, SetupWriteError, apply_plan
-from qodeassist_lsp.core.setup.plan import SetupPlan, build_plan
+from qodeassist_lsp.core.setup.plan import build_plan
 from qodeassist_lsp.core.setup.probe import (
     PROBE_ENV,
     ProbeOutcome,
@@ -35,6 +35,7 @@ from qodeassist_lsp.core.setup.probe import (
     discover,
     parse_target,
 )
+from qodeassist_lsp.core.setup.proposals import SetupPlan
 from qodeassist_lsp.core.setup.text import (
     NOTHING_FOUND,
     format_findings,

@@ -24,7 +24,7 @@ from tomlkit.items import Table
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.problems import ConfigProblem
-from qodeassist_lsp.core.setup.plan import (
+from qodeassist_lsp.core.setup.proposals import (
     LIST_SLOTS,
     AgentProposal,
     ProviderProposal,

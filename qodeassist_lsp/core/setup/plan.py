@@ -10,28 +10,23 @@ builds the FIM prompt when it says it can — Ollama ``insert``, llama.cpp ``/in
 instruction-tuned models. Agents made by setup carry the ``setup`` tag; re-running setup finds
 them by name and proposes nothing new for them, so it is idempotent.
 
-Pipeline slots: the chat picker list gets the new chat agents first (nothing is removed); the
-completion agent goes before the first catch-all agent; single slots are replaced. A slot the
-user set in ``pipelines.toml`` to an agent setup did not make (other than the offline Embedded
-ones) is kept, with a note saying how to switch.
+Pipeline slots are ``slots``'s business; the plan's parts are in ``proposals``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import Layer
 from qodeassist_lsp.config.fim_templates import detect_family, instruct_model_problem
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.setup.probe import (
     FoundModel,
     FoundServer,
@@ -39,17 +34,18 @@ from qodeassist_lsp.core.setup.probe import (
     Target,
     is_loopback,
 )
+from qodeassist_lsp.core.setup.proposals import (
+    LIST_SLOTS,
+    SETUP_TAG,
+    SLOT_ROLES,
+    AgentProposal,
+    ProviderProposal,
+    Role,
+    SetupPlan,
+)
+from qodeassist_lsp.core.setup.slots import SlotPlanner, current_slots
 
-Role = Literal["completion", "chat", "refactor", "compression"]
-SETUP_TAG = "setup"
 MAX_CHAT_AGENTS = 3
-LIST_SLOTS = (Pipeline.COMPLETION.value, Pipeline.CHAT.value)
-SLOT_ROLES: dict[str, Role] = {
-    Pipeline.COMPLETION.value: "completion",
-    Pipeline.CHAT.value: "chat",
-    Pipeline.REFACTOR.value: "refactor",
-    Pipeline.COMPRESSION.value: "compression",
-}
 _ROLE_WORDS: dict[Role, str] = {
     "completion": "Completion",
     "chat": "Chat",
@@ -121,106 +117,6 @@ RECIPES: dict[ServerKind, Recipe] = {
 }
 
 
-@dataclass(frozen=True)
-class ProviderProposal:
-    """A user provider instance to write: a bundled one with another ``url``."""
-
-    name: str
-    extends: str
-    url: str
-    file: Path
-    server: str
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "extends": self.extends,
-            "url": self.url,
-            "file": str(self.file),
-            "server": self.server,
-        }
-
-
-@dataclass(frozen=True)
-class AgentProposal:
-    """A user agent to write: a bundled agent with the found model (and instance)."""
-
-    name: str
-    role: Role
-    extends: str
-    model: str
-    provider_instance: str
-    """Set only when it differs from the parent's."""
-    file: Path
-    server: str
-    tags: tuple[str, ...] = ()
-    enable_tools: bool | None = None
-    state: Literal["new", "update", "same"] = "new"
-    why: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "role": self.role,
-            "extends": self.extends,
-            "model": self.model,
-            "provider_instance": self.provider_instance,
-            "file": str(self.file),
-            "server": self.server,
-            "state": self.state,
-            "why": self.why,
-        }
-
-
-@dataclass(frozen=True)
-class SlotChange:
-    """One pipeline slot before and after (``list`` slots as lists, single ones as strings)."""
-
-    slot: str
-    before: list[str] | str
-    after: list[str] | str
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the JSON form (see docs/cli.md)."""
-        return {"slot": self.slot, "before": self.before, "after": self.after}
-
-
-@dataclass
-class SetupPlan:
-    """Everything setup would write, and why."""
-
-    config_root: Path
-    providers: list[ProviderProposal] = field(default_factory=list)
-    agents: list[AgentProposal] = field(default_factory=list)
-    slots: list[SlotChange] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def pipelines_file(self) -> Path:
-        """The user's ``pipelines.toml``."""
-        return self.config_root / "pipelines.toml"
-
-    @property
-    def writes(self) -> bool:
-        """Whether applying the plan changes any file."""
-        return bool(self.providers or self.slots or any(a.state != "same" for a in self.agents))
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the JSON form (see docs/cli.md)."""
-        return {
-            "providers": [p.to_json() for p in self.providers],
-            "agents": [a.to_json() for a in self.agents],
-            "pipelines": {
-                "file": str(self.pipelines_file),
-                "changes": [s.to_json() for s in self.slots],
-            },
-            "notes": list(self.notes),
-            "writes": self.writes,
-        }
-
-
 def slug(text: str) -> str:
     """Return a file-name-safe form of ``text``: lower case, other runs as ``_``."""
     return re.sub(r"[^a-z0-9]+", "_", text.casefold()).strip("_") or "agent"
@@ -255,6 +151,7 @@ def build_plan(servers: Sequence[FoundServer], config: Configuration) -> SetupPl
     """Propose instances, agents and pipeline slots for ``servers`` (in probe order)."""
     plan = SetupPlan(config.paths.config_root)
     planner = _Planner(config, plan)
+    slots = SlotPlanner(config, plan)
     completion: list[str] = []
     chats: list[str] = []
     singles: dict[Role, str] = {}
@@ -277,39 +174,8 @@ def build_plan(servers: Sequence[FoundServer], config: Configuration) -> SetupPl
             else ([singles[role]] if role in singles else [])
         )
         if names:
-            planner.slot(slot, current.get(slot, [] if slot in LIST_SLOTS else ""), names)
+            slots.slot(slot, current.get(slot, [] if slot in LIST_SLOTS else ""), names)
     return plan
-
-
-def current_slots(config: Configuration) -> dict[str, list[str] | str]:
-    """Return the user-level slots: the user's ``pipelines.toml`` over the bundled one."""
-    values: dict[str, list[str] | str] = {}
-    paths = config.paths
-    for path in (paths.bundled / "pipelines.toml", paths.config_root / "pipelines.toml"):
-        values.update(_read_slots(path))
-    return values
-
-
-def user_slots(config_root: Path) -> set[str]:
-    """Return the slots the user's own ``pipelines.toml`` sets."""
-    return set(_read_slots(config_root / "pipelines.toml"))
-
-
-def _read_slots(path: Path) -> dict[str, list[str] | str]:
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get("pipelines")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    if not isinstance(table, dict):
-        return {}
-    slots: dict[str, list[str] | str] = {}
-    for slot in SLOT_ROLES:
-        value = table.get(slot)
-        items = value if isinstance(value, list) else [value]
-        names = [v.strip() for v in items if isinstance(v, str) and v.strip()]
-        if value is not None:
-            slots[slot] = names if slot in LIST_SLOTS else (names[0] if names else "")
-    return slots
 
 
 class _Planner:
@@ -318,7 +184,6 @@ class _Planner:
     def __init__(self, config: Configuration, plan: SetupPlan) -> None:
         self.config = config
         self.plan = plan
-        self.user_set = user_slots(config.paths.config_root)
 
     def server(self, server: FoundServer) -> dict[Role, list[str]]:
         recipe = RECIPES[server.kind]
@@ -428,52 +293,6 @@ class _Planner:
             )
         )
         return name
-
-    def slot(self, slot: str, before: list[str] | str, names: list[str]) -> None:
-        user_set = slot in self.user_set
-        after: list[str] | str
-        if isinstance(before, list):
-            after = self._list_slot(slot, before, names, user_set)
-        elif user_set and before and not self._replaceable(before):
-            self._kept(slot, before, names[0])
-            return
-        else:
-            after = names[0]
-        if after != before:
-            self.plan.slots.append(SlotChange(slot, before, after))
-
-    def _list_slot(
-        self, slot: str, before: list[str], names: list[str], user_set: bool
-    ) -> list[str]:
-        if slot != Pipeline.COMPLETION.value:
-            return names + [n for n in before if n not in names]
-        rest = [n for n in before if n not in names and not self._ours(n)]
-        catch_all = next(
-            (
-                i
-                for i, n in enumerate(rest)
-                if n not in self.config.agents or self.config.agents[n].match.is_catch_all
-            ),
-            len(rest),
-        )
-        if user_set and catch_all < len(rest) and not self._replaceable(rest[catch_all]):
-            self._kept(slot, rest[catch_all], names[0])
-            return before
-        return rest[:catch_all] + names + rest[catch_all:]
-
-    def _kept(self, slot: str, current: str, proposed: str) -> None:
-        self.plan.notes.append(
-            f"{slot} keeps {current!r}, which you chose in pipelines.toml; to use "
-            f"{proposed!r} instead, put it there yourself"
-        )
-
-    def _ours(self, name: str) -> bool:
-        profile = self.config.agents.get(name)
-        return profile is not None and profile.layer is Layer.USER and SETUP_TAG in profile.tags
-
-    def _replaceable(self, name: str) -> bool:
-        profile = self.config.agents.get(name)
-        return profile is None or self._ours(name) or "embedded" in profile.tags
 
 
 def _reaches(url: str, target: Target, path: str) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qodeassist_lsp.core.setup.apply import SetupResult
-from qodeassist_lsp.core.setup.plan import RECIPES, SetupPlan, chat_capable, completion_parent
+from qodeassist_lsp.core.setup.plan import RECIPES, chat_capable, completion_parent
 from qodeassist_lsp.core.setup.probe import FoundServer, ProbeOutcome
+from qodeassist_lsp.core.setup.proposals import SetupPlan
 
 NOTHING_FOUND = """\
 No model server answered on this machine. To use one:
