@@ -241,3 +241,73 @@ def test_doctor_points_to_setup_when_a_local_server_goes_unused(
 
     assert f"Ollama on 127.0.0.1:{ollama.port} (4 model(s))" in result.stdout, result.describe()
     assert "Run `qodeassist-lsp setup`" in result.stdout
+
+
+def test_lm_studio_and_vllm_are_told_apart_by_their_apis(tmp_path: Path) -> None:
+    # Bodies in the shape of LM Studio's documented GET /api/v0/models and vLLM's /v1/models.
+    lmstudio_models = {
+        "object": "list",
+        "data": [
+            {
+                "id": "qwen2.5-7b-instruct",
+                "object": "model",
+                "type": "llm",
+                "publisher": "lmstudio-community",
+                "arch": "qwen2",
+                "compatibility_type": "gguf",
+                "quantization": "Q4_K_M",
+                "state": "loaded",
+                "max_context_length": 32768,
+            },
+            {
+                "id": "text-embedding-nomic-embed-text-v1.5",
+                "object": "model",
+                "type": "embeddings",
+                "publisher": "nomic-ai",
+                "arch": "nomic-bert",
+                "compatibility_type": "gguf",
+                "quantization": "Q4_K_M",
+                "state": "not-loaded",
+                "max_context_length": 2048,
+            },
+        ],
+    }
+    vllm_models = {
+        "object": "list",
+        "data": [
+            {
+                "id": "Qwen/Qwen2.5-Coder-1.5B",
+                "object": "model",
+                "created": 1735689600,
+                "owned_by": "vllm",
+                "root": "Qwen/Qwen2.5-Coder-1.5B",
+                "parent": None,
+                "max_model_len": 32768,
+            }
+        ],
+    }
+    with ReplayServer() as lmstudio, ReplayServer() as vllm:
+        lmstudio.route("/api/v0/models", Reply.json(lmstudio_models))
+        lmstudio.route("/v1/models", Reply.json({"object": "list", "data": []}))
+        vllm.route("/v1/models", Reply.json(vllm_models))
+        result = _run(
+            tmp_path, "setup", "--json", "--probe", str(lmstudio.port), "--probe", str(vllm.port)
+        )
+
+    assert result.returncode == 0, result.describe()
+    report = json.loads(result.stdout)
+    first, second = (p["server"] for p in report["probed"])
+    assert (first["kind"], first["label"]) == ("lmstudio", "LM Studio")
+    assert [m["embedding"] for m in first["models"]] == [False, True]
+    assert (second["kind"], second["label"]) == ("openai", "vLLM")
+    agents = {(a["role"], a["model"]): a for a in report["plan"]["agents"]}
+    assert set(agents) == {
+        ("chat", "qwen2.5-7b-instruct"),
+        ("refactor", "qwen2.5-7b-instruct"),
+        ("compression", "qwen2.5-7b-instruct"),
+        ("completion", "Qwen/Qwen2.5-Coder-1.5B"),
+    }
+    completion = agents["completion", "Qwen/Qwen2.5-Coder-1.5B"]
+    assert completion["provider_instance"] == f"vLLM :{vllm.port}"
+    providers = {p["name"]: p["url"] for p in report["plan"]["providers"]}
+    assert providers[f"vLLM :{vllm.port}"] == f"{vllm.url}/v1"

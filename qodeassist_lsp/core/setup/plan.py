@@ -123,12 +123,17 @@ def slug(text: str) -> str:
 
 
 def is_base_model(name: str) -> bool:
-    """Tell whether the name marks a pre-trained model (``-base``, ``-code``, StarCoder)."""
-    lowered = name.casefold()
+    """Tell whether the name marks a pre-trained model (``-base``, ``-code``, StarCoder …).
+
+    A Hugging Face id of a FIM family (``Qwen/Qwen2.5-Coder-1.5B``) names the base model unless
+    it says ``Instruct``, as vLLM and LM Studio list them.
+    """
     if instruct_model_problem(name):
         return False
     family = detect_family(name)
-    return bool(_BASE.search(lowered)) or (family is not None and family.key == "starcoder")
+    if family is not None and (family.key == "starcoder" or "/" in name):
+        return True
+    return bool(_BASE.search(name.casefold()))
 
 
 def chat_capable(model: FoundModel) -> bool:
@@ -233,8 +238,11 @@ class _Planner:
         if parent is None:
             self.plan.notes.append(f"bundled agent {parent_name!r} is not loaded; no {role} agent")
             return
-        base = recipe.completion_instance if role == "completion" else ""
-        instance = self._instance(server, base or recipe.instance)
+        base = (recipe.completion_instance if role == "completion" else "") or recipe.instance
+        if base not in self.config.providers:
+            self.plan.notes.append(f"provider instance {base!r} is not loaded; no {role} agent")
+            return
+        instance = self._instance(server, base)
         port = "" if server.target.port == recipe.default_port else f" :{server.target.port}"
         name = f"{recipe.short or server.label}{port} {_ROLE_WORDS[role]} — {model.name}"
         existing = self.config.agents.get(name)

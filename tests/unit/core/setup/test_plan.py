@@ -49,6 +49,9 @@ def _ollama(port: int = 11434) -> FoundServer:
         ("qwen2.5-coder:7b", False),
         ("qwen2.5-coder:7b-instruct", False),
         ("llama3.2:latest", False),
+        ("Qwen/Qwen2.5-Coder-1.5B", True),
+        ("Qwen/Qwen2.5-Coder-7B-Instruct", False),
+        ("meta-llama/Llama-3.1-8B", False),
     ],
 )
 def test_base_models_are_told_by_their_name(name: str, base: bool) -> None:
@@ -151,3 +154,25 @@ def test_applying_twice_changes_nothing_the_second_time(tmp_path: Path) -> None:
     assert not again.writes
     assert {a.state for a in again.agents} == {"same"}
     assert again.providers == [] and again.slots == []
+
+
+def test_lm_studio_completion_goes_through_its_chat_completions_instance(tmp_path: Path) -> None:
+    server = FoundServer(
+        "lmstudio",
+        "LM Studio",
+        Target("127.0.0.1", 1234),
+        models=(FoundModel("qwen/qwen2.5-coder-1.5b"), FoundModel("qwen2.5-7b-instruct")),
+    )
+    plan = build_plan([server], _config(tmp_path))
+
+    assert plan.providers == []  # both bundled LM Studio instances point at localhost:1234
+    agents = {a.role: a for a in plan.agents}
+    assert agents["completion"].extends == "llama.cpp Completion — FIM Template"
+    assert agents["completion"].provider_instance == "LM Studio (Chat Completions)"
+    assert agents["chat"].extends == "LM Studio Chat"
+    assert (agents["chat"].model, agents["chat"].provider_instance) == ("qwen2.5-7b-instruct", "")
+    assert apply_plan(plan, plan_paths(tmp_path)).problems == []
+
+
+def plan_paths(root: Path) -> ConfigPaths:
+    return ConfigPaths(root / "config", root / "data", bundled_root())
