@@ -189,10 +189,17 @@ class _Planner:
     def __init__(self, config: Configuration, plan: SetupPlan) -> None:
         self.config = config
         self.plan = plan
+        self.files: set[Path] = set()
 
     def server(self, server: FoundServer) -> dict[Role, list[str]]:
         recipe = RECIPES[server.kind]
         names: dict[Role, list[str]] = {}
+        if not server.models:
+            self.plan.notes.append(
+                f"{server.label} on {server.target} offers no models: pull or load one, then "
+                "run setup again"
+            )
+            return names
         fim = [(m, completion_parent(m, recipe)) for m in server.models]
         fim = [(m, parent) for m, parent in fim if parent]
         fim.sort(key=lambda item: (item[1] != recipe.fim, item[0].size or math.inf, item[0].name))
@@ -271,9 +278,17 @@ class _Planner:
         names.setdefault(role, []).append(name)
 
     def _file(self, existing: AgentProfile | None, folder: str, name: str) -> Path:
+        """Return the agent's own user file, else a new ``setup_*.toml`` no one else uses."""
         if existing is not None and existing.layer is Layer.USER and existing.source:
             return existing.source
-        return self.config.paths.config_root / folder / f"setup_{slug(name)}.toml"
+        stem = self.config.paths.config_root / folder / f"setup_{slug(name)}"
+        path, number = stem.with_suffix(".toml"), 1
+        # Two names may share a slug (qwen2.5 / qwen2-5): never edit another definition's file.
+        while path.exists() or path in self.files:
+            number += 1
+            path = stem.with_name(f"{stem.name}_{number}.toml")
+        self.files.add(path)
+        return path
 
     def _instance(self, server: FoundServer, base_name: str) -> str:
         """Return the instance reaching ``server`` like ``base_name`` (proposed if missing)."""
@@ -291,12 +306,14 @@ class _Planner:
                 return proposal.name
         label = base_name if server.kind != "openai" else server.label
         name = f"{label} :{server.target.port}"
+        if name in self.config.providers:
+            name += " (setup)"
         self.plan.providers.append(
             ProviderProposal(
                 name,
                 base_name,
                 server.target.base_url + path,
-                self.config.paths.config_root / "providers" / f"setup_{slug(name)}.toml",
+                self._file(None, "providers", name),
                 f"{server.label} on {server.target}",
             )
         )

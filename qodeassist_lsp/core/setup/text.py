@@ -74,7 +74,9 @@ def format_plan(plan: SetupPlan) -> str:
         for slot in plan.slots:
             lines.append(f"    {slot.slot}: {slot.before!r} → {slot.after!r}")
     lines.extend(f"  note: {note}" for note in plan.notes)
-    if not plan.writes:
+    if not plan.agents:
+        lines.append("  nothing to configure: no model fits a pipeline")
+    elif not plan.writes:
         lines.append("  nothing to change: the configuration already uses what was found")
     return "\n".join(lines) + "\n"
 

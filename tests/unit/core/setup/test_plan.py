@@ -176,3 +176,23 @@ def test_lm_studio_completion_goes_through_its_chat_completions_instance(tmp_pat
 
 def plan_paths(root: Path) -> ConfigPaths:
     return ConfigPaths(root / "config", root / "data", bundled_root())
+
+
+def test_a_file_of_the_same_slug_is_never_taken_over(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    agents = tmp_path / "config" / "agents"
+    agents.mkdir()
+    mine = agents / "setup_ollama_chat_llama3_2_latest.toml"
+    mine.write_text("# someone else's file\n", encoding="utf-8")
+    plan = build_plan([_ollama()], config)
+
+    chat = next(a for a in plan.agents if a.model == "llama3.2:latest" and a.role == "chat")
+    assert chat.file == agents / "setup_ollama_chat_llama3_2_latest_2.toml"
+    assert len({a.file for a in plan.agents}) == len(plan.agents)
+
+
+def test_a_server_without_models_is_a_note(tmp_path: Path) -> None:
+    server = FoundServer("ollama", "Ollama", Target("127.0.0.1", 11434), "0.5.1", ())
+    plan = build_plan([server], _config(tmp_path))
+    assert not plan.agents and not plan.writes
+    assert any("offers no models" in note for note in plan.notes)
