@@ -169,17 +169,13 @@ def build_plan(servers: Sequence[FoundServer], config: Configuration) -> SetupPl
                 singles.setdefault(role, found[role][0])
     if not plan.agents:
         return plan
+    proposed: dict[Role, list[str]] = {"completion": completion[:1], "chat": chats}
+    proposed.update({role: [name] for role, name in singles.items()})
     current = current_slots(config)
     for slot, role in SLOT_ROLES.items():
-        names = (
-            chats
-            if role == "chat"
-            else completion[:1]
-            if role == "completion"
-            else ([singles[role]] if role in singles else [])
-        )
-        if names:
-            slots.slot(slot, current.get(slot, [] if slot in LIST_SLOTS else ""), names)
+        if proposed.get(role):
+            empty: list[str] | str = [] if slot in LIST_SLOTS else ""
+            slots.slot(slot, current.get(slot, empty), proposed[role])
     return plan
 
 

@@ -75,6 +75,11 @@ class SlotPlanner:
             after = names[0]
         if after != before:
             self.plan.slots.append(SlotChange(slot, before, after))
+            project = self.config.paths.project_config
+            if project is not None and slot in _read_slots(project / "pipelines.toml"):
+                self.plan.notes.append(
+                    f"{project / 'pipelines.toml'} sets {slot} too, and wins in that project"
+                )
 
     def _list_slot(
         self, slot: str, before: list[str], names: list[str], user_set: bool

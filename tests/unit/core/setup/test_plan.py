@@ -196,3 +196,18 @@ def test_a_server_without_models_is_a_note(tmp_path: Path) -> None:
     plan = build_plan([server], _config(tmp_path))
     assert not plan.agents and not plan.writes
     assert any("offers no models" in note for note in plan.notes)
+
+
+def test_a_project_that_sets_the_slot_itself_is_named(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".qodeassist").mkdir(parents=True)
+    (project / ".qodeassist" / "pipelines.toml").write_text(
+        '[pipelines]\nquick_refactor = "Claude Quick Refactor"\n', encoding="utf-8"
+    )
+    (tmp_path / "config").mkdir()
+    config = load_configuration(
+        ConfigPaths(tmp_path / "config", tmp_path / "data", bundled_root(), project)
+    )
+    plan = build_plan([_ollama()], config)
+    assert any("sets quick_refactor too, and wins in that project" in n for n in plan.notes)
+    assert not any("chat_assistant too" in n for n in plan.notes)
