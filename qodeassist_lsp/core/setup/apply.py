@@ -11,9 +11,6 @@ files are returned.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +18,7 @@ from typing import Any, Literal
 import tomlkit
 from tomlkit.items import Table
 
+from qodeassist_lsp.config.atomic import write_text_atomically
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.problems import ConfigProblem
@@ -211,20 +209,5 @@ def _prepare(path: Path, bundled: Path, edit: _Edit) -> tuple[Path, str | None, 
 def _commit(path: Path, before: str | None, after: str, edit: _Edit) -> FileChange:
     if after == before:
         return FileChange(path, "unchanged")
-    _write_atomically(path, after)
+    write_text_atomically(path, after)
     return FileChange(path, "created" if before is None else "updated", tuple(edit.changed))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        with contextlib.suppress(OSError):
-            os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

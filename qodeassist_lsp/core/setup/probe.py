@@ -200,10 +200,13 @@ async def discover(
         return list(await asyncio.gather(*(_probe(client, target) for target in targets)))
 
 
-async def _get(client: httpx.AsyncClient, url: str) -> Any:
-    """GET ``url`` and return its JSON body, or None for any failure or non-2xx answer."""
+async def _get(client: httpx.AsyncClient, url: str, body: dict[str, Any] | None = None) -> Any:
+    """GET ``url`` (POST ``body`` when given); its JSON body, or None for any failure."""
     try:
-        response = await client.get(url)
+        if body is None:
+            response = await client.get(url)
+        else:
+            response = await client.post(url, json=body)
     except httpx.HTTPError:
         return None
     if not response.is_success:
@@ -295,7 +298,7 @@ async def _ollama_models(
             continue
         size = tag.get("size") if isinstance(tag.get("size"), int) else None
         show = (
-            await _post(client, f"{target.base_url}/api/show", {"model": name})
+            await _get(client, f"{target.base_url}/api/show", {"model": name})
             if index < MAX_SHOWN_MODELS
             else None
         )
@@ -318,19 +321,6 @@ async def _ollama_models(
             )
         )
     return models
-
-
-async def _post(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> Any:
-    try:
-        response = await client.post(url, json=body)
-    except httpx.HTTPError:
-        return None
-    if not response.is_success:
-        return None
-    try:
-        return response.json()
-    except ValueError:
-        return None
 
 
 def _lmstudio_models(items: list[dict[str, Any]]) -> list[FoundModel]:
