@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         models_cmd,
         refactor_cmd,
         secrets_cmd,
+        setup_cmd,
     )
 
     agents_cmd.register(commands, shared)
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     refactor_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)
     serve_cmd.register(commands, shared)
+    setup_cmd.register(commands, shared)
     return parser
 
 

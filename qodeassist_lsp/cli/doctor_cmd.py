@@ -12,6 +12,7 @@ from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load
 from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
 from qodeassist_lsp.core.doctor_text import format_report
 from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.core.setup.hint import find_setup_hint
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -36,12 +37,16 @@ def run_doctor(args: argparse.Namespace) -> int:
     """Probe, print the report, and return 1 when a pipeline has no working agent."""
     if args.timeout <= 0:
         args.timeout = DEFAULT_TIMEOUT_S
-    report = asyncio.run(_run(Runtime(load(args)), args.timeout))
+    config = load(args)
+    report = asyncio.run(_run(Runtime(config), args.timeout))
     if args.json:
         json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_report(report))
+        hint = asyncio.run(find_setup_hint(config))
+        if hint:
+            sys.stdout.write(f"\n{hint}\n")
     return EXIT_OK if report.ok else EXIT_CONFIG
 
 

@@ -1,0 +1,120 @@
+"""The parts of a setup plan: instances, agents and pipeline slots to write, and the plan itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from qodeassist_lsp.core.policy import Pipeline
+
+Role = Literal["completion", "chat", "refactor", "compression"]
+SETUP_TAG = "setup"
+"""The tag of every agent setup writes: how a re-run recognises its own agents."""
+LIST_SLOTS = (Pipeline.COMPLETION.value, Pipeline.CHAT.value)
+SLOT_ROLES: dict[str, Role] = {
+    Pipeline.COMPLETION.value: "completion",
+    Pipeline.CHAT.value: "chat",
+    Pipeline.REFACTOR.value: "refactor",
+    Pipeline.COMPRESSION.value: "compression",
+}
+
+
+@dataclass(frozen=True)
+class ProviderProposal:
+    """A user provider instance to write: a bundled one with another ``url``."""
+
+    name: str
+    extends: str
+    url: str
+    file: Path
+    server: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "name": self.name,
+            "extends": self.extends,
+            "url": self.url,
+            "file": str(self.file),
+            "server": self.server,
+        }
+
+
+@dataclass(frozen=True)
+class AgentProposal:
+    """A user agent to write: a bundled agent with the found model (and instance)."""
+
+    name: str
+    role: Role
+    extends: str
+    model: str
+    provider_instance: str
+    """Set only when it differs from the parent's."""
+    file: Path
+    server: str
+    tags: tuple[str, ...] = ()
+    enable_tools: bool | None = None
+    state: Literal["new", "update", "same"] = "new"
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "name": self.name,
+            "role": self.role,
+            "extends": self.extends,
+            "model": self.model,
+            "provider_instance": self.provider_instance,
+            "file": str(self.file),
+            "server": self.server,
+            "state": self.state,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class SlotChange:
+    """One pipeline slot before and after (``list`` slots as lists, single ones as strings)."""
+
+    slot: str
+    before: list[str] | str
+    after: list[str] | str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {"slot": self.slot, "before": self.before, "after": self.after}
+
+
+@dataclass
+class SetupPlan:
+    """Everything setup would write, and why."""
+
+    config_root: Path
+    providers: list[ProviderProposal] = field(default_factory=list)
+    agents: list[AgentProposal] = field(default_factory=list)
+    slots: list[SlotChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pipelines_file(self) -> Path:
+        """The user's ``pipelines.toml``."""
+        return self.config_root / "pipelines.toml"
+
+    @property
+    def writes(self) -> bool:
+        """Whether applying the plan changes any file."""
+        return bool(self.providers or self.slots or any(a.state != "same" for a in self.agents))
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON form (see docs/cli.md)."""
+        return {
+            "providers": [p.to_json() for p in self.providers],
+            "agents": [a.to_json() for a in self.agents],
+            "pipelines": {
+                "file": str(self.pipelines_file),
+                "changes": [s.to_json() for s in self.slots],
+            },
+            "notes": list(self.notes),
+            "writes": self.writes,
+        }
