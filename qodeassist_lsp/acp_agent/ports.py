@@ -106,7 +106,7 @@ class ClientBuffers:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            raise EditRefused(f"the editor could not read {path}: {exc}") from None
+            raise EditRefused(f"the editor could not read {path}: {_why(exc)}") from None
         return OpenText(path.as_uri(), answer.content)
 
     async def replace_open(self, uri: str, old: str, new: str) -> None:
@@ -126,5 +126,12 @@ class ClientBuffers:
             raise
         except Exception as exc:
             raise EditRefused(
-                f"the editor failed to write {path} ({exc}); the file was not changed"
+                f"the editor failed to write {path} ({_why(exc)}); the file was not changed"
             ) from None
+
+
+def _why(exc: Exception) -> str:
+    """Return what the client said about a failed request (its error's data, if any)."""
+    data = getattr(exc, "data", None)
+    detail = data.get("message") or data.get("details") if isinstance(data, dict) else None
+    return f"{exc}: {detail}" if detail else str(exc) or type(exc).__name__

@@ -111,7 +111,7 @@ class Editor:
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         try:
-            return ReadTextFileResponse(content=Path(path).read_text())
+            return ReadTextFileResponse(content=await asyncio.to_thread(Path(path).read_text))
         except OSError:
             raise RequestError.resource_not_found(path) from None
 
