@@ -20,6 +20,7 @@ from typing import Any
 
 from qodeassist_lsp.acp_agent.ports import ClientBuffers, ClientPermissionGate
 from qodeassist_lsp.acp_agent.session import CURRENT
+from qodeassist_lsp.acp_agent.terminal import ClientTerminal
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.settings import Settings
@@ -62,10 +63,11 @@ class AcpHost:
         self.runtime = Runtime(configuration)
         self.documents = DocumentStore()
         self._ignores: dict[tuple[Path, str], IgnoreFilter] = {}
+        self.buffers = ClientBuffers()
         paths = configuration.paths
         self.edits = EditManager(
             CheckpointStore(paths.data_root / "checkpoints"),
-            ClientBuffers(),
+            self.buffers,
             EditScope(
                 confinement=self._confinement,
                 base=lambda: next(iter(self.folders()), None),
@@ -75,7 +77,8 @@ class AcpHost:
             self._edit_status,
         )
         self.skills = SkillService(self._skill_sources)
-        self.hub = McpHub(ApprovalStore(paths.data_root), _NoApprovals())
+        self._hub_changed = asyncio.Event()
+        self.hub = McpHub(ApprovalStore(paths.data_root), _NoApprovals(), self._hub_changed.set)
         self._client_servers: dict[str, ServerDefinition] = {}
         self._sinks: dict[str, EventSink] = {}
         contributors = self.runtime.contributors
@@ -111,6 +114,19 @@ class AcpHost:
         for server in fresh:
             self._client_servers[server.name] = server
         await self._configure_hub()
+        # A chat session's tools are fixed when it is created: let the servers connect first.
+        limit = self.configuration.settings.mcp.client_connect_timeout_s
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit + 1.0):
+                while True:
+                    self._hub_changed.clear()  # before looking: no change is missed
+                    if not any(self._connecting(s.name) for s in fresh):
+                        break
+                    await self._hub_changed.wait()
+
+    def _connecting(self, name: str) -> bool:
+        connection = self.hub.connection(name)
+        return connection is not None and connection.state == "connecting"
 
     # -- what the tools see ----------------------------------------------------------------
     def folders(self) -> list[Path]:
@@ -125,8 +141,14 @@ class AcpHost:
         """Return the tools' view of the running turn's workspace."""
         folders = self.folders()
         ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
+        session = CURRENT.get()
+        abilities = session.abilities if session is not None else None
         return ToolWorkspace.of(
-            folders, self.configuration.settings.general.allowed_roots, FolderIgnores(ignores)
+            folders,
+            self.configuration.settings.general.allowed_roots,
+            FolderIgnores(ignores),
+            editor=self.buffers if abilities and abilities.read_text_file else None,
+            runner=ClientTerminal() if abilities and abilities.terminal else None,
         )
 
     def _ignore(self, folder: Path, name: str) -> IgnoreFilter:

@@ -90,7 +90,7 @@ class ClientPermissionGate:
 
 
 class ClientBuffers:
-    """`tools.edits.ports.EditorBuffers` through the client's ``fs/*`` methods."""
+    """`tools.edits.ports.EditorBuffers` (and read_file's reader) through the client's ``fs/*``."""
 
     async def find_open(self, path: Path) -> OpenText | None:
         """Return the client's text of ``path`` when it reads files for us, else None."""
@@ -108,6 +108,11 @@ class ClientBuffers:
         except Exception as exc:
             raise EditRefused(f"the editor could not read {path}: {_why(exc)}") from None
         return OpenText(path.as_uri(), answer.content)
+
+    async def read_text(self, path: Path) -> str | None:
+        """Return the client's text of ``path`` (`tools.workspace.EditorFiles` of read_file)."""
+        found = await self.find_open(path)
+        return found.text if found is not None else None
 
     async def replace_open(self, uri: str, old: str, new: str) -> None:
         """Write ``new`` through the client (or on disk when it does not write files)."""

@@ -22,10 +22,13 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -84,10 +87,13 @@ class Editor:
         self.buffers: dict[str, str] = {}
         self.writes: list[tuple[str, str]] = []
         self.fail_writes = False
+        self.terminal = False
+        self.commands: list[tuple[str, list[str], str | None]] = []
+        self.released: list[str] = []
 
     def capabilities(self) -> ClientCapabilities:
         fs = FileSystemCapabilities(read_text_file=self.fs, write_text_file=self.fs)
-        return ClientCapabilities(fs=fs, terminal=False)
+        return ClientCapabilities(fs=fs, terminal=self.terminal)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -123,6 +129,28 @@ class Editor:
         self.writes.append((path, content))
         self.buffers[path] = content
         return WriteTextFileResponse()
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, env: Any = None,
+        cwd: str | None = None, output_byte_limit: int | None = None, **kwargs: Any,
+    ) -> CreateTerminalResponse:  # fmt: skip
+        self.commands.append((command, list(args or []), cwd))
+        return CreateTerminalResponse(terminal_id=f"term-{len(self.commands)}")
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        return WaitForTerminalExitResponse(exit_code=0)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        command, args, _cwd = self.commands[-1]
+        return TerminalOutputResponse(output=f"editor ran {command} {' '.join(args)}\n",
+                                      truncated=False)  # fmt: skip
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.released.append(terminal_id)
 
     def on_connect(self, conn: Any) -> None:
         pass

@@ -8,6 +8,7 @@ leaves everything as it was and the call ``failed``.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,74 @@ async def test_a_failed_client_write_reports_the_edit_failed_and_writes_nothing(
     assert target.read_text() == OLD
     assert last_status(editor, "call_0") == "failed"
     assert "the buffer is read-only" in told(replay)
+
+
+async def test_with_fs_read_file_reads_the_editor_buffer(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    target = acp_home / "project/greet.py"
+    target.write_text("on disk\n")
+    replay.script(
+        ROUTE,
+        [tool_call_reply("call_r", "read_file", {"path": "greet.py"}), chat_reply("Read it.")],
+    )
+    editor = Editor()
+    editor.fs = True
+    editor.buffers[str(target)] = "unsaved in the editor\n"
+    assert await one_turn(acp_home, editor) == ["end_turn"]
+    assert "unsaved in the editor" in told(replay) and "on disk" not in told(replay)
+    [start] = editor.of_kind("tool_call")
+    assert start.kind == "read" and editor.permission_requests == []  # read = allow
+
+
+async def test_with_a_terminal_commands_run_in_the_editor(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    replay.script(
+        ROUTE,
+        [tool_call_reply("call_t", "terminal", {"command": "git status --short"}),
+         chat_reply("Clean.")],
+    )  # fmt: skip
+    editor = Editor()
+    editor.terminal = True
+    assert await one_turn(acp_home, editor) == ["end_turn"]
+    assert editor.commands == [("git", ["status", "--short"], str(acp_home / "project"))]
+    assert editor.released == ["term-1"]
+    assert "editor ran git status --short" in told(replay)
+    [start] = editor.of_kind("tool_call")
+    assert start.kind == "execute"
+
+
+async def test_the_clients_mcp_servers_join_the_hub(acp_home: Path, replay: ReplayServer) -> None:
+    from acp.schema import McpServerStdio
+
+    replay.script(
+        ROUTE,
+        [tool_call_reply("call_m", "demo__echo", {"text": "from the editor"}), chat_reply("ok")],
+    )
+    editor = Editor()
+    server = McpServerStdio(
+        name="demo", command=sys.executable, args=["-m", "tests.support.mcp_demo_server"], env=[]
+    )
+    async with running_agent(acp_home, editor) as conn:
+        session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[server])
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("echo")])
+    assert answer.stop_reason == "end_turn"
+    assert told(replay) == "echo: from the editor"
+
+
+async def test_an_edit_outside_the_workspace_never_reaches_the_client(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    outside = acp_home / "outside.py"
+    outside.write_text(OLD)
+    replay.script(
+        ROUTE,
+        [tool_call_reply("call_o", "edit_file", {"path": str(outside), "edits": EDITS}),
+         chat_reply("Refused.")],
+    )  # fmt: skip
+    editor = Editor()
+    editor.fs = True
+    assert await one_turn(acp_home, editor) == ["end_turn"]
+    assert editor.writes == [] and outside.read_text() == OLD
+    assert told(replay).startswith("Error:") and "outside" in told(replay)
