@@ -227,3 +227,17 @@ async def test_an_edit_outside_the_workspace_never_reaches_the_client(
     assert await one_turn(acp_home, editor) == ["end_turn"]
     assert editor.writes == [] and outside.read_text() == OLD
     assert told(replay).startswith("Error:") and "outside" in told(replay)
+
+
+async def test_too_many_tool_rounds_stop_with_max_turn_requests(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    settings = acp_home / "config/settings.toml"
+    settings.write_text("[tools]\nmax_tool_continuations = 1\n" + settings.read_text())
+    (acp_home / "project/a.txt").write_text("a\n")
+    call = {"path": "a.txt"}
+    replay.script(
+        ROUTE,
+        [tool_call_reply("c1", "read_file", call), tool_call_reply("c2", "read_file", call)],
+    )
+    assert await one_turn(acp_home, Editor()) == ["max_turn_requests"]
