@@ -22,7 +22,13 @@ from typing import Any
 from acp import tool_diff_content
 from acp.helpers import ToolCallContentVariant
 
-from qodeassist_lsp.acp_agent.session import ALLOW_ALWAYS, ALLOW_ONCE, CURRENT, REJECT_ONCE
+from qodeassist_lsp.acp_agent.session import (
+    ALLOW_ALWAYS,
+    ALLOW_ONCE,
+    CURRENT,
+    REJECT_ONCE,
+    RUNNING_CALL,
+)
 from qodeassist_lsp.config.settings import ToolPermissions
 from qodeassist_lsp.core.tools import Tool, ToolContext
 from qodeassist_lsp.tools.edits.blocks import EditRefused
@@ -61,9 +67,12 @@ class ClientPermissionGate:
         """Return None to run the call, or the refusal the model reads."""
         token = _ASKING.set((tool, arguments, context))
         try:
-            return await self._gate.check(tool, arguments, context)
+            refusal = await self._gate.check(tool, arguments, context)
         finally:
             _ASKING.reset(token)
+        if refusal is None:  # calls run one after the other in the turn's task
+            RUNNING_CALL.set(context.call_id)
+        return refusal
 
     async def ask(self, question: str, actions: Sequence[str]) -> str | None:
         """Ask the client of the current session (the `PermissionAsker` of the inner gate)."""

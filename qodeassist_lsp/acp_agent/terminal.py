@@ -3,7 +3,8 @@
 When the client declares the ``terminal`` capability, the ``terminal`` tool's command (already
 split, allow-listed and given a confined ``cwd`` by the tool) runs through ``terminal/create``;
 the agent waits for its exit within the tool's time limit (killing it past that), reads its
-output and releases it. A client that fails any step is the tool's error.
+output and releases it; the running tool call shows the terminal (``tool_terminal_ref``) while
+it runs. A client that fails any step is the tool's error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from qodeassist_lsp.acp_agent.session import CURRENT
+from acp import tool_terminal_ref, update_tool_call
+
+from qodeassist_lsp.acp_agent.session import CURRENT, RUNNING_CALL
 from qodeassist_lsp.tools.base import ToolInputError
 from qodeassist_lsp.tools.process import OUTPUT_CAP, Finished
 
@@ -40,6 +43,9 @@ class ClientTerminal:
         except Exception as exc:
             raise ToolInputError(f"the editor could not start {argv[0]!r}: {exc}") from None
         terminal = created.terminal_id
+        call_id = RUNNING_CALL.get()
+        if call_id:  # the editor shows the terminal live in the tool call
+            session.send(update_tool_call(call_id, content=[tool_terminal_ref(terminal)]))
         timed_out = False
         exit_code: int | None = None
         try:
@@ -62,5 +68,7 @@ class ClientTerminal:
         finally:
             with contextlib.suppress(Exception):
                 await client.release_terminal(session_id=sid, terminal_id=terminal)
-        dropped = 1 if output.truncated else 0
-        return Finished(exit_code, output.output, dropped, timed_out)
+        text = output.output
+        if output.truncated:  # ACP clients cut the start of the output to stay in the limit
+            text = f"[the editor's terminal dropped the start of the output]\n{text}"
+        return Finished(exit_code, text, 0, timed_out)

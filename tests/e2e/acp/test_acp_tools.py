@@ -192,6 +192,23 @@ async def test_with_a_terminal_commands_run_in_the_editor(
     assert "editor ran git status --short" in told(replay)
     [start] = editor.of_kind("tool_call")
     assert start.kind == "execute"
+    live = [
+        u for u in editor.of_kind("tool_call_update") if u.content and u.tool_call_id == "call_t"
+    ]
+    assert live[0].content[0].type == "terminal" and live[0].content[0].terminal_id == "term-1"
+
+
+async def test_with_a_terminal_the_build_runs_in_the_editor(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    settings = acp_home / "config/settings.toml"
+    settings.write_text('[tools]\nbuild_command = "make all"\n' + settings.read_text())
+    replay.script(ROUTE, [tool_call_reply("call_b", "build", {}), chat_reply("Built.")])
+    editor = Editor()
+    editor.terminal = True
+    assert await one_turn(acp_home, editor) == ["end_turn"]
+    assert editor.commands == [("make", ["all"], str(acp_home / "project"))]
+    assert "editor ran make all" in told(replay)
 
 
 async def test_the_clients_mcp_servers_join_the_hub(acp_home: Path, replay: ReplayServer) -> None:
