@@ -117,9 +117,14 @@ class QodeAssistAgent:
             raise _invalid(f"cwd {cwd!r} must be the absolute path of an existing folder")
         return path
 
-    def _open(self, cwd: Path, chat_id: str | None) -> AcpSession:
+    async def _open(self, cwd: Path, chat_id: str | None) -> AcpSession:
         client = self.client
         assert client is not None, "on_connect was not called"
+        old = self.sessions.get(chat_id) if chat_id else None
+        if old is not None and old.busy:
+            raise RequestError.invalid_request(
+                {"message": f"session {chat_id} is answering a prompt; cancel it before loading it"}
+            )
         holder: list[AcpSession] = []
         chats = self.host.chat_service(cwd, lambda _chat, event: holder[0].emit(event))
         try:
@@ -131,9 +136,8 @@ class QodeAssistAgent:
         session = AcpSession(session_id, cwd, chats, client, self.abilities, self.host.diff_of)
         holder.append(session)
         self.host.route(session_id, lambda _chat, event: session.emit(event))
-        old = self.sessions.pop(session_id, None)
-        if old is not None:
-            asyncio.get_running_loop().create_task(old.aclose())
+        if old is not None:  # loaded again: the new session (and chat service) replaces it
+            await old.aclose()
         self.sessions[session_id] = session
         return session
 
@@ -173,7 +177,7 @@ class QodeAssistAgent:
         """Open an empty chat working in ``cwd``; the client's MCP servers join the hub."""
         path = self._cwd(cwd)
         await self.host.add_client_servers(client_servers(mcp_servers))
-        session = self._open(path, None)
+        session = await self._open(path, None)
         modes = self._modes(session)
         await self._announce_commands(session)
         return NewSessionResponse(session_id=session.session_id, modes=modes)
@@ -189,7 +193,7 @@ class QodeAssistAgent:
         """Open stored chat ``session_id`` and replay it before answering."""
         path = self._cwd(cwd)
         await self.host.add_client_servers(client_servers(mcp_servers))
-        session = self._open(path, session_id)
+        session = await self._open(path, session_id)
         for raw in session.chats.get(session_id)["messages"]:
             blocks = []
             for data in raw.get("blocks", []):

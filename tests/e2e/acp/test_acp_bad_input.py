@@ -112,10 +112,14 @@ async def test_a_second_prompt_while_one_runs_is_refused(
     second = await pipe.call(4, "session/prompt", prompt)
     assert second["error"]["code"] == -32600
     assert "already answering" in second["error"]["data"]["message"]
+    load = {"cwd": str(acp_home / "project"), "sessionId": session, "mcpServers": []}
+    reloaded = await pipe.call(6, "session/load", load)
+    assert reloaded["error"]["code"] == -32600
+    assert "cancel it before loading it" in reloaded["error"]["data"]["message"]
     first = await pipe.answer(3)
     assert first["result"]["stopReason"] == "end_turn"
     replay.script(ROUTE, chat_reply("later"))
-    third = await pipe.call(5, "session/prompt", prompt)
+    third = await pipe.call(7, "session/prompt", prompt)
     assert third["result"]["stopReason"] == "end_turn"
     assert await stop(pipe) == 0
 
