@@ -140,3 +140,22 @@ async def test_a_provider_failure_is_a_clear_error_and_the_session_goes_on(
     again = await pipe.call(4, "session/prompt", prompt)
     assert again["result"]["stopReason"] == "end_turn"
     assert await stop(pipe) == 0
+
+
+async def test_an_editor_that_goes_away_mid_turn_ends_the_agent_and_the_upstream_stream(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    replay.script(ROUTE, Reply(body=chat_sse("partial")[:60], hold_open=True,
+                               content_type="text/event-stream"))  # fmt: skip
+    pipe = await start(acp_home)
+    await pipe.call(1, "initialize", {"protocolVersion": 1})
+    new = await pipe.call(2, "session/new", {"cwd": str(acp_home / "project"), "mcpServers": []})
+    prompt = {"sessionId": new["result"]["sessionId"], "prompt": [{"type": "text", "text": "x"}]}
+    await pipe.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+    [upstream] = await replay.wait_for_requests_async(1)
+    assert await upstream.wait_holding_async(10)
+    assert await stop(pipe) == 0
+    assert await upstream.wait_disconnected_async(5)
+    # What was said so far is saved.
+    [saved] = (acp_home / "data/chat_history").glob("*.json")
+    assert '"x"' in saved.read_text()
