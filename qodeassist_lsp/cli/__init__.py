@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Start-up cost: the command modules load their layers (pydantic, httpx …) at import time;
     # the server path in main() skips them all.
     from qodeassist_lsp.cli import (
+        acp_cmd,
         agents_cmd,
         chat_cmd,
         complete_cmd,
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         setup_cmd,
     )
 
+    acp_cmd.register(commands, shared)
     agents_cmd.register(commands, shared)
     chat_cmd.register(commands, shared)
     complete_cmd.register(commands, shared)

@@ -119,6 +119,8 @@ class FileEditEvent:
     diff: str
     status: str
     """``pending``, ``applied``, ``rejected``, ``undone`` or ``failed``."""
+    call_id: str = ""
+    """The tool call that proposed the edit (the ACP host shows the edit on that call)."""
     kind: Literal["fileEdit"] = "fileEdit"
 
     def to_json(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class DocumentBuffers:
         """Read and change ``server``'s open documents."""
         self._server = server
 
-    def find_open(self, path: Path) -> OpenText | None:
+    async def find_open(self, path: Path) -> OpenText | None:
         """Return the open document whose real path is ``path``."""
         from qodeassist_lsp.tools.edits.ports import OpenText
 

@@ -47,9 +47,13 @@ class BuildTool(KitTool[BuildArgs]):
             argv = shlex.split(command)
         except ValueError as exc:
             raise ToolInputError(f"[tools] build_command cannot be split ({exc})") from None
-        root = self._workspace().root
+        workspace = self._workspace()
+        root = workspace.root
         if root is None:
             raise ToolInputError("no workspace folder is open to build in")
-        finished = await run_program(argv, root, settings.build_timeout_s, keep="tail")
+        if workspace.runner is not None:  # the editor's terminal (ACP)
+            finished = await workspace.runner(argv, root, settings.build_timeout_s)
+        else:
+            finished = await run_program(argv, root, settings.build_timeout_s, keep="tail")
         text = finished.report(command, settings.build_timeout_s, "tail")
         return ToolOutput(text, is_error=finished.timed_out or finished.exit_code != 0)

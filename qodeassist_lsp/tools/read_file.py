@@ -61,6 +61,8 @@ class ReadFileTool(KitTool[ReadFileArgs]):
         path = workspace.resolve(args.path, "file")
         shown = workspace.shown(path)
         buffer = workspace.buffers.text_of(path)
+        if buffer is None and workspace.editor is not None:
+            buffer = await workspace.editor.read_text(path)
         if buffer is not None:
             lines = buffer.splitlines(keepends=True)
             selected = lines[args.start_line - 1 : args.end_line or None]

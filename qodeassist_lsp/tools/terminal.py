@@ -69,8 +69,9 @@ class TerminalTool(KitTool[TerminalArgs]):
                 f"{argv[0]!r} is not on the allow list ({', '.join(sorted(allowed))}); the "
                 "user can add it to terminal_allow_list in [tools] of their settings.toml"
             )
-        cwd = self._workspace().resolve(args.cwd, "folder")
+        workspace = self._workspace()
+        cwd = workspace.resolve(args.cwd, "folder")
         timeout = settings.terminal_command_timeout_s
-        finished = await run_program(argv, cwd, timeout)
+        finished = await (workspace.runner or run_program)(argv, cwd, timeout)
         text = finished.report(args.command, timeout, "head")
         return ToolOutput(text, is_error=finished.timed_out or finished.exit_code != 0)

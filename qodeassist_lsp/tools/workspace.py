@@ -4,19 +4,23 @@ Every path a tool touches goes through ``ToolWorkspace.resolve``: relative paths
 the first workspace folder, symlinks are followed, and ``config.confinement.Confinement`` refuses
 anything outside the workspace folders and the user's ``general.allowed_roots``. Paths excluded
 by ``.qodeassistignore`` (or ``.gitignore``) are refused as such, and left out of listings and
-searches. The ignore rules and the editor's open buffers come in through protocols, since the
+searches. The ignore rules, the editor's open buffers, an editor that reads files (ACP) and a
+runner for programs (an ACP client's terminal) come in through protocols, since the
 tool kit may not import the ``context`` package; the LSP layer implements them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from qodeassist_lsp.config.confinement import Confinement, NotARegularFile, PathRefused
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.tools.process import Finished
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 """Version-control folders: never listed, searched or read by the kit's walks."""
@@ -35,6 +39,22 @@ class OpenBuffers(Protocol):
 
     def text_of(self, path: Path) -> str | None:
         """Return the buffer text of ``path`` if it is open, else None."""
+        ...
+
+
+class EditorFiles(Protocol):
+    """An editor that reads files for the tools (an ACP client with ``fs.readTextFile``)."""
+
+    async def read_text(self, path: Path) -> str | None:
+        """Return the editor's text of ``path`` (unsaved changes included), None: read disk."""
+        ...
+
+
+class ProgramRunner(Protocol):
+    """Runs an execute tool's program somewhere else (an ACP client's terminal)."""
+
+    async def __call__(self, argv: Sequence[str], cwd: Path, timeout_s: float) -> Finished:
+        """Run ``argv`` in ``cwd`` for at most ``timeout_s`` seconds; return what it did."""
         ...
 
 
@@ -64,6 +84,10 @@ class ToolWorkspace:
     confinement: Confinement
     ignore: IgnoreRules = field(default_factory=_NothingIgnored)
     buffers: OpenBuffers = field(default_factory=_NoBuffers)
+    editor: EditorFiles | None = None
+    """Reads files through the editor; None: buffers, then disk."""
+    runner: ProgramRunner | None = None
+    """Runs execute tools' programs; None: here (``tools.process.run_program``)."""
 
     @classmethod
     def of(
@@ -72,11 +96,15 @@ class ToolWorkspace:
         allowed: list[str] | tuple[str, ...] = (),
         ignore: IgnoreRules | None = None,
         buffers: OpenBuffers | None = None,
+        *,
+        editor: EditorFiles | None = None,
+        runner: ProgramRunner | None = None,
     ) -> ToolWorkspace:
         """Return the workspace of ``folders`` plus the user's ``allowed`` roots."""
         confinement = Confinement.of(folders, allowed)
         real = tuple(Path(os.path.realpath(f)) for f in folders)
-        return cls(real, confinement, ignore or _NothingIgnored(), buffers or _NoBuffers())
+        ignored = ignore or _NothingIgnored()
+        return cls(real, confinement, ignored, buffers or _NoBuffers(), editor, runner)
 
     @property
     def root(self) -> Path | None:

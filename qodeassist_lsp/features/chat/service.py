@@ -126,7 +126,7 @@ class ChatService:
     def _new(self, title: str, agent: str) -> Chat:
         store = self.store()
         chat_id = store.new_id(title)
-        data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "Chat")
+        data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "")
         data.agent = agent
         chat = Chat(chat_id, data, ConversationHistory(), StoredContentLoader(store, chat_id))
         self._chats[chat_id] = chat
@@ -328,6 +328,10 @@ class ChatService:
             await asyncio.gather(*list(self._saves), return_exceptions=True)
 
     # -- other methods ---------------------------------------------------------------------
+    def open_new(self, agent: str | None = None) -> str:
+        """Start an empty chat (saved with its first message); return its id (ACP's session)."""
+        return self._new("", self._agent(agent, "")).chat_id
+
     def agent_of(self, chat_id: str) -> str:
         """Return the agent ``chat_id`` is bound to (``""`` for an unknown chat)."""
         chat = self._chats.get(chat_id)

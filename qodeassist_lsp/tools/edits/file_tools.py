@@ -9,6 +9,7 @@ ignored, a block that matches nowhere or twice, a binary file) is a tool error t
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.config.settings import ToolSwitches
@@ -20,7 +21,7 @@ from qodeassist_lsp.core.tools import (
     ToolOutput,
     ToolRegistry,
 )
-from qodeassist_lsp.tools.edits.blocks import EditRefused, parse_blocks
+from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused, parse_blocks
 from qodeassist_lsp.tools.edits.pending import EditManager
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -121,11 +122,15 @@ class EditFileTool(_FileTool):
     )
 
     async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
-        edits = arguments.get("edits")
-        if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
-            edits = [arguments]
-        blocks = parse_blocks(edits)
+        blocks = _blocks(arguments)
         return await self._manager.propose("edit", _path(arguments), context, blocks=blocks)
+
+
+def _blocks(arguments: dict[str, Any]) -> list[EditBlock]:
+    edits = arguments.get("edits")
+    if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
+        edits = [arguments]
+    return parse_blocks(edits)
 
 
 class DeleteFileTool(_FileTool):
@@ -139,6 +144,27 @@ class DeleteFileTool(_FileTool):
 
     async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
         return await self._manager.propose("delete", _path(arguments), context)
+
+
+async def preview_call(
+    manager: EditManager, name: str, arguments: dict[str, Any]
+) -> tuple[Path, str | None, str | None] | None:
+    """Return (path, old text, new text) the file tool ``name`` would give; None if it cannot.
+
+    Nothing is kept: the ACP host shows this diff in the permission question before the call.
+    """
+    try:
+        if name == "create_file":
+            content = arguments.get("content", "")
+            text = content if isinstance(content, str) else ""
+            return await manager.preview("create", _path(arguments), content=text)
+        if name == "edit_file":
+            return await manager.preview("edit", _path(arguments), blocks=_blocks(arguments))
+        if name == "delete_file":
+            return await manager.preview("delete", _path(arguments))
+    except (EditRefused, OSError):
+        return None
+    return None
 
 
 def edit_tools(

@@ -92,10 +92,13 @@ class FileEdit:
     after: bytes | None = None
     """What applying wrote (None: the file was deleted)."""
     notes: list[str] = field(default_factory=list)
+    call_id: str = ""
 
     def event(self) -> FileEditEvent:
         """Return the ``fileEdit`` event of the edit's current status."""
-        return FileEditEvent(self.request_id, self.edit_id, self.uri, self.diff, self.status)
+        return FileEditEvent(
+            self.request_id, self.edit_id, self.uri, self.diff, self.status, self.call_id
+        )
 
 
 class EditManager:
@@ -130,18 +133,7 @@ class EditManager:
         async with self._lock:
             path, label = self._resolve(raw_path)
             current = await self._read(path)
-            applied: Applied | None = None
-            if kind == "create":
-                if current.data is not None:
-                    raise EditRefused(f"{label} already exists; change it with edit_file")
-                new_text: str | None = content
-            elif current.text is None:
-                raise EditRefused(f"{label} does not exist; create it with create_file")
-            elif kind == "edit":
-                applied = await asyncio.to_thread(apply_blocks, current.text, blocks, label)
-                new_text = applied.text
-            else:
-                new_text = None
+            applied, new_text = await self._new_text(kind, label, current, blocks, content)
             edit = FileEdit(
                 edit_id=secrets.token_hex(6),
                 chat_id=context.scope or context.request_id,
@@ -155,12 +147,48 @@ class EditManager:
                 diff=unified_diff(current.text, new_text, label),
                 blocks=tuple(blocks),
                 notes=applied.notes() if applied is not None else [],
+                call_id=context.call_id,
             )
             self._keep(edit)
             if self._scope.auto_apply():
                 await self._apply(edit)
             context.emit(edit.event())
             return _tool_result(edit)
+
+    async def preview(
+        self, kind: EditKind, raw_path: str, *, blocks: Sequence[EditBlock] = (), content: str = ""
+    ) -> tuple[Path, str | None, str | None]:
+        """Return the path, current text and new text an edit would give (nothing is kept).
+
+        The ACP host shows this diff in its permission question, before the tool runs.
+        """
+        path, label = self._resolve(raw_path)
+        current = await self._read(path)
+        _applied, new_text = await self._new_text(kind, label, current, blocks, content)
+        return path, current.text, new_text
+
+    def get(self, edit_id: str) -> FileEdit | None:
+        """Return the edit ``edit_id`` while it is kept."""
+        return self._edits.get(edit_id)
+
+    async def _new_text(
+        self,
+        kind: EditKind,
+        label: str,
+        current: _Current,
+        blocks: Sequence[EditBlock],
+        content: str,
+    ) -> tuple[Applied | None, str | None]:
+        if kind == "create":
+            if current.data is not None:
+                raise EditRefused(f"{label} already exists; change it with edit_file")
+            return None, content
+        if current.text is None:
+            raise EditRefused(f"{label} does not exist; create it with create_file")
+        if kind == "edit":
+            applied = await asyncio.to_thread(apply_blocks, current.text, blocks, label)
+            return applied, applied.text
+        return None, None
 
     def _resolve(self, raw_path: str) -> tuple[Path, str]:
         """Return the real path a tool names and how to show it; refuse what may not be written."""
@@ -178,7 +206,7 @@ class EditManager:
         return path, label
 
     async def _read(self, path: Path) -> _Current:
-        opened = self._buffers.find_open(path)
+        opened = await self._buffers.find_open(path)
         if opened is not None:
             return _Current(opened.uri, opened.text.encode("utf-8"), opened.text, True)
         data = await asyncio.to_thread(read_bytes, path)
@@ -293,7 +321,7 @@ class EditManager:
                 except PathRefused as exc:
                     raise EditRefused(f"checkpoint {checkpoint_id}: {exc}") from None
                 data = await asyncio.to_thread(self.checkpoints.content, checkpoint, file)
-                opened = self._buffers.find_open(path)
+                opened = await self._buffers.find_open(path)
                 if opened is not None and data is not None:
                     text = decode(data, path.name)
                     await self._buffers.replace_open(opened.uri, opened.text, text)

@@ -1,7 +1,8 @@
 """What the edit tools need from the editor, as protocols the LSP layer implements.
 
 Nothing below ``lsp/`` may speak LSP, so the open buffers (which win over the disk) and
-``workspace/applyEdit`` are reached through `EditorBuffers`; `NoEditor` stands in where there is
+``workspace/applyEdit`` (or an ACP client's ``fs/*`` methods) are reached through
+`EditorBuffers`; `NoEditor` stands in where there is
 no editor (the command line, tests): every file is then read from and written to disk.
 """
 
@@ -23,8 +24,11 @@ class OpenText:
 class EditorBuffers(Protocol):
     """The editor's open documents."""
 
-    def find_open(self, path: Path) -> OpenText | None:
-        """Return the open document of the real path ``path``, or None when it is not open."""
+    async def find_open(self, path: Path) -> OpenText | None:
+        """Return the open document of the real path ``path``, or None when it is not open.
+
+        Async: an ACP client is asked for its buffer (``fs/read_text_file``).
+        """
         ...
 
     async def replace_open(self, uri: str, old: str, new: str) -> None:
@@ -35,7 +39,7 @@ class EditorBuffers(Protocol):
 class NoEditor:
     """No open documents: files are read from and written to disk."""
 
-    def find_open(self, path: Path) -> OpenText | None:
+    async def find_open(self, path: Path) -> OpenText | None:
         """Return None: nothing is open."""
         return None
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.tools.build import BuildTool
-from qodeassist_lsp.tools.process import OUTPUT_CAP, run_program
+from qodeassist_lsp.tools.process import OUTPUT_CAP, Finished, run_program
 from qodeassist_lsp.tools.terminal import TerminalTool
 from qodeassist_lsp.tools.workspace import ToolWorkspace
 from tests.unit.tools.conftest import call
@@ -131,3 +131,25 @@ async def test_a_chat_cancelled_mid_tool_kills_the_command_and_stays_cancelled(
     with pytest.raises(asyncio.CancelledError):  # not turned into a tool result
         await task
     assert not alive(int(marker.read_text()))
+
+
+class Runner:
+    """A `ProgramRunner` that records what it was asked to run (an editor's terminal)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[list[str], Path, float]] = []
+
+    async def __call__(self, argv: Sequence[str], cwd: Path, timeout_s: float) -> Finished:
+        self.runs.append((list(argv), cwd, timeout_s))
+        return Finished(0, "ran elsewhere\n", 0)
+
+
+async def test_terminal_and_build_run_through_the_workspace_runner(project: Path) -> None:
+    runner = Runner()
+    view = ToolWorkspace.of([project], runner=runner)
+    out = await call(TerminalTool(lambda: view, settings()), command="git status")
+    assert not out.is_error and "ran elsewhere" in out.content
+    built = await call(BuildTool(lambda: view, settings(build_command="make all")))
+    assert not built.is_error
+    assert [run[0] for run in runner.runs] == [["git", "status"], ["make", "all"]]
+    assert runner.runs[0][1] == view.root

@@ -86,3 +86,28 @@ async def test_a_fifo_is_refused_not_read(
     os.mkfifo(project / "pipe")
     out = await call(ReadFileTool(workspace), path="pipe")
     assert out.is_error and "not a regular file" in out.content
+
+
+class EditorReads:
+    """An editor that reads files for the tools (an ACP client with ``fs.readTextFile``)."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = texts
+        self.asked: list[Path] = []
+
+    async def read_text(self, path: Path) -> str | None:
+        self.asked.append(path)
+        return self.texts.get(path)
+
+
+async def test_an_editor_that_reads_files_is_asked_after_the_buffers(project: Path) -> None:
+    main = (project / "src/main.py").resolve()
+    editor = EditorReads({main: "from the editor\n"})
+    view = ToolWorkspace.of([project], editor=editor)
+    out = await call(ReadFileTool(lambda: view), path="src/main.py")
+    assert out.content == "File: src/main.py (open buffer) (lines 1-1 of 1)\n\nfrom the editor\n"
+    readme = await call(ReadFileTool(lambda: view), path="README.md")
+    assert readme.content.endswith("# Demo\n") and editor.asked == [
+        main,
+        main.parent.parent / "README.md",
+    ]

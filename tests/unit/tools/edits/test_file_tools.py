@@ -64,3 +64,29 @@ async def test_malformed_arguments_are_tool_errors(tmp_path: Path):
     for name, arguments, fragment in cases:
         out = await tools.execute(name, arguments, ToolContext("chat", "req", "call"))
         assert out.is_error and fragment in out.content, (name, out.content)
+
+
+async def test_preview_shows_the_change_without_keeping_it_and_the_event_names_the_call(
+    tmp_path: Path,
+):
+    from qodeassist_lsp.tools.edits.file_tools import preview_call
+
+    (tmp_path / "m.py").write_text("a = 1\n")
+    edits = {"path": "m.py", "edits": [{"search": "a = 1", "replace": "a = 2"}]}
+    edit_manager = manager(tmp_path)
+    path, old, new = await preview_call(edit_manager, "edit_file", edits) or ("", "", "")
+    assert (path, old, new) == (tmp_path / "m.py", "a = 1\n", "a = 2\n")
+    assert await preview_call(edit_manager, "create_file", {"path": "n.py", "content": "x"}) == (
+        tmp_path / "n.py",
+        None,
+        "x",
+    )
+    assert await preview_call(edit_manager, "edit_file", {"path": "../out.py", "edits": []}) is None
+    assert await preview_call(edit_manager, "read_file", {"path": "m.py"}) is None
+    assert (tmp_path / "m.py").read_text() == "a = 1\n" and not (tmp_path / "n.py").exists()
+    events: list[SessionEvent] = []
+    tools = ToolRegistry()
+    edit_tools(edit_manager)(tools, Pipeline.CHAT)
+    await tools.execute("edit_file", edits, ToolContext("chat", "req", "call-7", events.append))
+    assert isinstance(events[0], FileEditEvent) and events[0].call_id == "call-7"
+    assert edit_manager.get(events[0].edit_id) is not None

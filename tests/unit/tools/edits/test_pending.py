@@ -26,7 +26,7 @@ class Buffers:
         self.open: dict[Path, str] = {}
         self.applied: list[tuple[str, str]] = []
 
-    def find_open(self, path: Path) -> OpenText | None:
+    async def find_open(self, path: Path) -> OpenText | None:
         text = self.open.get(path)
         return None if text is None else OpenText(path.as_uri(), text)
 

@@ -1,0 +1,323 @@
+"""``QodeAssistAgent``: the ``acp.Agent`` of ``qodeassist-lsp acp``, on the shared chat engine.
+
+``initialize`` records what the client can do (``fs``, ``terminal``); ``session/new`` opens an
+empty chat whose id is the session id, ``session/load`` replays a stored one; the chat agents
+of ``pipelines.chat_assistant`` are the session's modes; skills are announced as slash commands.
+``session/prompt`` sends one chat message (text, resource links as attachments, embedded
+resources as quoted files) and answers with the stop reason once every update is sent. Methods
+this agent does not implement (``nes/*``, fork, resume, config options) are answered
+"method not found" by the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, Client, RequestError
+from acp.helpers import update_available_commands, update_current_mode
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    AvailableCommand,
+    AvailableCommandInput,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+    TextContentBlock,
+    TextResourceContents,
+    UnstructuredCommandInput,
+)
+
+from qodeassist_lsp import __version__
+from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
+from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
+from qodeassist_lsp.acp_agent.updates import replay_updates, stop_reason
+from qodeassist_lsp.core.content import Message
+from qodeassist_lsp.core.events import FailedEvent
+from qodeassist_lsp.features.chat.files import ChatInputError
+from qodeassist_lsp.features.chat.history_format import decode_block
+from qodeassist_lsp.features.chat.service import SendInput
+from qodeassist_lsp.skills.library import UnknownSkill
+
+log = logging.getLogger("qodeassist.acp")
+
+
+def _invalid(message: str) -> RequestError:
+    return RequestError.invalid_params({"message": message})
+
+
+class QodeAssistAgent:
+    """The ACP agent: sessions over `AcpHost`'s chat engine."""
+
+    def __init__(self, host: AcpHost) -> None:
+        """Serve the chats of ``host``."""
+        self.host = host
+        self.client: Client | None = None
+        self.abilities = ClientAbilities()
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Client) -> None:
+        """Keep the connection to the client (the SDK calls this first)."""
+        self.client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """Answer our capabilities; remember the client's file system and terminal methods."""
+        caps = client_capabilities or ClientCapabilities()
+        fs = caps.fs
+        self.abilities = ClientAbilities(
+            read_text_file=bool(fs and fs.read_text_file),
+            write_text_file=bool(fs and fs.write_text_file),
+            terminal=bool(caps.terminal),
+        )
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            auth_methods=[],
+            agent_info=Implementation(
+                name="qodeassist-lsp", title="QodeAssist", version=__version__
+            ),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        """Nothing to authenticate: provider keys come from the user's configuration."""
+        return AuthenticateResponse()
+
+    # -- sessions -------------------------------------------------------------------------
+    def _cwd(self, cwd: str) -> Path:
+        path = Path(cwd)
+        if not path.is_absolute() or not path.is_dir():
+            raise _invalid(f"cwd {cwd!r} must be the absolute path of an existing folder")
+        return path
+
+    async def _open(self, cwd: Path, chat_id: str | None) -> AcpSession:
+        client = self.client
+        assert client is not None, "on_connect was not called"
+        old = self.sessions.get(chat_id) if chat_id else None
+        if old is not None and old.busy:
+            raise RequestError.invalid_request(
+                {"message": f"session {chat_id} is answering a prompt; cancel it before loading it"}
+            )
+        holder: list[AcpSession] = []
+        chats = self.host.chat_service(cwd, lambda _chat, event: holder[0].emit(event))
+        try:
+            session_id = chat_id or chats.open_new()
+            if chat_id:
+                chats.get(chat_id)  # opens the history file, or fails for an unknown chat
+        except ChatInputError as exc:
+            raise _invalid(str(exc)) from None
+        session = AcpSession(session_id, cwd, chats, client, self.abilities, self.host.diff_of)
+        holder.append(session)
+        self.host.route(session_id, lambda _chat, event: session.emit(event))
+        if old is not None:  # loaded again: the new session (and chat service) replaces it
+            await old.aclose()
+        self.sessions[session_id] = session
+        return session
+
+    def _modes(self, session: AcpSession) -> SessionModeState | None:
+        config = self.host.configuration
+        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        if not roster:
+            return None
+        if session.agent not in roster:
+            session.agent = roster[0]
+        modes = [
+            SessionMode(id=name, name=name, description=f"chat with {name}") for name in roster
+        ]
+        return SessionModeState(current_mode_id=session.agent, available_modes=modes)
+
+    async def _announce_commands(self, session: AcpSession) -> None:
+        library = await self.host.current_skills()
+        if library is None:
+            return
+        commands = [
+            AvailableCommand(
+                name=skill.name,
+                description=skill.description,
+                input=AvailableCommandInput(UnstructuredCommandInput(hint="what to do")),
+            )
+            for skill in library.skills.values()
+        ]
+        session.send(update_available_commands(commands))
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        """Open an empty chat working in ``cwd``; the client's MCP servers join the hub."""
+        path = self._cwd(cwd)
+        await self.host.add_client_servers(client_servers(mcp_servers))
+        session = await self._open(path, None)
+        modes = self._modes(session)
+        await self._announce_commands(session)
+        return NewSessionResponse(session_id=session.session_id, modes=modes)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        """Open stored chat ``session_id`` and replay it before answering."""
+        path = self._cwd(cwd)
+        await self.host.add_client_servers(client_servers(mcp_servers))
+        session = await self._open(path, session_id)
+        for raw in session.chats.get(session_id)["messages"]:
+            blocks = []
+            for data in raw.get("blocks", []):
+                try:
+                    blocks.append(decode_block(data))
+                except ValueError:
+                    continue
+            for update in replay_updates(Message(raw["role"], tuple(blocks)), path):
+                session.send(update)
+        await self._announce_commands(session)
+        await session.flush()
+        return LoadSessionResponse(modes=self._modes(session))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """Return the stored chats (the LSP chat's too), most recent first."""
+        where = Path(cwd) if cwd else Path.cwd()
+        chats = self.host.chat_service(where, lambda _chat, _event: None)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=c["chatId"],
+                    cwd=str(where),
+                    title=c["title"],
+                    updated_at=c["updatedAt"],
+                )
+                for c in chats.list()
+            ]
+        )
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        """Switch the session's chat agent (its modes are the chat agents)."""
+        session = self._session(session_id)
+        config = self.host.configuration
+        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        if mode_id not in roster:
+            raise _invalid(
+                f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}"
+            )
+        session.agent = mode_id
+        session.send(update_current_mode(mode_id))
+        return SetSessionModeResponse()
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise _invalid(
+                f"no session {session_id!r} in this process; start one with session/new or "
+                "load a stored chat with session/load"
+            )
+        return session
+
+    # -- turns ----------------------------------------------------------------------------
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Send one message; stream the answer as updates; return why the turn stopped."""
+        session = self._session(session_id)
+        if session.busy:
+            raise RequestError.invalid_request(
+                {"message": f"session {session_id} is already answering a prompt; cancel it first"}
+            )
+        text, attachments = _message(prompt)
+        turn = session.begin_turn()
+        token = CURRENT.set(session)
+        try:
+            await session.chats.send(
+                SendInput(
+                    text, chat_id=session_id, agent=session.agent or None, attachments=attachments
+                )
+            )
+        except (ChatInputError, UnknownSkill) as exc:
+            session.end_turn()
+            raise _invalid(str(exc)) from None
+        finally:
+            CURRENT.reset(token)
+        try:
+            terminal = await turn
+        except asyncio.CancelledError:
+            session.chats.cancel(session_id)
+            raise
+        reason = stop_reason(terminal)
+        if reason is None:
+            assert isinstance(terminal, FailedEvent)
+            error = terminal.error
+            raise RequestError.internal_error(
+                {
+                    "message": f"{error.category} error: {error.message}",
+                    "category": str(error.category),
+                }
+            )
+        return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's turn and its upstream stream (it ends ``cancelled``)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.chats.cancel(session_id)
+
+    async def aclose(self) -> None:
+        """Cancel every turn and write the chats."""
+        for session in self.sessions.values():
+            await session.chats.aclose()
+            await session.aclose()
+
+
+def _message(prompt: list[Any]) -> tuple[str, list[str]]:
+    """Return the message text and the attachments (file URIs) of a prompt's blocks."""
+    parts: list[str] = []
+    attachments: list[str] = []
+    for block in prompt:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            if block.uri.startswith("file:"):
+                attachments.append(block.uri)
+            else:
+                parts.append(f"[{block.name}]({block.uri})")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if not isinstance(resource, TextResourceContents):
+                raise _invalid(f"{resource.uri}: only text resources can be embedded")
+            parts.append(f"\n\nFile: {resource.uri}\n```\n{resource.text}\n```\n")
+        else:
+            raise _invalid(f"{block.type} content is not supported; send text and resources")
+    return "".join(parts), attachments

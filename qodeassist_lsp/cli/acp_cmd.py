@@ -1,0 +1,55 @@
+"""``qodeassist-lsp acp [--permission-timeout S]``: run the ACP agent on stdin/stdout (SPEC §8).
+
+stdout carries the protocol only (one JSON-RPC message per line); logs go to stderr. The
+configuration is loaded once at start from the current folder's project and the user roots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any, cast
+
+from qodeassist_lsp.cli.common import EXIT_OK, load
+
+DEFAULT_PERMISSION_TIMEOUT_S = 300.0
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``acp`` command."""
+    acp = commands.add_parser(
+        "acp", parents=[shared], help="run as an Agent Client Protocol agent on stdio"
+    )
+    acp.add_argument(
+        "--permission-timeout",
+        type=float,
+        default=DEFAULT_PERMISSION_TIMEOUT_S,
+        metavar="S",
+        help="seconds a permission question waits for the editor; then it counts as a reject "
+        f"(default {DEFAULT_PERMISSION_TIMEOUT_S:g})",
+    )
+    acp.set_defaults(handler=run_acp)
+
+
+def run_acp(args: argparse.Namespace) -> int:
+    """Serve ACP until the client closes stdin."""
+    config = load(args)
+    asyncio.run(_serve(config, args.permission_timeout))
+    return EXIT_OK
+
+
+async def _serve(config: Any, permission_timeout: float) -> None:
+    from acp import Agent, run_agent
+
+    from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
+    from qodeassist_lsp.acp_agent.host import AcpHost
+
+    host = AcpHost(config, permission_timeout)
+    agent = QodeAssistAgent(host)
+    try:
+        await host.start()
+        # The SDK routes only the methods the agent has; the rest are "method not found".
+        await run_agent(cast("Agent", agent))
+    finally:
+        await agent.aclose()
+        await host.aclose()

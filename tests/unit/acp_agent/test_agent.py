@@ -1,0 +1,44 @@
+"""A prompt's content blocks as one chat message and its attachments."""
+
+from __future__ import annotations
+
+import pytest
+from acp import (
+    RequestError,
+    embedded_blob_resource,
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+    text_block,
+)
+
+from qodeassist_lsp.acp_agent.agent import _message
+
+
+def test_text_links_and_embedded_text_make_the_message() -> None:
+    text, attachments = _message(
+        [
+            text_block("Fix "),
+            text_block("this"),
+            resource_link_block("a.py", "file:///p/a.py"),
+            resource_link_block("docs", "https://example.com/docs"),
+            resource_block(embedded_text_resource("file:///p/b.py", "print(1)")),
+        ]
+    )
+    assert attachments == ["file:///p/a.py"]
+    assert text.startswith("Fix this[docs](https://example.com/docs)")
+    assert "File: file:///p/b.py\n```\nprint(1)\n```" in text
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        image_block("aGk=", "image/png"),
+        resource_block(embedded_blob_resource("file:///p/x.bin", "aGk=")),
+    ],
+)
+def test_content_the_agent_does_not_take_is_refused(block: object) -> None:
+    with pytest.raises(RequestError) as refused:
+        _message([text_block("look"), block])
+    assert refused.value.code == -32602
