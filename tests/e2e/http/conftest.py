@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,6 +52,8 @@ def start_http(ws: Workspace, replay: ReplayServer, *extra: str) -> HttpServer:
         banner += line
         assert time.monotonic() < deadline, banner
     token = banner.split("#token=", 1)[1].split()[0]
+    # Keep reading the logs: a full stderr pipe would block the server.
+    threading.Thread(target=process.stderr.read, daemon=True).start()
     url = f"http://127.0.0.1:{port}"
     while True:
         try:
@@ -86,15 +88,16 @@ def http_server(workspace: Workspace, replay: ReplayServer) -> Iterator[HttpServ
     try:
         yield server
     finally:
-        server.process.terminate()
-        try:
-            server.process.wait(10)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
-        for stream in (server.process.stdout, server.process.stderr):
-            if stream is not None:
-                stream.close()
+        stop(server)
 
 
-__all__ = ["HttpServer", "free_port", "os", "start_http"]
+def stop(server: HttpServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+    for stream in (server.process.stdout, server.process.stderr):
+        if stream is not None:
+            stream.close()
