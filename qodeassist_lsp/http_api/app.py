@@ -26,6 +26,8 @@ from qodeassist_lsp.http_api.errors import exception_handlers
 from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.http_api.safety import Guard
 
+REVIEWED_TOOLS = ("create_file", "edit_file", "delete_file")
+"""The file tools, whose edits wait for a review in a chat: not offered over MCP."""
 PAGE_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -53,7 +55,8 @@ class McpEndpoint:
     """``/mcp``: the SDK's streamable HTTP transport over the runtime's chat tools.
 
     The registry is filled on the first request, once the runtime exists (beside an editor it
-    is built when the editor starts the server), behind the headless gate of ``mcp serve``.
+    is built when the editor starts the server), behind the headless gate of ``mcp serve``, and
+    without the file tools, as there.
     """
 
     def __init__(self, host: HttpHost) -> None:
@@ -80,6 +83,8 @@ class McpEndpoint:
         from qodeassist_lsp.mcp.server_gate import HeadlessGate
 
         runtime.contributors.apply_to(self.registry, Pipeline.CHAT)
+        for name in REVIEWED_TOOLS:  # as in `mcp serve`: nobody would review their edits
+            self.registry.unregister(name)
         view = self._host.surroundings.source
 
         def policy(permission: str) -> Any:

@@ -89,10 +89,12 @@ async def test_an_editor_and_a_script_share_one_runtime(
                         pass
                     await asyncio.sleep(0.2)
             replay.script("/v1/messages", [HELLO])
-            client = openai.AsyncOpenAI(base_url=f"{url}/v1", api_key=TOKEN, max_retries=0)
-            answer = await client.chat.completions.create(
-                model=CHAT_AGENT, messages=[{"role": "user", "content": "Hi"}]
-            )
+            async with openai.AsyncOpenAI(
+                base_url=f"{url}/v1", api_key=TOKEN, max_retries=0
+            ) as client:
+                answer = await client.chat.completions.create(
+                    model=CHAT_AGENT, messages=[{"role": "user", "content": "Hi"}]
+                )
             assert answer.choices[0].message.content == "Hello"
             chat_id = answer.model_extra["qodeassist"]["chatId"]  # type: ignore[index]
             # The editor sees the chat the script had: one history folder, one runtime.

@@ -18,7 +18,8 @@ async def test_the_sdk_client_lists_and_calls_the_tool_kit(http_server: HttpServ
     ):
         assert client.server_info is not None and client.server_info.name == "qodeassist-lsp"
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert {"read_file", "list_folder", "terminal", "edit_file"} <= tools
+        assert {"read_file", "list_folder", "terminal"} <= tools
+        assert not {"edit_file", "create_file", "delete_file"} & tools  # nobody would review them
         read = await client.call_tool("read_file", {"path": "notes.txt"})
         assert not read.is_error
         assert "inside the project" in read.content[0].text  # type: ignore[union-attr]

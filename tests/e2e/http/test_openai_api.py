@@ -110,3 +110,29 @@ def test_a_provider_failure_is_an_error_in_the_stream(http_server: HttpServer) -
             )
         )
     assert "auth" in str(caught.value).lower()
+
+
+def test_a_client_that_goes_away_cancels_the_upstream_stream(http_server: HttpServer) -> None:
+    from tests.e2e.test_cancellation import first_half
+
+    http_server.replay.script("/v1/messages", [first_half(HELLO)])
+    stream = client_of(http_server).chat.completions.create(
+        model=CHAT_AGENT, messages=[{"role": "user", "content": "Hi"}], stream=True
+    )
+    chat_id = stream.response.headers["x-qodeassist-chat-id"]
+    assert "Hello" in "".join(c.choices[0].delta.content or "" for c in _until_text(stream))
+    upstream = http_server.replay.requests[0]
+    assert upstream.wait_holding(5)
+    stream.close()
+    assert upstream.wait_disconnected(5), "the provider stream stayed open"
+    with http_server.client() as http:  # the chat ended cancelled, and is stored
+        assert http.get(f"/v1/qodeassist/chats/{chat_id}").json()["busy"] is False
+
+
+def _until_text(stream: object) -> list[object]:
+    seen = []
+    for chunk in stream:  # type: ignore[attr-defined]
+        seen.append(chunk)
+        if chunk.choices and chunk.choices[0].delta.content:
+            return seen
+    return seen
