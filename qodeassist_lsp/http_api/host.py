@@ -3,9 +3,10 @@
 The composition root (``cli/serve_cmd.py``) hands it `Surroundings`: the runtime source (the
 same ``Backend`` an LSP server beside it uses), the open documents, the workspace folders, the
 status object and, beside an editor, the editor's edit manager and skills. Alone, the host adds
-the tool kit and the file-edit tools (writing on disk) to the runtime itself. Either way it
-wraps the runtime's permission gate in `HttpGate` and builds its own `ChatService` over the same
-runtime and history folder, whose events go to the `EventHub` of the HTTP streams.
+the tool kit, the file-edit tools (writing on disk) and ``load_skill`` (`skills.HostSkills`) to
+the runtime itself. Either way it wraps the runtime's permission gate in `HttpGate` and builds
+its own `ChatService` over the same runtime and history folder, whose events go to the
+`EventHub` of the HTTP streams.
 """
 
 from __future__ import annotations
@@ -111,8 +112,12 @@ class HttpHost:
         from qodeassist_lsp.features.chat.service import ChatService
 
         view = _View(self.surroundings.source)
+        skills = self.surroundings.skills
         if self.surroundings.edits is None:
+            from qodeassist_lsp.http_api.skills import HostSkills
+
             self._edits = self._wire_tools(runtime, view)
+            skills = skills or HostSkills(view, runtime.contributors).library
         contributors = runtime.contributors
         self.gate = HttpGate(
             lambda: view.configuration.settings.tools.permissions, self.questions, contributors.gate
@@ -126,7 +131,7 @@ class HttpHost:
             self.hub.publish_event,
             workspace=first,
             folders=lambda: list(folders()),
-            skills=self.surroundings.skills,
+            skills=skills,
         )
 
     def _wire_tools(self, runtime: Runtime, view: _View) -> EditManager:

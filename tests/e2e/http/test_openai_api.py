@@ -7,7 +7,9 @@ import json
 import openai
 import pytest
 
-from tests.e2e.http.conftest import HttpServer
+from tests.e2e.http.conftest import HttpServer, start_http, stop
+from tests.support.replay_server import ReplayServer
+from tests.support.workspace import Workspace
 
 CHAT_AGENT = "Claude Chat — Sonnet"
 HELLO = "anthropic/stream_text_hello.sse"
@@ -136,3 +138,23 @@ def _until_text(stream: object) -> list[object]:
         if chunk.choices and chunk.choices[0].delta.content:
             return seen
     return seen
+
+
+def test_alone_the_chat_offers_the_skills(workspace: Workspace, replay: ReplayServer) -> None:
+    skill = workspace.config / "skills" / "code-review" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: code-review\ndescription: Review a change for bugs.\n---\n# Review\n",
+        encoding="utf-8",
+    )
+    replay.script("/v1/messages", [HELLO])
+    server = start_http(workspace, replay)
+    try:
+        client_of(server).chat.completions.create(
+            model=CHAT_AGENT, messages=[{"role": "user", "content": "Hi"}]
+        )
+    finally:
+        stop(server)
+    sent = replay.requests[0].json
+    assert "load_skill" in [tool["name"] for tool in sent["tools"]]
+    assert "code-review" in json.dumps(sent["system"])
