@@ -156,10 +156,10 @@ def beside(server: QodeAssistServer) -> Surroundings:
 
 
 def companion(
-    args: argparse.Namespace, surroundings: Surroundings
+    args: argparse.Namespace, surroundings: Surroundings, *, beside_lsp: bool = False
 ) -> Callable[[], Awaitable[None]]:
-    """Return the coroutine function that serves HTTP (printing the address first)."""
-    from qodeassist_lsp.http_api.app import build_app, serve
+    """Return the coroutine function that serves HTTP (printing the address once it listens)."""
+    from qodeassist_lsp.http_api.app import ListenFailed, build_app, serve
     from qodeassist_lsp.http_api.host import HttpHost
     from qodeassist_lsp.http_api.token import HttpToken
 
@@ -168,7 +168,7 @@ def companion(
     app = build_app(HttpHost(surroundings), token.current, hosts=allowed_hosts(args, bind))
     shown = f"[{bind}]" if ":" in bind else bind
 
-    async def run() -> None:
+    def started() -> None:
         print(
             f"qodeassist-lsp HTTP API and web chat: http://{shown}:{port}/#token={token.current()}"
             f"\n(token from {token.source}; rotate it with `qodeassist-lsp serve "
@@ -176,6 +176,14 @@ def companion(
             file=sys.stderr,
             flush=True,
         )
-        await serve(app, bind, port)
+
+    async def run() -> None:
+        try:
+            await serve(app, bind, port, started)
+        except ListenFailed as exc:
+            if not beside_lsp:
+                raise CliError(f"--http: {exc} (is the port in use?)") from None
+            # Beside an editor the language server goes on without the HTTP API.
+            print(f"qodeassist-lsp: --http: {exc}; the HTTP API is off", file=sys.stderr)
 
     return run

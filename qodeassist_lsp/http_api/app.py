@@ -143,9 +143,22 @@ def build_app(
     return Guard(app, token, hosts=hosts, max_body=max_body)
 
 
-async def serve(app: ASGIApp, bind: str, port: int) -> None:
-    """Serve ``app`` on ``bind:port`` with uvicorn until cancelled or interrupted."""
+class ListenFailed(Exception):
+    """uvicorn could not start serving (the address is in use, say; it logged why)."""
+
+
+async def serve(app: ASGIApp, bind: str, port: int, started: Callable[[], None]) -> None:
+    """Serve ``app`` on ``bind:port`` with uvicorn until cancelled; call ``started`` once up."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                started()
+
     config = uvicorn.Config(app, host=bind, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    try:
+        await Server(config).serve()
+    except SystemExit:  # uvicorn exits when it cannot bind or start
+        raise ListenFailed(f"could not serve on {bind}:{port}") from None

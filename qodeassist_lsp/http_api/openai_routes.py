@@ -61,7 +61,8 @@ class Completion:
         self.stream = bool(body.get("stream", False))
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        extension = body.get("qodeassist", {})
+        extension = body.get("qodeassist")
+        extension = {} if extension is None else extension
         if not isinstance(extension, dict):
             raise ApiError(400, "qodeassist: must be an object")
         chat_id = extension.get("chatId")

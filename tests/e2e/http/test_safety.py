@@ -3,6 +3,8 @@ loopback default with its explicit opt-out."""
 
 from __future__ import annotations
 
+import socket
+
 import httpx
 import pytest
 
@@ -101,3 +103,14 @@ def test_a_non_loopback_address_needs_the_explicit_flag(workspace: Workspace) ->
     refused = workspace.run("serve", "--http", f"0.0.0.0:{free_port()}")
     assert refused.returncode == 1
     assert "--http-allow-remote" in refused.stderr
+
+
+def test_a_port_in_use_is_a_clear_error(workspace: Workspace) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = workspace.run("serve", "--http", f"127.0.0.1:{port}")
+    assert refused.returncode == 1
+    assert "is the port in use?" in refused.stderr
+    assert "#token=" not in refused.stderr  # no address printed for a server that is not up
