@@ -91,6 +91,18 @@ def http_server(workspace: Workspace, replay: ReplayServer) -> Iterator[HttpServ
         stop(server)
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """One server for a module's tests that neither script the provider nor change state."""
+    with ReplayServer() as replay:
+        ws = Workspace(tmp_path_factory.mktemp("http"), replay.url, log_level="INFO")
+        server = start_http(ws, replay)
+        try:
+            yield server
+        finally:
+            stop(server)
+
+
 def stop(server: HttpServer) -> None:
     server.process.terminate()
     try:

@@ -22,19 +22,19 @@ ROUTES = [
 
 @pytest.mark.parametrize(("method", "path"), ROUTES)
 def test_no_token_and_a_wrong_token_are_refused(
-    http_server: HttpServer, method: str, path: str
+    shared_server: HttpServer, method: str, path: str
 ) -> None:
-    bare = httpx.request(method, f"{http_server.url}{path}", json={})
+    bare = httpx.request(method, f"{shared_server.url}{path}", json={})
     assert bare.status_code == 401
     assert bare.headers["www-authenticate"] == "Bearer"
     wrong = httpx.request(
-        method, f"{http_server.url}{path}", json={}, headers={"Authorization": "Bearer nope"}
+        method, f"{shared_server.url}{path}", json={}, headers={"Authorization": "Bearer nope"}
     )
     assert wrong.status_code == 401
 
 
-def test_a_foreign_host_is_refused_even_with_the_token(http_server: HttpServer) -> None:
-    with http_server.client() as http:
+def test_a_foreign_host_is_refused_even_with_the_token(shared_server: HttpServer) -> None:
+    with shared_server.client() as http:
         assert http.get("/health").status_code == 200
         rebound = http.get("/health", headers={"Host": "evil.example:80"})
         assert rebound.status_code == 403
@@ -44,12 +44,12 @@ def test_a_foreign_host_is_refused_even_with_the_token(http_server: HttpServer) 
 
 
 def test_another_sites_origin_is_refused_and_no_cors_headers_are_sent(
-    http_server: HttpServer,
+    shared_server: HttpServer,
 ) -> None:
-    with http_server.client() as http:
+    with shared_server.client() as http:
         foreign = http.get("/v1/models", headers={"Origin": "http://evil.example"})
         assert foreign.status_code == 403
-        own = http.get("/v1/models", headers={"Origin": http_server.url})
+        own = http.get("/v1/models", headers={"Origin": shared_server.url})
         assert own.status_code == 200
         assert not any(k.lower().startswith("access-control-") for k in own.headers)
         preflight = http.options(
@@ -59,9 +59,9 @@ def test_another_sites_origin_is_refused_and_no_cors_headers_are_sent(
         assert preflight.status_code == 403
 
 
-def test_a_huge_body_is_refused(http_server: HttpServer) -> None:
+def test_a_huge_body_is_refused(shared_server: HttpServer) -> None:
     huge = b"{" + b" " * (5 * 1024 * 1024) + b"}"
-    with http_server.client() as http:
+    with shared_server.client() as http:
         declared = http.post("/v1/chat/completions", content=huge)
         assert declared.status_code == 413
 
@@ -74,11 +74,11 @@ def test_a_huge_body_is_refused(http_server: HttpServer) -> None:
         assert http.get("/health").status_code == 200  # still serving
 
 
-def test_the_page_is_served_without_the_token_and_holds_none(http_server: HttpServer) -> None:
-    page = httpx.get(f"{http_server.url}/")
+def test_the_page_is_served_without_the_token_and_holds_none(shared_server: HttpServer) -> None:
+    page = httpx.get(f"{shared_server.url}/")
     assert page.status_code == 200
     assert "<textarea" in page.text
-    assert http_server.token not in page.text
+    assert shared_server.token not in page.text
     assert "connect-src 'self'" in page.headers["content-security-policy"]
 
 
