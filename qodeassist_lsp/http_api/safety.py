@@ -23,7 +23,7 @@ from qodeassist_lsp.mcp.server import BearerAuth
 
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
-PUBLIC_PATHS: Final = frozenset({"/", "/index.html"})
+PUBLIC_PATHS: Final = frozenset({"/"})
 
 
 def is_loopback(host: str) -> bool:
