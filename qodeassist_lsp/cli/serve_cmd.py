@@ -1,4 +1,7 @@
-"""``qodeassist-lsp [serve] [--stdio | --tcp HOST:PORT | --ws HOST:PORT]``: run the server."""
+"""``qodeassist-lsp [serve] [--stdio | --tcp HOST:PORT | --ws HOST:PORT] [--http HOST:PORT]``.
+
+Runs the language server; ``--http`` adds the HTTP API (`http_host`), alone or beside stdio.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ def _add_arguments(serve: argparse.ArgumentParser) -> None:
     )
     transport.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket")
     transport.add_argument("--ws", metavar="HOST:PORT", help="listen for WebSocket clients")
+    from qodeassist_lsp.cli import http_host
+
+    http_host.add_arguments(serve)
     serve.set_defaults(handler=serve_server)
 
 
@@ -47,6 +53,16 @@ def _address(value: str) -> tuple[str, int]:
 
 def serve_server(args: argparse.Namespace) -> int:
     """Run the server on the chosen transport until the client exits."""
+    from qodeassist_lsp.cli import http_host
+
+    if getattr(args, "http_rotate_token", False):
+        return http_host.rotate(args)
+    http = getattr(args, "http", None)
+    tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
+    if http and (tcp or ws):
+        raise CliError("--http runs alone or beside --stdio, not with --tcp or --ws", 2)
+    if http and not getattr(args, "stdio", False):
+        return http_host.standalone(args)
     # Start-up cost and order: every other command imports this module and needs no pygls, and
     # lsprotocol must first be imported inside the startup cache below.
     from qodeassist_lsp.lsp.startup_cache import attrs_code_cache, default_cache_path
@@ -63,7 +79,6 @@ def serve_server(args: argparse.Namespace) -> int:
 
     server = create_server()
     server.backend.listeners.append(_apply_logging)  # after each configuration load
-    tcp, ws = getattr(args, "tcp", None), getattr(args, "ws", None)
     if tcp:
         server.start_tcp(*_address(tcp))
     elif ws:
@@ -77,7 +92,8 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer)
+        companion = http_host.companion(args, http_host.beside(server)) if http else None
+        serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer, companion)
         # LSP: exit code 0 after `shutdown`, 1 when the session ended without one.
         return EXIT_OK if server.shutdown_received else 1
     return EXIT_OK

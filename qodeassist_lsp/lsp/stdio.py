@@ -10,10 +10,12 @@ decoding and dispatch, no thread. A terminal or a file goes through ``start_io``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
 import threading
+from collections.abc import Awaitable, Callable
 from typing import BinaryIO
 
 from pygls.io_ import StdoutWriter, run_async
@@ -35,13 +37,22 @@ def pipe_like(stream: BinaryIO) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def serve_stdio(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+Companion = Callable[[], Awaitable[None]]
+"""Another server run in the same event loop for as long as LSP is served (``--http``)."""
+
+
+def serve_stdio(
+    server: QodeAssistServer,
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    companion: Companion | None = None,
+) -> None:
     """Serve ``server`` on ``stdin``/``stdout`` until the input ends or ``exit`` arrives."""
-    if not pipe_like(stdin):
+    if not pipe_like(stdin) and companion is None:
         server.start_io(stdin, stdout)
         return
     try:
-        asyncio.run(_serve(server, stdin, stdout))
+        asyncio.run(_serve(server, stdin, stdout, companion))
     except (KeyboardInterrupt, SystemExit):  # pygls's ``exit`` handler ends the process so
         pass
     except BrokenPipeError:
@@ -50,7 +61,20 @@ def serve_stdio(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> 
         server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
 
-async def _serve(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+async def _serve(
+    server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO, companion: Companion | None
+) -> None:
+    beside = asyncio.ensure_future(companion()) if companion is not None else None
+    try:
+        await _serve_lsp(server, stdin, stdout)
+    finally:
+        if beside is not None:
+            beside.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beside
+
+
+async def _serve_lsp(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,19 +92,29 @@ async def serve_http(server: Server[Any], port: int, token: str) -> None:
 
 
 class BearerAuth:
-    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``."""
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``.
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    ``token`` may be a callable, read per request, so a rotated token takes effect at once.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | Callable[[], str],
+        hint: str = "see `qodeassist-lsp mcp serve`",
+    ) -> None:
         self._app = app
-        self._expected = f"Bearer {token}".encode()
+        self._token = token if callable(token) else lambda: token
+        self._hint = hint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass an authorised request (or a lifespan event) on; answer 401 otherwise."""
         if scope["type"] == "http":
             given = dict(scope.get("headers", ())).get(b"authorization", b"")
-            if not secrets.compare_digest(given, self._expected):
+            expected = f"Bearer {self._token()}".encode()
+            if not secrets.compare_digest(given, expected):
                 response = JSONResponse(
-                    {"error": "a bearer token is required (see `qodeassist-lsp mcp serve`)"},
+                    {"error": f"a bearer token is required ({self._hint})"},
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer"},
                 )
@@ -112,20 +123,29 @@ class BearerAuth:
         await self._app(scope, receive, send)
 
 
-def server_token(data_root: Path) -> tuple[str, str]:
+def server_token(
+    data_root: Path, file_name: str = TOKEN_FILE, env: str = TOKEN_ENV
+) -> tuple[str, str]:
     """Return the bearer token and where it came from (the env var, or the file it is in)."""
-    from_env = os.environ.get(TOKEN_ENV, "").strip()
+    from_env = os.environ.get(env, "").strip()
     if from_env:
-        return from_env, f"${TOKEN_ENV}"
-    path = data_root / TOKEN_FILE
+        return from_env, f"${env}"
+    path = data_root / file_name
     try:
         token = path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         token = ""
     if not token:
-        token = secrets.token_urlsafe(32)
-        data_root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(token + "\n")
+        token = write_token(path)
     return token, str(path)
+
+
+def write_token(path: Path) -> str:
+    """Write a new random token to ``path``, readable by its owner only; return it."""
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    os.chmod(path, 0o600)  # an existing file keeps its mode through O_CREAT
+    return token

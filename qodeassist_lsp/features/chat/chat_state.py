@@ -32,6 +32,10 @@ class SendInput:
     agent: str | None = None
     attachments: Sequence[str] = ()
     linked_files: Sequence[str] | None = None
+    history: Sequence[Message] = ()
+    """Earlier turns a new chat starts from (a stateless client's conversation); else unused."""
+    system: str = ""
+    """The client's own system instructions, a layer of the chat's system prompt."""
 
 
 @dataclass

@@ -25,6 +25,7 @@ from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import (
     Block,
+    Message,
     StoredAttachmentBlock,
     StoredImageBlock,
     TextBlock,
@@ -54,6 +55,7 @@ from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 log = logging.getLogger("qodeassist.chat")
 
 CONTEXT_LAYER = "chat.context"
+CLIENT_LAYER = "chat.client"
 FILES_PIN = "chat.files"
 CANCEL_GRACE_S = 2.0
 
@@ -123,12 +125,14 @@ class ChatService:
         self._chats[chat_id] = chat
         return chat
 
-    def _new(self, title: str, agent: str) -> Chat:
+    def _new(self, title: str, agent: str, history: Sequence[Message] = ()) -> Chat:
         store = self.store()
         chat_id = store.new_id(title)
         data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "")
         data.agent = agent
-        chat = Chat(chat_id, data, ConversationHistory(), StoredContentLoader(store, chat_id))
+        chat = Chat(
+            chat_id, data, ConversationHistory(history), StoredContentLoader(store, chat_id)
+        )
         self._chats[chat_id] = chat
         return chat
 
@@ -184,7 +188,7 @@ class ChatService:
         text = mentions.expand(access, typed) if message else ""
         created = chat is None
         if chat is None:
-            chat = self._new(params.message or "attachment", agent)
+            chat = self._new(params.message or "attachment", agent, params.history)
         elif self._should_compress(chat, text):
             chat = await self.compress_chat(chat)
         await self._stop(chat)
@@ -206,6 +210,7 @@ class ChatService:
         session.content_loader = chat.loader
         session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
+        session.system_prompt.set_layer(CLIENT_LAYER, params.system, priority=60)
         skill_use.add_layer(session, library, self.settings.skills.catalog_budget_tokens)
         session.listeners.append(lambda event: self._on_event(chat, event))
         chat.file.agent = agent

@@ -1,0 +1,116 @@
+"""Where the HTTP host's chat events go: the open streams of each chat, and permission questions.
+
+The chat service sends every event of every chat to `EventHub.publish`; an HTTP stream
+subscribes to its chat's events once ``send`` has told it the chat id. Events published while a
+send is on its way are held (as the LSP's ``EventGate`` does) and delivered when it returns, so
+a failure raised before the stream subscribed still reaches it. `Questions` carries a permission
+question to the chat's stream and waits for ``POST /v1/qodeassist/permissions/{id}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from qodeassist_lsp.core.events import SessionEvent
+
+log = logging.getLogger("qodeassist.http")
+
+Payload = dict[str, Any]
+ASK_TIMEOUT_S: Final = 300.0
+"""How long a permission question waits for the page's answer; then it counts as deny."""
+
+
+class EventHub:
+    """Fans chat events out to the streams subscribed to each chat."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, list[Callable[[Payload], None]]] = {}
+        self._holds = 0
+        self._held: list[tuple[str, Payload]] = []
+
+    def publish_event(self, chat_id: str, event: SessionEvent) -> None:
+        """Deliver a session event of ``chat_id`` (the chat service's sink)."""
+        self.publish(chat_id, event.to_json())
+
+    def publish(self, chat_id: str, payload: Payload) -> None:
+        """Deliver ``payload`` to ``chat_id``'s subscribers (later, while a send is held)."""
+        if self._holds:
+            self._held.append((chat_id, payload))
+            return
+        for subscriber in list(self._subscribers.get(chat_id, ())):
+            subscriber(payload)
+
+    def has_subscribers(self, chat_id: str) -> bool:
+        """Whether a stream follows ``chat_id``."""
+        return bool(self._subscribers.get(chat_id))
+
+    def subscribe(self, chat_id: str, callback: Callable[[Payload], None]) -> Callable[[], None]:
+        """Call ``callback`` with every later payload of ``chat_id``; return the unsubscriber."""
+        self._subscribers.setdefault(chat_id, []).append(callback)
+
+        def unsubscribe() -> None:
+            callbacks = self._subscribers.get(chat_id, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+            if not callbacks:
+                self._subscribers.pop(chat_id, None)
+
+        return unsubscribe
+
+    def hold(self) -> None:
+        """Hold payloads until the matching `release`."""
+        self._holds += 1
+
+    def release(self) -> None:
+        """End one hold; deliver what was held once no hold is left."""
+        self._holds = max(self._holds - 1, 0)
+        if not self._holds:
+            held, self._held = self._held, []
+            for chat_id, payload in held:
+                self.publish(chat_id, payload)
+
+
+class Questions:
+    """Permission questions asked through a chat's stream and answered by a later request."""
+
+    def __init__(self, hub: EventHub, timeout: float = ASK_TIMEOUT_S) -> None:
+        self._hub = hub
+        self._timeout = timeout
+        self._ids = itertools.count(1)
+        self._open: dict[str, tuple[asyncio.Future[str], Sequence[str]]] = {}
+
+    async def ask(self, chat_id: str, question: str, actions: Sequence[str]) -> str | None:
+        """Show ``question`` in ``chat_id``'s stream; return the answer (None: none in time)."""
+        if not self._hub.has_subscribers(chat_id):
+            return None
+        question_id = f"q{next(self._ids)}"
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._open[question_id] = (future, actions)
+        self._hub.publish(
+            chat_id,
+            {
+                "kind": "permission",
+                "questionId": question_id,
+                "question": question,
+                "actions": list(actions),
+            },
+        )
+        try:
+            return await asyncio.wait_for(future, self._timeout)
+        except TimeoutError:
+            log.info("permission question %s not answered: denied", question_id)
+            return None
+        finally:
+            self._open.pop(question_id, None)
+
+    def answer(self, question_id: str, answer: str) -> bool:
+        """Answer an open question; False when unknown, settled or not one of its actions."""
+        found = self._open.get(question_id)
+        if found is None or found[0].done() or answer not in found[1]:
+            return False
+        found[0].set_result(answer)
+        return True

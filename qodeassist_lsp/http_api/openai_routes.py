@@ -1,0 +1,314 @@
+"""``POST /v1/chat/completions`` and ``GET /v1/models``: the OpenAI-compatible surface.
+
+``model`` is a chat agent's name (``GET /v1/models`` lists them). A request starts a new
+stored chat seeded with the earlier messages it carries (system messages become a layer of the
+system prompt), or continues a stored chat named by ``"qodeassist": {"chatId": …}`` with its
+last user message; either way it runs through the chat service, so tools, permissions and
+history are the LSP chat's. The chat's id comes back in the ``X-QodeAssist-Chat-Id`` header.
+Tools run on the server: their calls are not OpenAI ``tool_calls``; with
+``"qodeassist": {"events": true}`` every chunk of the stream also carries the typed chat event
+(``qodeassist``) — thinking, tool calls and results, proposed edits, permission questions.
+``"qodeassist": {"permissions": "deny" | "allow" | "ask"}`` says how ``ask`` is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from qodeassist_lsp.core.content import Message, TextBlock
+from qodeassist_lsp.http_api.errors import ApiError, read_json
+from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
+from qodeassist_lsp.http_api.host import HttpHost
+
+CHAT_HEADER = "X-QodeAssist-Chat-Id"
+TERMINAL = ("finished", "failed", "cancelled")
+_FINISH = {"max_tokens": "length", "length": "length"}
+_STATUS = {"validation": 400, "config": 500, "tool": 500}
+
+
+def _text_of(content: Any, where: str) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "text":
+                raise ApiError(400, f"{where}: only text content parts are supported")
+            parts.append(str(part.get("text", "")))
+        return "".join(parts)
+    raise ApiError(400, f"{where}: content must be a string or a list of text parts")
+
+
+class Completion:
+    """A parsed ``/v1/chat/completions`` request."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        """Read ``body``; raise `ApiError` (400) with what to change."""
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise ApiError(400, "model: name a chat agent (GET /v1/models lists them)")
+        self.model = model
+        self.stream = bool(body.get("stream", False))
+        options = body.get("stream_options") or {}
+        self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        extension = body.get("qodeassist")
+        extension = {} if extension is None else extension
+        if not isinstance(extension, dict):
+            raise ApiError(400, "qodeassist: must be an object")
+        chat_id = extension.get("chatId")
+        self.chat_id = chat_id if isinstance(chat_id, str) and chat_id else None
+        mode = extension.get("permissions", "deny")
+        if mode not in ASK_MODES:
+            raise ApiError(400, f"qodeassist.permissions: use one of {', '.join(ASK_MODES)}")
+        self.mode: AskMode = mode
+        self.events = bool(extension.get("events", False))
+        self.message, self.history, self.system = self._messages(body.get("messages"))
+
+    @staticmethod
+    def _messages(raw: Any) -> tuple[str, list[Message], str]:
+        if not isinstance(raw, list) or not raw:
+            raise ApiError(400, "messages: a non-empty list of {role, content} is required")
+        system: list[str] = []
+        turns: list[Message] = []
+        for index, item in enumerate(raw):
+            if not isinstance(item, dict):
+                raise ApiError(400, f"messages[{index}]: must be an object")
+            role, text = item.get("role"), _text_of(item.get("content"), f"messages[{index}]")
+            if role in ("system", "developer"):
+                system.append(text)
+            elif role in ("user", "assistant"):
+                turns.append(Message(role, (TextBlock(text),) if text else ()))
+            else:
+                raise ApiError(
+                    400,
+                    f"messages[{index}]: role {role!r} is not supported (tools run on the "
+                    "server; send system, user and assistant messages)",
+                )
+        if not turns or turns[-1].role != "user":
+            raise ApiError(400, "messages: the last message must be the user's")
+        return turns[-1].text, turns[:-1], "\n\n".join(s for s in system if s)
+
+
+def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> str:
+    return json.dumps(
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]},
+        ensure_ascii=False,
+    )
+
+
+def _error(payload: dict[str, Any]) -> dict[str, Any]:
+    error = payload.get("error") or {}
+    category = str(error.get("category", "cancelled" if payload["kind"] == "cancelled" else ""))
+    message = error.get("message") or "the request was cancelled"
+    return {"message": message, "type": category, "code": category}
+
+
+class _Usage:
+    def __init__(self) -> None:
+        self.prompt = 0
+        self.completion = 0
+
+    def add(self, payload: dict[str, Any]) -> None:
+        self.prompt = int(payload.get("inputTokens", 0)) + int(payload.get("cachedTokens", 0))
+        self.completion = int(payload.get("outputTokens", 0))
+
+    def as_json(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+        }
+
+
+async def chat_completions(request: Request) -> Response:
+    """Run one chat turn; answer as one JSON object or as an SSE stream of chunks."""
+    host: HttpHost = request.app.state.host
+    args = Completion(await read_json(request))
+    await _check_model(host, args.model)
+    service = await host.chat()
+    from qodeassist_lsp.features.chat.service import SendInput
+
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    host.hub.hold()
+    try:
+        chat_id, turn = await service.send(
+            SendInput(
+                args.message,
+                chat_id=args.chat_id,
+                agent=args.model,
+                history=args.history,
+                system=args.system,
+            )
+        )
+        unsubscribe = host.hub.subscribe(chat_id, queue.put_nowait)
+        assert host.gate is not None
+        host.gate.serve(chat_id, args.mode)
+    finally:
+        host.hub.release()
+    base = {
+        "id": f"chatcmpl-{turn.id}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": args.model,
+    }
+
+    def end() -> None:
+        unsubscribe()
+        assert host.gate is not None
+        host.gate.release(chat_id)
+        if not turn.done:
+            service.cancel(chat_id)
+
+    headers = {CHAT_HEADER: chat_id}
+    if args.stream:
+        return EventSourceResponse(
+            _stream(args, base, chat_id, queue, end), headers=headers, ping=15
+        )
+    try:
+        return await _collect(args, base, chat_id, queue, headers)
+    finally:
+        end()
+
+
+async def _check_model(host: HttpHost, model: str) -> None:
+    config = (await host.runtime()).configuration
+    roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+    if model not in roster:
+        raise ApiError(
+            404,
+            f"model {model!r} is not a chat agent; use one of: {', '.join(roster) or 'none'} "
+            "(pipelines.chat_assistant lists them)",
+            code="model_not_found",
+        )
+
+
+async def _stream(
+    args: Completion,
+    base: dict[str, Any],
+    chat_id: str,
+    queue: asyncio.Queue[dict[str, Any]],
+    end: Any,
+) -> AsyncIterator[str]:
+    usage = _Usage()
+    try:
+        first = {"role": "assistant", "content": ""}
+        if args.events:
+            yield json.dumps(
+                {
+                    **base,
+                    "choices": [{"index": 0, "delta": first}],
+                    "qodeassist": {"kind": "chat", "chatId": chat_id},
+                }
+            )
+        else:
+            yield _chunk(base, first)
+        while True:
+            payload = await queue.get()
+            kind = payload.get("kind")
+            if kind == "text":
+                yield _chunk(base, {"content": payload["text"]})
+            elif kind == "thinking" and payload.get("text"):
+                yield _chunk(base, {"reasoning_content": payload["text"]})
+            elif kind == "usage":
+                usage.add(payload)
+            if kind in ("failed", "cancelled"):
+                yield json.dumps({"error": _error(payload), "qodeassist": payload})
+                break
+            if kind == "finished":
+                finish = _FINISH.get(str(payload.get("stopReason")), "stop")
+                extra = {"qodeassist": payload} if args.events else {}
+                yield json.dumps(
+                    {
+                        **base,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                        **extra,
+                    }
+                )
+                if args.include_usage:
+                    yield json.dumps({**base, "choices": [], "usage": usage.as_json()})
+                break
+            if args.events and kind not in ("text", "thinking"):
+                yield json.dumps(
+                    {**base, "choices": [{"index": 0, "delta": {}}], "qodeassist": payload}
+                )
+        yield "[DONE]"
+    finally:
+        end()
+
+
+async def _collect(
+    args: Completion,
+    base: dict[str, Any],
+    chat_id: str,
+    queue: asyncio.Queue[dict[str, Any]],
+    headers: dict[str, str],
+) -> Response:
+    text: list[str] = []
+    thinking: list[str] = []
+    events: list[dict[str, Any]] = []
+    usage = _Usage()
+    while True:
+        payload = await queue.get()
+        events.append(payload)
+        kind = payload.get("kind")
+        if kind == "text":
+            text.append(payload["text"])
+        elif kind == "thinking":
+            thinking.append(payload.get("text", ""))
+        elif kind == "usage":
+            usage.add(payload)
+        if kind in TERMINAL:
+            break
+    if kind != "finished":
+        error = _error(payload)
+        status = 499 if kind == "cancelled" else _STATUS.get(error["type"], 502)
+        return JSONResponse({"error": error}, status_code=status, headers=headers)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
+    if any(thinking):
+        message["reasoning_content"] = "".join(thinking)
+    extension: dict[str, Any] = {"chatId": chat_id}
+    if args.events:
+        extension["events"] = events
+    body = {
+        **base,
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": _FINISH.get(str(payload.get("stopReason")), "stop"),
+            }
+        ],
+        "usage": usage.as_json(),
+        "qodeassist": extension,
+    }
+    return JSONResponse(body, headers=headers)
+
+
+async def list_models(request: Request) -> Response:
+    """List the chat agents as OpenAI models (``qodeassist`` holds the agent's summary)."""
+    from qodeassist_lsp.core.agent_catalog import agent_summaries
+
+    host: HttpHost = request.app.state.host
+    config = (await host.runtime()).configuration
+    data = [
+        {
+            "id": agent["name"],
+            "object": "model",
+            "created": 0,
+            "owned_by": "qodeassist",
+            "qodeassist": agent,
+        }
+        for agent in agent_summaries(config, "chat")
+    ]
+    return JSONResponse({"object": "list", "data": data})

@@ -1,0 +1,147 @@
+"""The web chat at ``/`` in headless Chromium: token from the fragment, a streamed answer with
+folded thinking, an inline permission question, and past chats reopened."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.http.conftest import HttpServer, start_http, stop
+from tests.e2e.http.test_openai_api import HELLO
+from tests.support.chromium import LAUNCH_ARGS, chromium_executable
+from tests.support.replay_server import ReplayServer
+from tests.support.workspace import Workspace
+
+THINKING = "anthropic/stream_thinking_signature_text.sse"
+TOOL_CALLS = "anthropic/stream_tool_use_kit_calls_SYNTHETIC.sse"
+
+
+@contextlib.contextmanager
+def browser_page(tmp_path: Path) -> Iterator[Any]:
+    """A tab of the system's headless Chromium with a fresh profile (skip without one)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra's playwright")
+    executable, why = chromium_executable()
+    if executable is None:
+        pytest.skip(f"no Chromium for the web-chat test: {why}")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=executable,
+            headless=True,
+            args=LAUNCH_ARGS,
+            bypass_csp=True,  # the page's CSP forbids eval, which wait_for_function uses
+        )
+        try:
+            tab = context.new_page()
+            tab.set_default_timeout(30_000)
+            yield tab
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(tmp_path: Path, http_server: HttpServer) -> Iterator[Any]:
+    with browser_page(tmp_path) as tab:
+        yield tab
+
+
+def test_the_page_streams_an_answer_and_reopens_the_chat(
+    page: Any, http_server: HttpServer
+) -> None:
+    http_server.replay.script("/v1/messages", [THINKING, HELLO])
+    page.goto(f"{http_server.url}/#token={http_server.token}")
+    page.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+    assert "#token" not in page.url  # read once, then dropped from the address
+    box = page.locator("#input")
+    box.fill("Name a pelican")
+    box.press("Shift+Enter")  # a new line, not a send
+    box.type("please")
+    assert box.input_value() == "Name a pelican\nplease"
+    box.press("Enter")
+    page.locator(".assistant .text").first.wait_for()
+    page.wait_for_function(
+        "!document.querySelector('#stop') || document.querySelector('#stop').hidden"
+    )
+    answer = page.locator(".assistant .text").first.inner_text()
+    assert "Pouch" in answer
+    thinking = page.locator("details.thinking")
+    assert thinking.count() == 1 and thinking.get_attribute("open") is None  # folded
+    sent = http_server.replay.requests[0].json["messages"][-1]
+    assert "Name a pelican\nplease" in json.dumps(sent["content"]).replace("\\n", "\n")
+
+    page.locator("#chats button.chat").first.wait_for()
+    page.click("#new")
+    assert page.locator(".msg").count() == 0
+    page.locator("#chats button.chat").first.click()
+    page.locator(".msg.user", has_text="Name a pelican").wait_for()
+    assert "Pouch" in page.locator(".assistant .text").first.inner_text()
+
+
+def test_a_permission_question_is_answered_inline(page: Any, http_server: HttpServer) -> None:
+    http_server.replay.script("/v1/messages", [TOOL_CALLS, HELLO])
+    page.goto(f"{http_server.url}/#token={http_server.token}")
+    page.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+    page.locator("#input").fill("run it")
+    page.locator("#input").press("Enter")
+    question = page.locator(".ask")
+    question.wait_for()
+    assert "terminal" in question.inner_text()
+    question.get_by_role("button", name="Allow once").click()
+    page.locator(".assistant .text", has_text="Hello").wait_for()
+    results = json.dumps(http_server.replay.requests[1].json["messages"][-1])
+    assert "tool-ran" in results
+    terminal = page.locator(".tool", has_text="terminal")
+    assert "\u2713" in terminal.inner_text()  # the call's line shows it ran
+
+
+OLD = "def greet(name):\n    return 'hello ' + name\n"
+NEW = "def greet(name):\n    return f'hello {name}!'\n"
+EDITS = "<<<<<<< SEARCH\n    return 'hello ' + name\n=======\n    return f'hello {name}!'\n>>>>>>> REPLACE\n"
+
+
+def test_a_proposed_edit_is_applied_from_the_page(
+    tmp_path: Path, workspace: Workspace, replay: ReplayServer
+) -> None:
+    from tests.e2e.lsp.test_file_edits import tool_call_reply
+    from tests.support.streams import chat_reply
+
+    workspace.write(
+        "agents/e2e_tools.toml",
+        'schema_version = 1\nname = "E2E Tools"\nextends = "OpenAI Base Chat"\n'
+        'model = "e2e-model"\nenable_tools = true\n',
+    )
+    workspace.write("pipelines.toml", '[pipelines]\nchat_assistant = ["E2E Tools"]\n')
+    workspace.write("settings.toml", '[tools.permissions]\nwrite = "allow"\n')
+    target = workspace.project / "greet.py"
+    target.write_text(OLD, encoding="utf-8")
+    replay.script(
+        "/v1/chat/completions",
+        [
+            tool_call_reply("call_1", "edit_file", {"path": "greet.py", "edits": EDITS}),
+            chat_reply("Proposed."),
+        ],
+    )
+    server = start_http(workspace, replay)
+    try:
+        with browser_page(tmp_path) as tab:
+            tab.goto(f"{server.url}/#token={server.token}")
+            tab.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+            tab.locator("#input").fill("make greet nicer")
+            tab.locator("#input").press("Enter")
+            edit = tab.locator(".edit")
+            edit.get_by_role("button", name="Apply").wait_for()
+            assert (
+                "greet.py" in edit.inner_text()
+                and "+    return f'hello {name}!'" in edit.inner_text()
+            )
+            assert target.read_text(encoding="utf-8") == OLD  # proposed, not written
+            edit.get_by_role("button", name="Apply").click()
+            edit.locator(".status", has_text="applied").wait_for()
+            assert target.read_text(encoding="utf-8") == NEW
+    finally:
+        stop(server)

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qodeassist_lsp.http_api.errors import ApiError
+from qodeassist_lsp.http_api.openai_routes import Completion
+
+
+def parse(**body: Any) -> Completion:
+    return Completion({"model": "A", "messages": [{"role": "user", "content": "hi"}], **body})
+
+
+def test_a_conversation_becomes_history_system_and_the_last_message() -> None:
+    args = parse(
+        messages=[
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "assistant", "content": "two"},
+            {"role": "developer", "content": "Use Python."},
+            {"role": "user", "content": "three"},
+        ],
+        stream=True,
+        stream_options={"include_usage": True},
+        qodeassist={"chatId": "c1", "permissions": "ask", "events": True},
+    )
+    assert args.message == "three"
+    assert [(m.role, m.text) for m in args.history] == [("user", "one"), ("assistant", "two")]
+    assert args.system == "Be brief.\n\nUse Python."
+    assert args.stream and args.include_usage and args.events
+    assert (args.chat_id, args.mode) == ("c1", "ask")
+
+
+def test_defaults_deny_ask_and_start_a_new_chat() -> None:
+    args = parse()
+    assert (args.mode, args.chat_id, args.stream, args.events) == ("deny", None, False, False)
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"model": ""}, "model"),
+        ({"messages": []}, "messages"),
+        ({"messages": [{"role": "assistant", "content": "x"}]}, "last message"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "tools run on the server"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "text content"),
+        ({"messages": [{"role": "user", "content": 3}]}, "string or a list"),
+        ({"qodeassist": {"permissions": "always"}}, "deny, allow, ask"),
+        ({"qodeassist": []}, "must be an object"),
+    ],
+)
+def test_bad_requests_say_what_to_change(body: dict[str, Any], says: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        parse(**body)
+    assert caught.value.status == 400
+    assert says in caught.value.message
