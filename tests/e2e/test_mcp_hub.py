@@ -24,6 +24,7 @@ from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalStore
 from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition
 from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+from tests.support.processes import gone
 from tests.support.replay_server import ReplayServer, Reply, fixture_bytes
 from tests.support.wire_cases import TARGETS
 
@@ -337,15 +338,6 @@ async def test_bloated_tool_definitions_are_cut_and_said_to_be(
     events = [event async for event in session.send(user_text("Hello")).events()]
     assert isinstance(events[-1], FinishedEvent), events
     assert len(replay.requests[0].body) < 64 * 1024
-
-
-def gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie nobody reaped yet counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
