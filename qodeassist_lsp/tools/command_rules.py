@@ -201,6 +201,8 @@ def _git(argv: list[str], allowed: set[str]) -> list[str]:
         raise _refuse("git", "'git config' may only read settings (a setting can run programs)")
     if command == "rebase" and any(w in ("-x", "--exec") or w.startswith("--exec=") for w in rest):
         raise _refuse("git", "'git rebase --exec' runs other programs")
+    if command == "init" and any(w.startswith("--template") for w in rest):
+        raise _refuse("git", "'git init --template' copies hooks (programs) into the repository")
     if command == "grep" and any(w.startswith(("-O", "--open-files-in-pager")) for w in rest):
         raise _refuse("git", "'git grep -O' opens the files in another program")
     if any(word in ("-h", "--help") for word in rest):
