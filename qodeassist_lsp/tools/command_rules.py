@@ -144,7 +144,8 @@ def _env(argv: list[str], allowed: set[str]) -> list[str]:
     index = 1
     while index < len(argv):
         word = argv[index]
-        if word in ("-S", "--split-string") or word.startswith(("-S", "--split-string=")):
+        short = word.startswith("-") and not word.startswith("--")
+        if (short and "S" in word) or word.startswith("--split-string"):
             raise _refuse(argv[0], "-S splits a string into a command line that cannot be checked")
         if word in ("-u", "--unset", "-C", "--chdir"):
             index += 2
@@ -156,6 +157,17 @@ def _env(argv: list[str], allowed: set[str]) -> list[str]:
             raise _refuse(argv[0], "setting variables can change which program runs (PATH, GIT_*)")
         break
     return _inner(argv, index, allowed)
+
+
+_xargs_options = _options_then_program(
+    "0rtpxoiel", "dEILnPs", ("--delimiter", "--max-args", "--max-procs")
+)
+
+
+def _xargs(argv: list[str], allowed: set[str]) -> list[str]:
+    if any(w.startswith(("-a", "--arg-file")) for w in argv[1:]):
+        raise _refuse(argv[0], "-a reads the command's arguments from a file, unchecked")
+    return _xargs_options(argv, allowed)
 
 
 def _time(argv: list[str], allowed: set[str]) -> list[str]:
@@ -263,9 +275,7 @@ _RULES: Final[dict[str, Callable[[list[str], set[str]], list[str]]]] = {
     "stdbuf": _options_then_program("", "ioe"),
     "ionice": _options_then_program("t", "cnp"),
     "setsid": _options_then_program("cfw", ""),
-    "xargs": _options_then_program(
-        "0rtpxoiel", "adEILnPs", ("--arg-file", "--delimiter", "--max-args", "--max-procs")
-    ),
+    "xargs": _xargs,
     "npm": _npm,
     "pnpm": _npm,
     "yarn": _npm,
