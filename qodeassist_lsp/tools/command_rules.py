@@ -58,8 +58,13 @@ _GIT_FLAGS: Final = _words(
     --noglob-pathspecs --icase-pathspecs --no-optional-locks --bare --version
     """
 )
-_GIT_VALUED: Final = ("--git-dir=", "--work-tree=", "--namespace=")
-_GIT_FORCED: Final = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}")
+_GIT_VALUED: Final = ("--namespace=",)
+# A repository's hooks, its file-system monitor and a bare repository the model could have
+# written with the file tools (its config naming programs) never come into play.
+_GIT_FORCED: Final = (
+    *("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}"),
+    *("-c", "safe.bareRepository=explicit"),
+)
 _GIT_CONFIG_READS: Final = frozenset({"--get", "--get-all", "--get-regexp", "-l", "--list"})
 _FIND_REFUSED: Final = {
     **dict.fromkeys(("-exec", "-execdir", "-ok", "-okdir"), "runs other programs"),
@@ -219,7 +224,6 @@ def _git(argv: list[str], allowed: set[str]) -> list[str]:
         raise _refuse("git", "'git grep -O' opens the files in another program")
     if any(word in ("-h", "--help") for word in rest):
         raise _refuse("git", "--help opens a manual viewer")
-    # The repository's own hooks and file-system monitor are programs too: never run here.
     return [argv[0], *_GIT_FORCED, *argv[1:]]
 
 

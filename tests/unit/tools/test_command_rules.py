@@ -43,6 +43,7 @@ USER_LIST = ["git", "find", "sed", "awk", "npm", "npx", "sudo", "env", "xargs", 
         ("git --exec-path=/tmp log", "can make git run any program"),
         ("git init --template=hooks sub", "copies hooks"),
         ("git -x log", "not known to be safe"),
+        ("git --git-dir=crafted log", "not known to be safe"),
         ("find . -fprint out", "writes files"),
         ("find . -ok rm {} ;", "runs other programs"),
         ("xargs -n 1 rm", "'rm' is not on the allow list"),
@@ -82,7 +83,8 @@ def test_git_runs_without_hooks_or_fsmonitor_and_sed_in_its_sandbox(
 ) -> None:
     git = checked_argv(["git", "commit", "-m", "x"], USER_LIST)
     assert git[:5] == ["git", "-c", "core.fsmonitor=false", "-c", git[4]]
-    assert git[4].startswith("core.hooksPath=") and git[5:] == ["commit", "-m", "x"]
+    assert git[4].startswith("core.hooksPath=")
+    assert git[5:] == ["-c", "safe.bareRepository=explicit", "commit", "-m", "x"]
     monkeypatch.setattr(command_rules, "_GNU_SED", True)
     assert checked_argv(["sed", "s/a/b/"], USER_LIST) == ["sed", "--sandbox", "s/a/b/"]
 
