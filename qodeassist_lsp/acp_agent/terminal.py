@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from acp import tool_terminal_ref, update_tool_call
+from acp.schema import EnvVariable
 
 from qodeassist_lsp.acp_agent.session import CURRENT, RUNNING_CALL
 from qodeassist_lsp.tools.base import ToolInputError
@@ -24,8 +25,15 @@ from qodeassist_lsp.tools.process import OUTPUT_CAP, Finished
 class ClientTerminal:
     """The `tools.workspace.ProgramRunner` of a session whose client has a terminal."""
 
-    async def __call__(self, argv: Sequence[str], cwd: Path, timeout_s: float) -> Finished:
-        """Run ``argv`` in the client's terminal; return its exit code and output."""
+    async def __call__(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        timeout_s: float,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> Finished:
+        """Run ``argv`` in the client's terminal (``env`` added); return its exit and output."""
         session = CURRENT.get()
         if session is None:
             raise ToolInputError("no ACP session to run the command in")
@@ -36,6 +44,7 @@ class ClientTerminal:
                 command=argv[0],
                 args=list(argv[1:]),
                 cwd=str(cwd),
+                env=[EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
                 output_byte_limit=OUTPUT_CAP,
             )
         except asyncio.CancelledError:

@@ -246,8 +246,9 @@ class ToolsSettings(Section):
     )
     terminal_allow_list: list[str] = Field(
         default_factory=_default_allow_list,
-        description="Executables the `terminal` tool may run (case-insensitive; no shell). "
-        "The default depends on the OS; an empty list allows every executable.",
+        description="Executables the `terminal` tool may run (case-insensitive; no shell), "
+        "also through a listed program's options (docs/tools.md). The default depends on the "
+        "OS; an empty list allows every executable and turns the checks off.",
         json_schema_extra=USER_ONLY_EXTRA,
     )
     build_command: str = Field(

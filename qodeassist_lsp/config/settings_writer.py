@@ -4,7 +4,9 @@
 file is edited through tomlkit, so comments, key order and formatting survive. Every change is
 validated exactly as the loader validates the file (``merge_settings``) before anything is
 written, and the write is atomic (a temporary file renamed over the old one): a refused change
-or a crash mid-write leaves the previous file as it was.
+or a crash mid-write leaves the previous file as it was. The whole read-modify-write holds the
+folder's lock (`config.folder_lock`: no lock file is left in the user's folder), so writers in
+other processes (two ``config set`` at once, a server's settings update) lose no change.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel
 from tomlkit.container import Container
 from tomlkit.items import Table
 
+from qodeassist_lsp.config.folder_lock import FolderLockTimeout, folder_lock
 from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.config.settings_loader import (
@@ -35,6 +38,8 @@ from qodeassist_lsp.config.settings_loader import (
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 Scope = Literal["user", "project"]
+LOCK_TIMEOUT_S = 10.0
+"""How long a write waits for another writer of the same folder before it is refused."""
 SCOPES: tuple[Scope, ...] = ("user", "project")
 
 
@@ -143,6 +148,13 @@ class SettingsFile:
         """Apply ``{dotted key: value}`` (``None`` unsets), validate, and write atomically."""
         if not changes:
             raise SettingsWriteError("no changes given")
+        try:
+            with folder_lock(self.path.parent, LOCK_TIMEOUT_S):
+                return self._update(changes)
+        except FolderLockTimeout as exc:
+            raise SettingsWriteError(f"{exc}; nothing was written to {self.path}") from None
+
+    def _update(self, changes: Mapping[str, Any]) -> Path:
         document = self.read_document()
         changed: list[tuple[str, ...]] = []
         for key, value in changes.items():

@@ -16,13 +16,27 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from qodeassist_lsp.core.events import SessionEvent
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.wire.tools import ToolSpec
 
 log = logging.getLogger("qodeassist.tools")
+
+TOOL_OUTPUT_CAP: Final = 64 * 1024
+"""Bytes of a tool's output the model and the client get (terminal, build and MCP tools)."""
+
+
+def cap_output(text: str, cap: int = TOOL_OUTPUT_CAP) -> str:
+    """Return ``text`` cut to its first ``cap`` UTF-8 bytes, with a line saying so if it was cut."""
+    if len(text) <= cap // 4:  # no character is over 4 bytes: certainly short enough
+        return text
+    data = text.encode("utf-8", errors="surrogatepass")
+    if len(data) <= cap:
+        return text
+    head = data[:cap].decode("utf-8", errors="ignore")  # a character cut in half goes
+    return f"{head}\n[output cut: {cap} of {len(data)} bytes shown]"
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,13 @@ A `ServerConnection` runs one task per server. The task opens the SDK client on 
 transport (stdio subprocess, streamable HTTP or legacy SSE), lists its tools within the connect
 timeout, and then pings it every ``ping_interval_s``; a failed connect, ping or transport ends
 the attempt and the next one starts after a capped exponential backoff (1 s doubling to 30 s).
-A ``notifications/tools/list_changed`` from the server lists the tools again. Calls have their
-own timeout, so a server that crashes or hangs costs the model one tool error, never the chat.
-``aclose`` cancels the task; leaving the SDK's stdio client stops the process tree it started.
+A ``notifications/tools/list_changed`` from the server lists the tools again; every list is
+fitted to `limits` (long descriptions cut, oversized tools left out, with warnings). Calls have
+their own timeout, so a server that crashes or hangs costs the model one tool error, never the
+chat.
+``aclose`` cancels the task; leaving the SDK's stdio client closes the server's stdin (and kills
+its process group if it does not exit), and on POSIX the server runs under `group_guard`, which
+stops the server's whole process group when the server exits, so no helper it started survives.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -29,7 +34,9 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.core.tools import ToolOutput
+from qodeassist_lsp.mcp import group_guard
 from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition
+from qodeassist_lsp.mcp.limits import fit_tools
 from qodeassist_lsp.mcp.remote_tool import result_text
 
 log = logging.getLogger("qodeassist.mcp")
@@ -39,6 +46,8 @@ ServerState = Literal[
 ]
 
 BACKOFF_START_S = 1.0
+GUARD = group_guard.__file__
+"""The script stdio servers run under on POSIX, so their process group is stopped with them."""
 BACKOFF_MAX_S = 30.0
 
 
@@ -60,6 +69,8 @@ class ServerConnection:
         self.error = ""
         self.attempts = 0
         self.tools: tuple[mcp_types.Tool, ...] = ()
+        self.warnings: tuple[str, ...] = ()
+        """What was cut or left out of the tool definitions to fit `limits`."""
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._broken = asyncio.Event()
@@ -92,6 +103,7 @@ class ServerConnection:
             "tools": len(self.tools),
             "attempts": self.attempts,
             "error": self.error,
+            "warnings": list(self.warnings),
         }
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
@@ -206,14 +218,21 @@ class ServerConnection:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return tuple(tools)
+        fitted = fit_tools(tools)
+        for warning in fitted.warnings:
+            log.warning("MCP server %s: %s", self.server_name, warning)
+        self.warnings = fitted.warnings
+        return fitted.tools
 
     async def _client_for(self, stack: contextlib.AsyncExitStack) -> Client:
         definition = self.definition
         if definition.transport == "stdio":
+            command, args = self._command(), list(definition.args)
+            if os.name == "posix":
+                command, args = sys.executable, ["-I", GUARD, command, *args]
             server: Any = StdioServerParameters(
-                command=self._command(),
-                args=list(definition.args),
+                command=command,
+                args=args,
                 env=dict(definition.env) or None,
                 cwd=definition.cwd or self._cwd or None,
             )
@@ -235,10 +254,16 @@ class ServerConnection:
 
     def _command(self) -> str:
         command = self.definition.command
-        if os.sep in command or not self.limits.extra_paths:
+        if os.sep in command:
             return command
-        search = os.pathsep.join([*self.limits.extra_paths, os.environ.get("PATH", "")])
-        return shutil.which(command, path=search) or command
+        path = self.definition.env.get("PATH") or os.environ.get("PATH", "")
+        found = shutil.which(command, path=os.pathsep.join([*self.limits.extra_paths, path]))
+        if found is None:
+            # Said here: under the guard a missing program would only be a closed connection.
+            raise FileNotFoundError(
+                f"{command!r} was not found on PATH or in [mcp] client_extra_paths"
+            )
+        return found
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):

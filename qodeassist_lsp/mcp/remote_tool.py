@@ -4,6 +4,8 @@ The model sees ``<server>__<tool>``, cut to the ``^[a-zA-Z0-9_-]{1,64}$`` every 
 (a hash keeps cut names apart). The permission class comes from the tool's annotations, which
 are hints from a server the user chose to run: ``readOnlyHint`` → read, ``destructiveHint`` →
 write, anything else → execute, so an unannotated tool gets the strictest default policy.
+Its answer is cut to ``TOOL_OUTPUT_CAP`` bytes like the built-in tools' output, with a line
+saying so, before the model or the editor sees it (its definition was cut by `limits`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any, Protocol
 
 import mcp_types
 
-from qodeassist_lsp.core.tools import PermissionClass, ToolContext, ToolOutput
+from qodeassist_lsp.core.tools import PermissionClass, ToolContext, ToolOutput, cap_output
+from qodeassist_lsp.mcp.limits import description_of
 from qodeassist_lsp.wire.tools import ToolSpec
 
 MAX_NAME = 64
@@ -82,7 +85,7 @@ class RemoteTool:
         self.remote_name = tool.name
         """The tool's own name on its server."""
         self.permission: PermissionClass = permission_of(tool)
-        description = tool.description or tool.title or tool.name
+        description = description_of(tool)
         self.spec = ToolSpec(
             tool_name(caller.server_name, tool.name),
             f"[MCP server {caller.server_name}] {description}",
@@ -90,5 +93,6 @@ class RemoteTool:
         )
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
-        """Forward the call to the server (``tools/call``)."""
-        return await self._caller.call(self.remote_name, arguments)
+        """Forward the call to the server (``tools/call``); cut its answer like any tool's."""
+        output = await self._caller.call(self.remote_name, arguments)
+        return ToolOutput(cap_output(output.content), output.is_error)

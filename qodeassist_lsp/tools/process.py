@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from qodeassist_lsp.core.tools import TOOL_OUTPUT_CAP
 from qodeassist_lsp.tools.base import ToolInputError
 
-OUTPUT_CAP: Final = 64 * 1024
-"""Bytes of output a tool result keeps."""
+OUTPUT_CAP: Final = TOOL_OUTPUT_CAP
+"""Bytes of output a tool result keeps (the cap of every tool's output, MCP tools' too)."""
 _KILL_GRACE_S: Final = 2.0
 _CHUNK: Final = 65536
 

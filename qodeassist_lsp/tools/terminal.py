@@ -3,7 +3,9 @@
 The command line is split like a POSIX shell would (quotes, escapes) but run directly, so
 ``;``, ``|`` or ``$(…)`` are plain arguments, never shell syntax. The executable must be on
 ``[tools] terminal_allow_list`` (case-insensitive, by the name as given; an empty list allows
-any). ``terminal_command_timeout_s`` bounds it; output is capped (see ``process``).
+any), and so must every program it would run (``command_rules`` reads the argv: ``find -exec``,
+``git -c``, ``timeout CMD``…). No pager or editor runs (``TERMINAL_ENV``).
+``terminal_command_timeout_s`` bounds it; output is capped (see ``process``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import Field
 from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.base import KitTool, ToolArguments, ToolInputError
+from qodeassist_lsp.tools.command_rules import TERMINAL_ENV, checked_argv
 from qodeassist_lsp.tools.process import run_program
 from qodeassist_lsp.tools.workspace import ToolWorkspace
 
@@ -63,15 +66,10 @@ class TerminalTool(KitTool[TerminalArgs]):
         if not argv:
             raise ToolInputError("the command is empty")
         settings = self._settings()
-        allowed = {name.lower() for name in settings.terminal_allow_list}
-        if allowed and argv[0].lower() not in allowed:
-            raise ToolInputError(
-                f"{argv[0]!r} is not on the allow list ({', '.join(sorted(allowed))}); the "
-                "user can add it to terminal_allow_list in [tools] of their settings.toml"
-            )
+        argv = checked_argv(argv, settings.terminal_allow_list)
         workspace = self._workspace()
         cwd = workspace.resolve(args.cwd, "folder")
         timeout = settings.terminal_command_timeout_s
-        finished = await (workspace.runner or run_program)(argv, cwd, timeout)
+        finished = await (workspace.runner or run_program)(argv, cwd, timeout, env=TERMINAL_ENV)
         text = finished.report(args.command, timeout, "head")
         return ToolOutput(text, is_error=finished.timed_out or finished.exit_code != 0)

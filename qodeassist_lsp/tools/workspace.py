@@ -12,7 +12,7 @@ tool kit may not import the ``context`` package; the LSP layer implements them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -53,8 +53,15 @@ class EditorFiles(Protocol):
 class ProgramRunner(Protocol):
     """Runs an execute tool's program somewhere else (an ACP client's terminal)."""
 
-    async def __call__(self, argv: Sequence[str], cwd: Path, timeout_s: float) -> Finished:
-        """Run ``argv`` in ``cwd`` for at most ``timeout_s`` seconds; return what it did."""
+    async def __call__(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        timeout_s: float,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> Finished:
+        """Run ``argv`` in ``cwd`` (``env`` added) for at most ``timeout_s`` s; say what it did."""
         ...
 
 

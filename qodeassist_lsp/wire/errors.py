@@ -23,6 +23,7 @@ so existing ``except LookupError`` and the like still hold)::
     │   └── PromptPathRefused               … a prompt path leads outside its roots
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
     ├── SettingsWriteError [ValueError]     config.settings_writer: a change was refused
+    ├── FolderLockTimeout [TimeoutError]    config.folder_lock: another writer held on
     ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
     │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root
     │   ├── NotARegularFile                 … a FIFO, a device, a socket or a directory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.workspace import Workspace
+from tests.support.workspace import Workspace, run_forked
 
 SETTINGS = """\
 # My settings: keep this comment.
@@ -65,3 +65,19 @@ def test_config_unset_and_the_project_scope(tmp_path: Path) -> None:
     assert refused.returncode == 1
     assert "may only be set in the user settings file" in refused.error_lines[0]
     assert effective.stdout == "7\n", effective.describe()
+
+
+def test_concurrent_config_set_commands_each_keep_their_key(tmp_path: Path) -> None:
+    """Six ``config set`` processes at once, each a different key: none is lost."""
+    workspace = Workspace(tmp_path, "http://127.0.0.1:9")
+    path = workspace.write("settings.toml", SETTINGS)
+    tools = ["read_file", "list_folder", "find_files", "search_text", "git_log", "todo"]
+    jobs = [(workspace, ("config", "set", f"tools.enabled.{t}", "false")) for t in tools]
+
+    results = run_forked(jobs, workers=6)
+
+    assert [r.returncode for r in results] == [0] * len(tools), [r.describe() for r in results]
+    text = path.read_text(encoding="utf-8")
+    assert all(f"{tool} = false" in text for tool in tools), text
+    assert text.startswith(SETTINGS)  # the comments and the other keys are kept
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(".")) == []

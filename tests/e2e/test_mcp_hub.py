@@ -24,6 +24,7 @@ from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalStore
 from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition
 from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+from tests.support.processes import gone
 from tests.support.replay_server import ReplayServer, Reply, fixture_bytes
 from tests.support.wire_cases import TARGETS
 
@@ -106,6 +107,7 @@ async def test_stdio_server_lists_calls_and_follows_list_changed(hub: McpHub) ->
             "tools": 8,
             "attempts": 1,
             "error": "",
+            "warnings": [],
         }
     ]
 
@@ -273,3 +275,89 @@ async def test_a_chat_calls_the_servers_tool(
     assert "demo__get_weather" in offered
     tool_result = replay.requests[1].json["messages"][-1]["content"][0]
     assert tool_result["content"] == "sunny in Paris"
+
+
+HOSTILE = ("-m", "tests.support.mcp_hostile_server")
+
+
+def hostile(*extra: str) -> ServerDefinition:
+    return ServerDefinition(
+        "hostile", "stdio", "user", command=sys.executable, args=(*HOSTILE, *extra),
+        cwd=str(REPO_ROOT),  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+async def test_a_flood_of_output_is_cut_before_the_provider_and_the_client(
+    hub: McpHub, replay: ReplayServer, runtime: Runtime
+) -> None:
+    await hub.configure(HubConfig((hostile(),), LIMITS))
+    await until(lambda: state(hub, "hostile") == "connected")
+    runtime.contributors.add(hub.contribute)
+    target = TARGETS["claude"]
+    recorded = fixture_bytes("anthropic/stream_text_then_tool_use_sdk.sse")
+    first = recorded.replace(b'"name":"get_weather"', b'"name":"hostile__flood"')
+    replay.script(
+        target.route,
+        [
+            Reply(body=first, content_type="text/event-stream", split="events"),
+            Reply("anthropic/stream_text_hello.sse", split="events"),
+        ],
+    )
+    session = runtime.sessions.create(target.agent)
+    events = [event async for event in session.send(user_text("Flood me")).events()]
+    assert isinstance(events[-1], FinishedEvent), events
+    [result] = [e for e in events if isinstance(e, ToolResultEvent)]
+    cut = "[output cut: 65536 of 5000000 bytes shown]"
+    # The client's event and the provider's next request carry the cut text, said to be cut.
+    assert result.content.startswith("HEAD") and result.content.endswith(cut)
+    assert len(result.content.encode()) < 66 * 1024
+    assert len(result.to_json()["summary"]) <= 160
+    sent = replay.requests[1].json["messages"][-1]["content"][0]["content"]
+    assert sent == result.content
+    assert len(replay.requests[1].body) < 200 * 1024
+
+
+async def test_bloated_tool_definitions_are_cut_and_said_to_be(
+    hub: McpHub, replay: ReplayServer, runtime: Runtime
+) -> None:
+    await hub.configure(HubConfig((hostile(),), LIMITS))
+    await until(lambda: state(hub, "hostile") == "connected")
+    specs = {spec.name: spec for spec in registry_of(hub).specs()}
+    # The 1 MB schema cannot be cut into a valid one: that tool is not offered.
+    assert sorted(specs) == ["hostile__family", "hostile__flood", "hostile__wordy"]
+    wordy = specs["hostile__wordy"].description
+    assert len(wordy) < 2200 and "[description cut:" in wordy
+    warnings = hub.status()["servers"][0]["warnings"]
+    assert any("huge_schema" in w and "schema" in w for w in warnings), warnings
+    assert any("wordy" in w and "description" in w for w in warnings), warnings
+
+    runtime.contributors.add(hub.contribute)
+    target = TARGETS["claude"]
+    replay.script(target.route, [Reply("anthropic/stream_text_hello.sse", split="events")])
+    session = runtime.sessions.create(target.agent)
+    events = [event async for event in session.send(user_text("Hello")).events()]
+    assert isinstance(events[-1], FinishedEvent), events
+    assert len(replay.requests[0].body) < 64 * 1024
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+async def test_stopping_the_hub_stops_the_children_of_a_server(tmp_path: Path) -> None:
+    hub = McpHub(ApprovalStore(tmp_path))
+    await hub.configure(HubConfig((hostile("--family"),), LIMITS))
+    await until(lambda: state(hub, "hostile") == "connected")
+    pids = [int(p) for p in (await registry_of(hub).execute("hostile__family", {})).content.split()]
+    assert len(pids) == 2 and not any(gone(pid) for pid in pids)
+    await hub.aclose()
+    await until(lambda: all(gone(pid) for pid in pids), within=10)
+
+
+async def test_a_missing_program_is_named_in_the_status(hub: McpHub) -> None:
+    missing = ServerDefinition("gone", "stdio", "user", command="qa-no-such-program")
+    await hub.configure(HubConfig((missing,), LIMITS))
+    await until(lambda: state(hub, "gone") == "failed")
+    connection = hub.connection("gone")
+    assert connection is not None
+    assert (
+        connection.error
+        == "'qa-no-such-program' was not found on PATH or in [mcp] client_extra_paths"
+    )

@@ -7,9 +7,14 @@ either the previous or the new version, never a torn one. Attachments live in
 ``<id>_content/`` beside the file.
 
 Several writers may share a chat: two servers on one data folder, or two sends. `save_merged`
-therefore holds an advisory lock on ``.<id>.lock`` beside the file while it re-reads the file,
-keeps the messages another writer added since this one last saw the chat, and writes the
-union: no writer's message is lost (the last writer no longer wins). Temporary files a killed
+therefore holds the history folder's advisory lock while it re-reads the file, keeps the
+messages another writer added since this one last saw the chat, and writes the union: no
+writer's message is lost (the last writer no longer wins). The lock is one per folder, not one
+per chat, and it is a lock on the folder itself (`config.folder_lock`), so no ``.lock`` file is
+left per chat; deleting a per-chat lock file on release instead would race (a waiter locks the
+unlinked file while a newcomer locks a new one). Saves take milliseconds, so one lock for all
+chats of a folder costs nothing noticeable. Lock files older versions left (``.<id>.lock``) are
+removed with the stale temporary files. Temporary files a killed
 save left behind are removed by `remove_stale_temp_files`, which the chat service runs once per
 history folder.
 """
@@ -32,14 +37,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
-
 from qodeassist_lsp.config.confinement import (
     Confinement,
     OutsideAllowedRoots,
     PathRefused,
     real_path,
 )
+from qodeassist_lsp.config.folder_lock import FALLBACK_NAME, folder_lock
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.features.chat.history_format import (
     ChatFile,
@@ -55,6 +59,8 @@ log = logging.getLogger("qodeassist.chat")
 _UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
 _ID = re.compile(r"^[^/\\\x00]{1,200}$")
 TEMP_SUFFIX = ".tmp"
+LEGACY_LOCK = ".lock"
+"""The per-chat lock files (``.<id>.lock``) versions before the folder lock left behind."""
 STALE_TEMP_S = 60.0
 """A temporary file this old belongs to no live save (a save renames its file in milliseconds)."""
 
@@ -202,16 +208,13 @@ class ChatStore:
 
     @contextlib.contextmanager
     def _locked(self, chat_id: str) -> Iterator[None]:
-        """Hold the advisory lock of ``chat_id`` (a ``.<id>.lock`` file beside the history)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(self._lock_path(chat_id)):
+        """Hold the history folder's advisory lock (checking ``chat_id`` first)."""
+        self.path(chat_id)
+        with folder_lock(self.root):
             yield
 
-    def _lock_path(self, chat_id: str) -> Path:
-        return self.root / f".{self.path(chat_id).stem}.lock"
-
     def remove_stale_temp_files(self, older_than: float = STALE_TEMP_S) -> int:
-        """Delete temporary files of saves killed mid-way; return how many went.
+        """Delete temporary files of saves killed mid-way (and old per-chat locks); return how many.
 
         Only files older than ``older_than`` seconds go: a younger one may be another server's
         save in progress.
@@ -220,7 +223,8 @@ class ChatStore:
             return 0
         removed = 0
         cutoff = time.time() - older_than
-        for temp in self.root.glob(f".*{TEMP_SUFFIX}"):
+        locks = [p for p in self.root.glob(f".*{LEGACY_LOCK}") if p.name != FALLBACK_NAME]
+        for temp in [*self.root.glob(f".*{TEMP_SUFFIX}"), *locks]:
             try:
                 if temp.stat().st_mtime <= cutoff:
                     temp.unlink()
@@ -239,8 +243,6 @@ class ChatStore:
         except FileNotFoundError:
             raise ChatNotFound(f"no chat {chat_id!r}") from None
         shutil.rmtree(self.content_dir(chat_id), ignore_errors=True)
-        with contextlib.suppress(OSError):
-            self._lock_path(chat_id).unlink()
 
     def list(self) -> list[ChatSummary]:
         """Return every readable chat, most recently updated first."""

@@ -201,6 +201,9 @@ class EditManager:
         except PathRefused as exc:
             raise EditRefused(str(exc)) from None
         label = _label(path, confinement.roots)
+        if ".git" in Path(label).parts:
+            # Git runs what its own files name (hooks, config): no tool may write those.
+            raise EditRefused(f"{label} is inside .git; git's own files are not changed by tools")
         if self._scope.ignored(path):
             raise EditRefused(f"{label} is excluded by .qodeassistignore; it may not be changed")
         return path, label

@@ -86,3 +86,51 @@ def test_the_project_scope_needs_a_project(tmp_path: Path) -> None:
     )
     with pytest.raises(SettingsWriteError, match="no project"):
         settings_path("project", tmp_path, None)
+
+
+TOOL_NAMES = [
+    "read_file",
+    "list_folder",
+    "find_files",
+    "search_text",
+    "diagnostics",
+    "git_status",
+    "git_diff",
+    "git_log",
+    "todo",
+    "terminal",
+    "build",
+    "create_file",
+    "edit_file",
+    "delete_file",
+    "load_skill",
+]
+
+
+def _set_in_a_process(path: str, key: str, start: object) -> None:
+    start.wait()  # type: ignore[attr-defined]
+    SettingsFile(Path(path)).update({key: False})
+
+
+def test_concurrent_writers_in_separate_processes_lose_no_key(tmp_path: Path) -> None:
+    """Each process sets a different key at the same moment: every key is in the file after."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    path = tmp_path / "settings.toml"
+    path.write_text("# mine\n[completion]\nmode = 'manual'\n", encoding="utf-8")
+    start = context.Barrier(len(TOOL_NAMES))
+    keys = [f"tools.enabled.{name}" for name in TOOL_NAMES]
+    workers = [
+        context.Process(target=_set_in_a_process, args=(str(path), key, start)) for key in keys
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0] * len(workers)
+    written = SettingsFile(path).values()
+    assert written["tools"]["enabled"] == dict.fromkeys(TOOL_NAMES, False)
+    assert written["completion"] == {"mode": "manual"}
+    # The lock leaves nothing behind in the user's folder: only the settings file itself.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.toml"]

@@ -91,3 +91,17 @@ async def test_contributors_learn_the_pipeline() -> None:
     registry = ToolRegistry()
     contributors.apply_to(registry, Pipeline.REFACTOR)
     assert [s.name for s in registry.specs()] == ["echo"]
+
+
+def test_cap_output_keeps_the_head_and_says_what_was_cut() -> None:
+    from qodeassist_lsp.core.tools import TOOL_OUTPUT_CAP, cap_output
+
+    assert cap_output("short") == "short"
+    exact = "x" * TOOL_OUTPUT_CAP
+    assert cap_output(exact) == exact
+    text = "é" * TOOL_OUTPUT_CAP  # two bytes each: a character may not be cut in half
+    cut = cap_output(text)
+    head, note = cut.rsplit("\n", 1)
+    assert note == f"[output cut: {TOOL_OUTPUT_CAP} of {2 * TOOL_OUTPUT_CAP} bytes shown]"
+    assert head == "é" * (TOOL_OUTPUT_CAP // 2)
+    assert cap_output("ab\ud800" * 10, cap=8).endswith("[output cut: 8 of 50 bytes shown]")

@@ -43,40 +43,67 @@ local function text_between(bufnr, r1, c1, r2, c2)
   return table.concat(api.nvim_buf_get_text(bufnr, r1, c1, r2, c2, {}), '\n')
 end
 
+local function before(r1, c1, r2, c2)
+  return r1 < r2 or (r1 == r2 and c1 < c2)
+end
+
 --- Accept all of the native suggestion, or insert its next word/line at the cursor (the native
---- client then asks again and the server continues from what was typed).
+--- client then asks again and the server continues from what was typed). Neovim keeps showing
+--- an item after the buffer moved on (its range then lies behind the cursor): an item the text
+--- typed since no longer continues is not accepted (false: the key acts as typed), and the
+--- rest of one it still continues goes in at the cursor, never back at the item's old range.
 local function native_accept(bufnr, how)
-  return vim.lsp.inline_completion.get({
+  local stale = false
+  local accepted = vim.lsp.inline_completion.get({
     bufnr = bufnr,
     on_accept = function(item)
       local text = item.insert_text
-      if how == 'all' or type(text) ~= 'string' then
-        return item
-      end
       local win = vim.fn.bufwinid(bufnr)
-      if win == -1 then
-        return nil
+      if type(text) ~= 'string' or win == -1 then
+        return type(text) ~= 'string' and item or nil
       end
       local cursor = api.nvim_win_get_cursor(win)
       local row, col = cursor[1] - 1, cursor[2]
+      local typed, reaches_cursor = '', true
       if item.range then
-        local sr, sc = item.range:to_extmark()
-        local typed = text_between(bufnr, sr, sc, row, col)
-        if text:sub(1, #typed) ~= typed then
-          return nil
-        end
-        text = text:sub(#typed + 1)
+        local sr, sc, er, ec = item.range:to_extmark()
+        typed = text_between(bufnr, sr, sc, row, col)
+        reaches_cursor = not before(er, ec, row, col)
       end
+      if text:sub(1, #typed) ~= typed then
+        stale = true
+        return nil
+      end
+      text = text:sub(#typed + 1)
       local piece = ghost.piece(text, how)
-      if piece == text then
-        return item -- the rest is the whole suggestion: accept it as such (runs its command)
+      if piece == text and reaches_cursor then
+        return item -- where it was answered: Neovim applies its range and runs its command
       end
       local lines = vim.split(piece, '\n', { plain = true })
       api.nvim_buf_set_text(bufnr, row, col, row, col, lines)
       api.nvim_win_set_cursor(win, { row + #lines, (#lines == 1 and col or 0) + #lines[#lines] })
+      local client = vim.lsp.get_client_by_id(item.client_id)
+      if piece == text and item.command and client then
+        client:exec_cmd(item.command, { bufnr = bufnr })
+      end
       return nil
     end,
   })
+  if accepted then
+    -- get() applies the item later, in a vim.schedule() callback. Keys typed after this one
+    -- (already waiting as typeahead on a busy machine) would go in first, and the item would
+    -- then land where the cursor was and pull the cursor back there: an <Enter> typed right
+    -- after <Tab> seemed lost. Run that callback now, before the next key is read (vim.wait
+    -- runs scheduled callbacks, not typeahead; callbacks run in order).
+    local applied = false
+    vim.schedule(function()
+      applied = true
+    end)
+    vim.wait(1000, function()
+      return applied
+    end, 1)
+  end
+  return accepted and not stale
 end
 
 -- ---------------------------------------------------------------------------- public actions
@@ -135,8 +162,10 @@ local function map(bufnr, lhs, action, desc)
   end
   vim.keymap.set('i', lhs, function()
     if not action() then
-      -- Nothing to do: behave as if the key were not mapped.
-      api.nvim_feedkeys(vim.keycode(lhs), 'n', false)
+      -- Nothing to do: behave as if the key were not mapped. 'i' puts the key in front of the
+      -- typeahead: appended, it would come after keys typed later (a fast typist's tab after
+      -- the word that followed it).
+      api.nvim_feedkeys(vim.keycode(lhs), 'in', false)
     end
   end, { buffer = bufnr, desc = desc, silent = true })
 end

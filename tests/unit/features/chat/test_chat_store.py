@@ -178,3 +178,54 @@ def test_temp_files_of_interrupted_saves_are_removed_but_not_a_live_one(tmp_path
     assert store.remove_stale_temp_files() == 1
     assert not stale.exists() and live.exists()  # young: maybe another server's save
     assert store.load("c1").messages  # the chat itself is untouched
+
+
+def test_saving_chats_leaves_no_lock_file_per_chat(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    for n in range(5):
+        store.save_merged(f"chat{n}", chat(f"hello {n}"), ())
+    store.delete("chat0")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [f"chat{n}.json" for n in range(1, 5)]
+
+
+def _append_in_a_process(root: str, who: str, rounds: int, start: object) -> None:
+    start.wait()  # type: ignore[attr-defined]
+    store = ChatStore(Path(root))
+    messages: list[Message] = []
+    seen: tuple[Message, ...] = ()
+    for n in range(rounds):
+        messages.append(_said(who, n))
+        store.save_merged("shared", ChatFile(messages=list(messages), agent="A"), seen)
+        seen = tuple(messages)
+
+
+def test_writers_in_separate_processes_lose_no_message(tmp_path: Path) -> None:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    writers, rounds = ("a", "b", "c"), 15
+    start = context.Barrier(len(writers))
+    processes = [
+        context.Process(target=_append_in_a_process, args=(str(tmp_path), who, rounds, start))
+        for who in writers
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+    assert [p.exitcode for p in processes] == [0] * len(writers)
+    saved = [m.text for m in ChatStore(tmp_path).load("shared").messages]
+    assert sorted(saved) == sorted(f"{who} {n}" for who in writers for n in range(rounds))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.json"]
+
+
+def test_per_chat_lock_files_of_older_versions_are_removed(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    store.save("c1", chat())
+    legacy = tmp_path / ".c1.lock"
+    legacy.write_text("")
+    old = os.stat(legacy).st_mtime - 3600
+    os.utime(legacy, (old, old))
+    assert store.remove_stale_temp_files() == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c1.json"]

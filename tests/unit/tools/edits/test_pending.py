@@ -212,6 +212,8 @@ async def test_create_and_delete_round_trip_through_undo(h: Harness):
         ("delete", "missing.py", None, "does not exist"),
         ("edit", "blob.bin", "binary", "binary file"),
         ("edit", "  ", None, '"path" is empty'),
+        ("create", ".git/hooks/pre-commit", None, "inside .git"),
+        ("edit", ".git/config", "git-config", "inside .git"),
     ],
 )
 async def test_refusals_are_errors_that_say_why(h: Harness, kind, path, setup, fragment):
@@ -222,6 +224,9 @@ async def test_refusals_are_errors_that_say_why(h: Harness, kind, path, setup, f
         h.file("greet.py", OLD.encode())
     elif setup == "binary":
         h.file("blob.bin", b"\x00\x01")
+    elif setup == "git-config":
+        (h.project / ".git").mkdir()
+        h.file(".git/config", b"[core]\n")
     with pytest.raises(EditRefused, match=fragment):
         await h.manager.propose(kind, path, h.context(), blocks=[BLOCK])
     assert h.emitted == []
