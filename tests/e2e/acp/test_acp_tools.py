@@ -187,7 +187,9 @@ async def test_with_a_terminal_commands_run_in_the_editor(
     editor = Editor()
     editor.terminal = True
     assert await one_turn(acp_home, editor) == ["end_turn"]
-    assert editor.commands == [("git", ["status", "--short"], str(acp_home / "project"))]
+    [(program, args, cwd)] = editor.commands  # git runs with its safety options first
+    assert program == "git" and args[-2:] == ["status", "--short"]
+    assert "core.hooksPath=/dev/null" in args and cwd == str(acp_home / "project")
     assert editor.released == ["term-1"]
     assert "editor ran git status --short" in told(replay)
     [start] = editor.of_kind("tool_call")
