@@ -80,7 +80,7 @@ def test_repeated_lines_are_refused() -> None:
 def test_a_table_selection_may_stay_a_table() -> None:
     table = "TABLE = [\n" + "".join(f"    {i}, {i * 7}, {i * 13},\n" for i in range(60)) + "]\n"
     new = table.replace("TABLE", "LOOKUP")
-    assert check(new, table, language_id="python") is None
+    assert check(new, table, language_id="python", instruction="Rename it to LOOKUP") is None
 
 
 def test_losing_most_of_a_large_selection_is_refused() -> None:
@@ -103,8 +103,13 @@ def test_code_that_no_longer_parses_is_refused() -> None:
 
 
 def test_lost_definitions_are_refused() -> None:
-    verdict = check("fibonacci = lambda n: n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)")
+    verdict = check("fib = lambda n: n if n < 2 else fib(n - 1) + fib(n - 2)")
     assert verdict is not None and verdict.kind == "definitions"
+    assert "`fibonacci`" in verdict.reason
+    # The name is still defined, by an assignment: nothing is lost.
+    assert (
+        check("fibonacci = lambda n: n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)") is None
+    )
 
 
 def test_fragment_selection_is_judged_in_its_file() -> None:
