@@ -154,7 +154,8 @@ def _names(names: list[str]) -> str:
 
 
 def _fence(selection: str, new_text: str) -> Verdict | None:
-    if _FENCE_LINE.search(new_text) and not _FENCE_LINE.search(selection):
+    # An odd number of fence lines leaves one open; a selection with one open already may stay so.
+    if len(_FENCE_LINE.findall(new_text)) % 2 and not len(_FENCE_LINE.findall(selection)) % 2:
         return Verdict(
             "fence", "the answer opens a code fence (```) and never closes it: it was cut off"
         )

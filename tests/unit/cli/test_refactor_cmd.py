@@ -150,12 +150,23 @@ def test_force_prints_a_refused_answer(run_cli, replay, sample) -> None:
     assert "+    return (a +\n" in out
 
 
-def test_refactor_of_whole_lines_keeps_the_line_break(run_cli, replay, tmp_path) -> None:
-    # Issue 25: `--range 1:1-3:1` ends at column 0 of line 3 and gave `return a + bprint(…)`.
+@pytest.mark.parametrize("newline", ["", "\n"])
+@pytest.mark.parametrize(
+    ("span", "answer"),
+    [
+        ("1:1-3:1", "def add(a, b):\n    return a + b"),  # whole lines, to column 1 of line 3
+        ("2:1-2:15", "    return a + b"),  # to the end of line 2
+        ("2:5-2:15", "return a + b"),  # mid-line
+    ],
+)
+def test_refactor_of_whole_lines_keeps_the_line_break(
+    run_cli, replay, tmp_path, span, answer, newline
+) -> None:
+    # Issue 25: `--range 1:1-3:1` ends at column 1 of line 3 and gave `return a + bprint(…)`.
     path = tmp_path / "joined.py"
     path.write_text("def add(a, b):\n    return a+b\nprint(add(1, 2))\n")
-    replay.script(CHAT, chat_reply("```python\ndef add(a, b):\n    return a + b\n```"))
-    code, out, err = run_cli("refactor", str(path), "--range", "1:1-3:1")
+    replay.script(CHAT, chat_reply(f"```python\n{answer}{newline}```"))
+    code, out, err = run_cli("refactor", str(path), "--range", span)
     assert code == 0, err
     assert out == "def add(a, b):\n    return a + b\nprint(add(1, 2))\n"
 

@@ -150,3 +150,11 @@ def test_insert_is_parse_checked() -> None:
     assert check("def g(y):\n    return y\n", text, len(text), len(text)) is None
     verdict = check("def g(y:\n", text, len(text), len(text))
     assert verdict is not None and verdict.kind == "syntax"
+
+
+def test_an_unclosed_fence_is_refused_and_a_closed_one_in_markdown_is_not() -> None:
+    verdict = check("```python\n" + TYPED)
+    assert verdict is not None and verdict.kind == "fence"
+    text = "# Usage\n\nCall it.\n"
+    example = "# Usage\n\nCall it:\n\n```python\nfibonacci(3)\n```"
+    assert check(example, text, language_id="markdown") is None
