@@ -42,7 +42,7 @@ VerdictKind = Literal["prose", "repetition", "size", "fence", "syntax", "placeme
 
 RESTRUCTURING: Final = re.compile(
     r"\b(?:renam|remov|delet|inlin|extract|mov|merg|split|replac|convert|combin|drop|consolidat)"
-    r"(?:e|es|ed|ing|s|ped|ping|ting)?\b",
+    r"(?:e|es|ed|ing|s|ped|ping|ting|al|als|ion|ions)?\b",
     re.IGNORECASE,
 )
 """Instruction words that ask for definitions to change: their check is skipped."""

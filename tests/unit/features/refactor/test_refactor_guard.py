@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.features.refactor.guard import ResultGuard
+from qodeassist_lsp.features.refactor.guard import RESTRUCTURING, ResultGuard
 
 FIB = (Path(__file__).parents[4] / "examples" / "fibonacci.py").read_text(encoding="utf-8")
 """The issue's file; its lines 1–5 are the selection."""
@@ -158,3 +158,24 @@ def test_an_unclosed_fence_is_refused_and_a_closed_one_in_markdown_is_not() -> N
     text = "# Usage\n\nCall it.\n"
     example = "# Usage\n\nCall it:\n\n```python\nfibonacci(3)\n```"
     assert check(example, text, language_id="markdown") is None
+
+
+@pytest.mark.parametrize(
+    ("instruction", "restructuring"),
+    [
+        ("Rename the method to _push", True),
+        ("renaming, please", True),
+        ("Inline this helper", True),
+        ("Extract the loop into a function", True),
+        ("Deletion of dead code", True),
+        ("Move it into the class", True),
+        ("Add type hints", False),
+        ("Improve the names of the variables", False),
+        ("Refactor the code to improve its quality and maintainability.", False),
+        ("Add a docstring; removal of nothing", True),
+    ],
+)
+def test_which_instructions_may_change_definitions(instruction: str, restructuring: bool) -> None:
+    assert bool(RESTRUCTURING.search(instruction)) is restructuring
+    verdict = check(TYPED.replace("def fibonacci", "def fib"), instruction=instruction)
+    assert (verdict is None) is restructuring
