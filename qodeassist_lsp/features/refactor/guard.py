@@ -17,19 +17,27 @@ was already repetitive, prose, or broken is not held against the answer:
 - ``placement`` (Python): the answer has statements left of where the selection's were, so code
   of a class or function body would land outside it (a method answered with a top-level
   ``def``);
+- ``dangling`` (Python): the answer uses a name that the file bound before (a parameter, a
+  variable, an import) and no longer binds where it is used — ``w.wrap(**kwargs)`` after
+  ``**kwargs`` was dropped from the signature. Names the file never bound (a missing
+  ``import math``) are left to the user's linter;
 - ``definitions``: a name the selection defined (function, class, method, struct …, for Python
   also module- and class-level assignments; qualified, ``Queue._put``) is no longer defined in
   the file, or a definition outside the selection is gone or moved (``Queue._get`` became a
   local of the new code). Names local to a function may come and go. An instruction that asks
   for such a change (it says rename, remove, delete, inline, extract, move, merge, split,
-  replace, convert, combine, drop or consolidate) skips this check.
+  replace, convert, combine, drop or consolidate) skips this check and ``dangling`` (the
+  callers of a renamed function are left behind on purpose).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import symtable
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -38,7 +46,9 @@ from qodeassist_lsp.context.syntax import SyntaxChecker, grammar_name
 
 __all__ = ["RESTRUCTURING", "ResultGuard", "Verdict", "VerdictKind"]
 
-VerdictKind = Literal["prose", "repetition", "size", "fence", "syntax", "placement", "definitions"]
+VerdictKind = Literal[
+    "prose", "repetition", "size", "fence", "syntax", "placement", "dangling", "definitions"
+]
 
 RESTRUCTURING: Final = re.compile(
     r"\b(?:renam|remov|delet|inlin|extract|mov|merg|split|replac|convert|combin|drop|consolidat)"
@@ -113,7 +123,11 @@ class ResultGuard:
             if verdict is not None:
                 return verdict
         if RESTRUCTURING.search(instruction):
-            return None
+            return None  # renaming or removing leaves callers behind: the user asked for it
+        if grammar == "python":
+            verdict = _dangling(text, spliced)
+            if verdict is not None:
+                return verdict
         return self._definitions(grammar, text, start, end, spliced)
 
     def _definitions(
@@ -174,6 +188,57 @@ def _statement_indent(text: str, start: int, end: int) -> int | None:
         if isinstance(node, ast.stmt) and first <= node.lineno <= last
     ]
     return min(columns, default=None)
+
+
+def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+    yield table
+    for child in table.get_children():
+        yield from _scopes(child)
+
+
+def _names_of(text: str) -> tuple[set[str], set[str]] | None:
+    """Return the names ``text`` binds anywhere and the global names it uses but never binds."""
+    if "import *" in text:
+        return None  # the names a star import binds are unknown
+    try:
+        top = symtable.symtable(text, "<file>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    module = {
+        symbol.get_name()
+        for symbol in top.get_symbols()
+        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
+    }
+    bound: set[str] = set()
+    unbound: set[str] = set()
+    for scope in _scopes(top):
+        for symbol in scope.get_symbols():
+            name = symbol.get_name()
+            if symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported():
+                bound.add(name)
+            global_use = scope is top or (symbol.is_global() and not symbol.is_declared_global())
+            if (
+                symbol.is_referenced()
+                and global_use
+                and name not in module
+                and not hasattr(builtins, name)
+            ):
+                unbound.add(name)
+    return bound, unbound
+
+
+def _dangling(text: str, spliced: str) -> Verdict | None:
+    before, after = _names_of(text), _names_of(spliced)
+    if before is None or after is None:
+        return None
+    dangling = sorted((after[1] - before[1]) & before[0])
+    if dangling:
+        return Verdict(
+            "dangling",
+            f"the answer uses {_names(dangling)}, which the file defined before and no longer "
+            "defines there",
+        )
+    return None
 
 
 def _placement(text: str, start: int, end: int, spliced: str, new_end: int) -> Verdict | None:

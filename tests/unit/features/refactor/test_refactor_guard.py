@@ -179,3 +179,24 @@ def test_which_instructions_may_change_definitions(instruction: str, restructuri
     assert bool(RESTRUCTURING.search(instruction)) is restructuring
     verdict = check(TYPED.replace("def fibonacci", "def fib"), instruction=instruction)
     assert (verdict is None) is restructuring
+
+
+WRAP = (
+    "def wrap(text, width=70, **kwargs):\n"
+    "    w = TextWrapper(width=width, **kwargs)\n"
+    "    return w.wrap(text)\n"
+)
+
+
+def test_a_name_the_answer_no_longer_binds_is_refused() -> None:
+    # SmolLM2 answered "Add type hints" on textwrap.wrap by dropping **kwargs from the signature.
+    dropped = WRAP.replace(", **kwargs):", "):")
+    verdict = check(dropped, WRAP, 0, len(WRAP))
+    assert verdict is not None and verdict.kind == "dangling" and "`kwargs`" in verdict.reason
+
+
+def test_names_the_file_never_bound_are_left_to_the_linter() -> None:
+    assert check(WRAP.replace("TextWrapper", "textwrap.TextWrapper"), WRAP, 0, len(WRAP)) is None
+    starred = "from textwrap import *\n" + WRAP
+    dropped = starred.replace(", **kwargs):", "):")
+    assert check(dropped, starred, 0, len(starred)) is None  # a star import binds unknown names
