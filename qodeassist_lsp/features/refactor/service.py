@@ -7,9 +7,9 @@ replacement. What the port adds is safety: the document version is captured when
 starts and a result for an edited (or closed) document is never offered; an empty answer never
 deletes code; the replaced range is exactly the selection (the original replaced the rest of
 the line on multi-line inserts); a selection of whole lines keeps its last line break. The
-service returns a result and applies nothing — the LSP
-layer turns an ``ok`` result into one labelled ``WorkspaceEdit``. ``CancelledError`` is never
-swallowed: cancelling the caller's task cancels the session's request and its HTTP stream.
+service returns a result and applies nothing — the LSP layer turns an ``ok`` result into one
+labelled ``WorkspaceEdit``. ``CancelledError`` is never swallowed: cancelling the caller's task
+cancels the session's request and its HTTP stream.
 """
 
 from __future__ import annotations
