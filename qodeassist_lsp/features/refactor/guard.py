@@ -17,6 +17,8 @@ was already repetitive, prose, or broken is not held against the answer:
 - ``placement`` (Python): the answer has statements left of where the selection's were, so code
   of a class or function body would land outside it (a method answered with a top-level
   ``def``);
+- ``program`` (Python): a selection of definitions answered with code that runs at module level
+  as well (``# Example usage:`` and a ``print(…)``): a new program, not a rewrite;
 - ``dangling`` (Python): the answer uses a name that the file bound before (a parameter, a
   variable, an import) and no longer binds where it is used — ``w.wrap(**kwargs)`` after
   ``**kwargs`` was dropped from the signature. Names the file never bound (a missing
@@ -32,22 +34,27 @@ was already repetitive, prose, or broken is not held against the answer:
 
 from __future__ import annotations
 
-import ast
-import builtins
 import re
-import symtable
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from qodeassist_lsp.context.parse_check import FileParseCheck, python_compile_error
+from qodeassist_lsp.context.parse_check import FileParseCheck
 from qodeassist_lsp.context.syntax import SyntaxChecker, grammar_name
+from qodeassist_lsp.features.refactor import python_checks
 
 __all__ = ["RESTRUCTURING", "ResultGuard", "Verdict", "VerdictKind"]
 
 VerdictKind = Literal[
-    "prose", "repetition", "size", "fence", "syntax", "placement", "dangling", "definitions"
+    "prose",
+    "repetition",
+    "size",
+    "fence",
+    "syntax",
+    "placement",
+    "program",
+    "dangling",
+    "definitions",
 ]
 
 RESTRUCTURING: Final = re.compile(
@@ -118,16 +125,25 @@ class ResultGuard:
         grammar = grammar_name(language_id, path)
         if grammar is None:
             return None
+        new_end = start + len(new_text)
         if grammar == "python":
-            verdict = _placement(text, start, end, spliced, start + len(new_text))
-            if verdict is not None:
-                return verdict
+            checks: tuple[tuple[VerdictKind, str | None], ...] = (
+                ("placement", python_checks.placement(text, start, end, spliced, new_end)),
+                ("program", python_checks.program(text, start, end, spliced, new_end)),
+            )
+            for kind, reason in checks:
+                if reason is not None:
+                    return Verdict(kind, reason)
         if RESTRUCTURING.search(instruction):
             return None  # renaming or removing leaves callers behind: the user asked for it
         if grammar == "python":
-            verdict = _dangling(text, spliced)
-            if verdict is not None:
-                return verdict
+            dangling = python_checks.dangling(text, spliced)
+            if dangling:
+                return Verdict(
+                    "dangling",
+                    f"the answer uses {_names(dangling)}, which the file defined before and no "
+                    "longer defines there",
+                )
         return self._definitions(grammar, text, start, end, spliced)
 
     def _definitions(
@@ -172,85 +188,6 @@ def _fence(selection: str, new_text: str) -> Verdict | None:
     if len(_FENCE_LINE.findall(new_text)) % 2 and not len(_FENCE_LINE.findall(selection)) % 2:
         return Verdict(
             "fence", "the answer opens a code fence (```) and never closes it: it was cut off"
-        )
-    return None
-
-
-def _statement_indent(text: str, start: int, end: int) -> int | None:
-    """Return the smallest column of a statement starting in ``text[start:end]``'s lines."""
-    if end <= start or python_compile_error(text) is not None:
-        return None
-    first = text.count("\n", 0, start) + 1
-    last = text.count("\n", 0, end - 1) + 1
-    columns = [
-        node.col_offset
-        for node in ast.walk(ast.parse(text))
-        if isinstance(node, ast.stmt) and first <= node.lineno <= last
-    ]
-    return min(columns, default=None)
-
-
-def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
-    yield table
-    for child in table.get_children():
-        yield from _scopes(child)
-
-
-def _names_of(text: str) -> tuple[set[str], set[str]] | None:
-    """Return the names ``text`` binds anywhere and the global names it uses but never binds."""
-    if "import *" in text:
-        return None  # the names a star import binds are unknown
-    try:
-        top = symtable.symtable(text, "<file>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    module = {
-        symbol.get_name()
-        for symbol in top.get_symbols()
-        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
-    }
-    bound: set[str] = set()
-    unbound: set[str] = set()
-    for scope in _scopes(top):
-        for symbol in scope.get_symbols():
-            name = symbol.get_name()
-            if symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported():
-                bound.add(name)
-            global_use = scope is top or (symbol.is_global() and not symbol.is_declared_global())
-            if (
-                symbol.is_referenced()
-                and global_use
-                and name not in module
-                and not hasattr(builtins, name)
-            ):
-                unbound.add(name)
-    return bound, unbound
-
-
-def _dangling(text: str, spliced: str) -> Verdict | None:
-    before, after = _names_of(text), _names_of(spliced)
-    if before is None or after is None:
-        return None
-    dangling = sorted((after[1] - before[1]) & before[0])
-    if dangling:
-        return Verdict(
-            "dangling",
-            f"the answer uses {_names(dangling)}, which the file defined before and no longer "
-            "defines there",
-        )
-    return None
-
-
-def _placement(text: str, start: int, end: int, spliced: str, new_end: int) -> Verdict | None:
-    before = _statement_indent(text, start, end)
-    if not before:
-        return None  # nothing indented was selected (or the file did not compile)
-    after = _statement_indent(spliced, start, new_end)
-    if after is not None and after < before:
-        return Verdict(
-            "placement",
-            f"the selected code is indented {before} column(s) inside its block and the answer "
-            f"has code at column {after}: it would move out of the class or function",
         )
     return None
 

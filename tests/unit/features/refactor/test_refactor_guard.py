@@ -200,3 +200,17 @@ def test_names_the_file_never_bound_are_left_to_the_linter() -> None:
     starred = "from textwrap import *\n" + WRAP
     dropped = starred.replace(", **kwargs):", "):")
     assert check(dropped, starred, 0, len(starred)) is None  # a star import binds unknown names
+
+
+def test_example_usage_after_a_definition_is_a_new_program() -> None:
+    example = TYPED + "\n\n# Example usage:\nprint(fibonacci(10))\n"
+    verdict = check(example)
+    assert (
+        verdict is not None
+        and verdict.kind == "program"
+        and "print(fibonacci(10))" in verdict.reason
+    )
+    main_guard = TYPED + '\n\nif __name__ == "__main__":\n    print(fibonacci(10))\n'
+    assert check(main_guard) is None  # runs only as a script: "write tests" may add one
+    script = "import sys\n\nprint(sys.argv)\n"
+    assert check("print(sys.argv[1:])", script, script.index("print"), len(script) - 1) is None
