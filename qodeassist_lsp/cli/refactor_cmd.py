@@ -5,10 +5,12 @@ instruction library of the configuration (``--instruction-id``). Lines and colum
 columns count characters; ``L:C-L:C`` with equal ends inserts at that position. The new full
 file text is printed (the file itself is never written), or a unified diff with ``--diff``.
 
-An answer the guard refuses (prose, runaway repetition, a size far off, code that no longer
-parses) is not printed as the new file: the reason and the diff go to stderr and the command
-exits with 3, like any other "the model gave nothing usable" outcome. ``--force`` prints it
-anyway (with the reason on stderr) and exits 0.
+An answer the guard refuses (prose, runaway repetition, a size far off, an unclosed fence, a
+file that no longer parses or compiles, code moved out of its class, a definition lost) is not
+printed as the new file: the diff and ``refused: <reason>`` go to stderr and the command exits
+with 3, like any other "the model gave nothing usable" outcome (1 and 2 stay configuration and
+usage errors). ``--force`` prints it anyway (with the reason on stderr) and exits 0. A range
+ending at column 1 of a line selects whole lines and keeps the last line break.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     refactor.add_argument(
         "--force",
         action="store_true",
-        help="print a result the checks refused (prose, repetition, size, syntax) anyway",
+        help="print a result the checks refused (prose, repetition, size, syntax, …) anyway",
     )
     refactor.set_defaults(handler=run_refactor)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Final
 
-__all__ = ["GRAMMARS", "ParseSummary", "SyntaxChecker", "grammar_name"]
+__all__ = ["GRAMMARS", "Definition", "ParseSummary", "SyntaxChecker", "grammar_name"]
 
 log = logging.getLogger("qodeassist.syntax")
 
@@ -80,6 +80,9 @@ _BY_EXTENSION: Final = {
 }
 _DEFINITION_WORDS: Final = ("function", "method", "class", "struct", "impl", "interface", "enum")
 _DEFINITION_SUFFIXES: Final = ("_definition", "_declaration", "_item", "_specifier")
+_LOCAL_SCOPES: Final = ("function", "method")
+"""Definitions inside a function or method are local: a refactor may inline or drop them."""
+_PYTHON_SCOPES: Final = ("module", "class_definition")
 
 
 def grammar_name(language_id: str, path: str) -> str | None:
@@ -98,6 +101,18 @@ class ParseSummary:
     """``ERROR`` and ``MISSING`` nodes: 0 means the text parses cleanly."""
     definitions: int
     """Functions, methods, classes, structs … anywhere in the text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A named definition: ``Outer.inner`` qualified by the definitions around it."""
+
+    name: str
+    start: int
+    """Byte offset (UTF-8) where the definition starts."""
+    end: int
+    local: bool
+    """Inside a function or method (a local helper, not part of the file's interface)."""
 
 
 class SyntaxChecker:
@@ -140,9 +155,69 @@ class SyntaxChecker:
                 definitions += 1
         return ParseSummary(errors, definitions)
 
+    def definitions(self, grammar: str, text: str) -> list[Definition] | None:
+        """Return the named definitions of ``text``; ``None`` when the grammar is not installed.
+
+        Functions, methods, classes, structs …, and for Python also names assigned at module or
+        class level (``TIMEOUT = 3``), each qualified by the definitions around it.
+        """
+        parser = self.parser_for(grammar)
+        if parser is None:
+            return None
+        root = parser.parse(text.encode("utf-8", "surrogatepass")).root_node
+        found: list[Definition] = []
+        stack: list[tuple[Any, str, bool]] = [(root, "", False)]
+        while stack:
+            node, prefix, local = stack.pop()
+            name = _definition_name(node, grammar)
+            if name is not None:
+                found.append(Definition(prefix + name, node.start_byte, node.end_byte, local))
+                prefix = f"{prefix}{name}."
+                local = local or any(word in node.type for word in _LOCAL_SCOPES)
+            stack.extend((child, prefix, local) for child in reversed(node.named_children))
+        return found
+
 
 def _is_definition(kind: str) -> bool:
     return kind.endswith(_DEFINITION_SUFFIXES) and any(w in kind for w in _DEFINITION_WORDS)
+
+
+def _text(node: Any) -> str:
+    return bytes(node.text or b"").decode("utf-8", "replace")
+
+
+def _definition_name(node: Any, grammar: str) -> str | None:
+    """Return the name a definition node defines, or ``None`` (not one, or nameless)."""
+    if grammar == "python" and node.type == "assignment":
+        left = node.child_by_field_name("left")
+        statement = node.parent
+        scope = statement.parent if statement is not None else None
+        if scope is not None and scope.type == "block":
+            scope = scope.parent
+        if (
+            left is not None
+            and left.type == "identifier"
+            and statement is not None
+            and statement.type == "expression_statement"
+            and scope is not None
+            and scope.type in _PYTHON_SCOPES
+        ):
+            return _text(left)
+        return None
+    if not node.is_named or not _is_definition(node.type):
+        return None
+    if node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
+        return None  # ``struct S s;`` uses S, it does not define it
+    name = node.child_by_field_name("name")
+    if name is None and node.type == "impl_item":
+        name = node.child_by_field_name("type")
+    declarator = node.child_by_field_name("declarator")
+    while name is None and declarator is not None:
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None:
+            name = declarator
+        declarator = inner
+    return _text(name) if name is not None else None
 
 
 def _walk(root: Any) -> Iterator[Any]:

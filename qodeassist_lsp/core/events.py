@@ -109,6 +109,10 @@ def summarize(content: str) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1] + "…"
 
 
+ParseStatus = Literal["ok", "broken", "unchecked"]
+"""A whole-file parse check: ``ok``, ``broken`` (the change adds syntax errors) or ``unchecked``."""
+
+
 @dataclass(frozen=True)
 class FileEditEvent:
     """A tool proposed (or applied, undid, rejected) an edit of one file."""
@@ -121,18 +125,26 @@ class FileEditEvent:
     """``pending``, ``applied``, ``rejected``, ``undone`` or ``failed``."""
     call_id: str = ""
     """The tool call that proposed the edit (the ACP host shows the edit on that call)."""
+    parse_check: ParseStatus = "unchecked"
+    """Whether the file parses after the edit at least as well as before (``broken``: not)."""
+    parse_reason: str = ""
+    """Why the check says ``broken`` (empty otherwise)."""
     kind: Literal["fileEdit"] = "fileEdit"
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        return {
+        shown: dict[str, Any] = {
             "kind": self.kind,
             "requestId": self.request_id,
             "editId": self.edit_id,
             "uri": self.uri,
             "diff": self.diff,
             "status": self.status,
+            "parseCheck": self.parse_check,
         }
+        if self.parse_reason:
+            shown["parseReason"] = self.parse_reason
+        return shown
 
 
 @dataclass(frozen=True)

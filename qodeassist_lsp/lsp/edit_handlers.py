@@ -154,6 +154,7 @@ class EditFeature(LanguageFeature):
         if self._manager is None:
             # Imported on first use: rapidfuzz and the tools package are not needed to answer
             # `initialize` (see chat_handlers on the import budget).
+            from qodeassist_lsp.context.parse_check import file_parse_check
             from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
             from qodeassist_lsp.tools.edits.file_tools import edit_tools
             from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
@@ -166,6 +167,7 @@ class EditFeature(LanguageFeature):
                 base=lambda: next(iter(server.workspace_folders()), None),
                 ignored=self._ignored,
                 auto_apply=lambda: self._tools().auto_apply_file_edits,
+                parse_check=file_parse_check(),
             )
             self._manager = EditManager(
                 CheckpointStore(paths.data_root / "checkpoints"),

@@ -10,10 +10,26 @@ was already repetitive, prose, or broken is not held against the answer:
 - ``repetition``: the answer compresses far better than the selection (digits folded, so a
   counting run ``1.0, 2.0, … 87.0`` counts as one line repeated);
 - ``size``: most of a sizeable selection is gone, or the answer is many times its size;
-- ``definitions``: the selection defines functions or classes and the answer defines none;
-- ``syntax``: the file parsed before and the answer spliced into it does not (tree-sitter; a
-  language without a grammar skips this check). The whole file is parsed, so a fragment
-  selection (an ``if`` body, half a class) is judged in its context.
+- ``fence``: the answer opens a Markdown code fence and never closes it (cut off mid-answer);
+- ``syntax``: the whole file with the answer in place parses worse than it did
+  (``context/parse_check.py``: tree-sitter errors counted over the file, and for Python
+  ``compile()``, which catches an ``IndentationError``); a language without a grammar skips it;
+- ``placement`` (Python): the answer has statements left of where the selection's were, so code
+  of a class or function body would land outside it (a method answered with a top-level
+  ``def``);
+- ``program`` (Python): a selection of definitions answered with code that runs at module level
+  as well (``# Example usage:`` and a ``print(…)``): a new program, not a rewrite;
+- ``dangling`` (Python): the answer uses a name that the file bound before (a parameter, a
+  variable, an import) and no longer binds where it is used — ``w.wrap(**kwargs)`` after
+  ``**kwargs`` was dropped from the signature. Names the file never bound (a missing
+  ``import math``) are left to the user's linter;
+- ``definitions``: a name the selection defined (function, class, method, struct …, for Python
+  also module- and class-level assignments; qualified, ``Queue._put``) is no longer defined in
+  the file, or a definition outside the selection is gone or moved (``Queue._get`` became a
+  local of the new code). Names local to a function may come and go. An instruction that asks
+  for such a change (it says rename, remove, delete, inline, extract, move, merge, split,
+  replace, convert, combine, drop or consolidate) skips this check and ``dangling`` (the
+  callers of a renamed function are left behind on purpose).
 """
 
 from __future__ import annotations
@@ -23,11 +39,31 @@ import zlib
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from qodeassist_lsp.context.parse_check import FileParseCheck
 from qodeassist_lsp.context.syntax import SyntaxChecker, grammar_name
+from qodeassist_lsp.features.refactor import python_checks
 
-__all__ = ["ResultGuard", "Verdict", "VerdictKind"]
+__all__ = ["RESTRUCTURING", "ResultGuard", "Verdict", "VerdictKind"]
 
-VerdictKind = Literal["prose", "repetition", "size", "definitions", "syntax"]
+VerdictKind = Literal[
+    "prose",
+    "repetition",
+    "size",
+    "fence",
+    "syntax",
+    "placement",
+    "program",
+    "dangling",
+    "definitions",
+]
+
+RESTRUCTURING: Final = re.compile(
+    r"\b(?:renam|remov|delet|inlin|extract|mov|merg|split|replac|convert|combin|drop|consolidat)"
+    r"(?:e|es|ed|ing|s|ped|ping|ting|al|als|ion|ions)?\b",
+    re.IGNORECASE,
+)
+"""Instruction words that ask for definitions to change: their check is skipped."""
+_FENCE_LINE: Final = re.compile(r"^\s*```", re.MULTILINE)
 
 _MIN_REPETITION_CHARS: Final = 200
 """Shorter answers are not judged for repetition: a few similar lines are normal code."""
@@ -59,6 +95,7 @@ class ResultGuard:
     def __init__(self, syntax: SyntaxChecker | None = None) -> None:
         """Create the guard; ``syntax`` parses (one checker keeps its parsers across calls)."""
         self._syntax = syntax or SyntaxChecker()
+        self._files = FileParseCheck(self._syntax)
 
     def check(
         self,
@@ -69,6 +106,7 @@ class ResultGuard:
         *,
         language_id: str = "",
         path: str = "",
+        instruction: str = "",
     ) -> Verdict | None:
         """Return why ``new_text`` must not replace ``text[start:end]``, or ``None``."""
         selection = text[start:end]
@@ -76,35 +114,82 @@ class ResultGuard:
             _prose(selection, new_text),
             _size(selection, new_text),
             _repetition(selection, new_text),
+            _fence(selection, new_text),
         ):
             if verdict is not None:
                 return verdict
+        spliced = text[:start] + new_text + text[end:]
+        parsed = self._files.compare(text, spliced, language_id=language_id, path=path)
+        if parsed.status == "broken":
+            return Verdict("syntax", parsed.reason)
         grammar = grammar_name(language_id, path)
         if grammar is None:
             return None
-        return self._structure(grammar, text, selection, text[:start] + new_text + text[end:])
+        new_end = start + len(new_text)
+        if grammar == "python":
+            checks: tuple[tuple[VerdictKind, str | None], ...] = (
+                ("placement", python_checks.placement(text, start, end, spliced, new_end)),
+                ("program", python_checks.program(text, start, end, spliced, new_end)),
+            )
+            for kind, reason in checks:
+                if reason is not None:
+                    return Verdict(kind, reason)
+        if RESTRUCTURING.search(instruction):
+            return None  # renaming or removing leaves callers behind: the user asked for it
+        if grammar == "python":
+            dangling = python_checks.dangling(text, spliced)
+            if dangling:
+                return Verdict(
+                    "dangling",
+                    f"the answer uses {_names(dangling)}, which the file defined before and no "
+                    "longer defines there",
+                )
+        return self._definitions(grammar, text, start, end, spliced)
 
-    def _structure(self, grammar: str, text: str, selection: str, spliced: str) -> Verdict | None:
-        before = self._syntax.summarise(grammar, text)
-        after = self._syntax.summarise(grammar, spliced)
+    def _definitions(
+        self, grammar: str, text: str, start: int, end: int, spliced: str
+    ) -> Verdict | None:
+        before = self._syntax.definitions(grammar, text)
+        after = self._syntax.definitions(grammar, spliced)
         if before is None or after is None:
             return None
-        if after.errors > before.errors:
-            state = "parsed" if before.errors == 0 else f"had {before.errors} syntax error(s)"
-            return Verdict(
-                "syntax",
-                f"the file {state} before and has {after.errors} syntax error(s) with the "
-                f"result ({grammar})",
-            )
-        selected = self._syntax.summarise(grammar, selection)
-        lost = before.definitions - after.definitions
-        if selected is not None and selected.definitions and lost >= selected.definitions:
+        first, last = _byte_offset(text, start), _byte_offset(text, end)
+        kept = {d.name for d in after if not d.local}
+        selected = [d.name for d in before if not d.local and first <= d.start < last]
+        lost = [name for name in dict.fromkeys(selected) if name not in kept]
+        if lost:
             return Verdict(
                 "definitions",
-                f"the selection defines {selected.definitions} function(s) or class(es) and "
-                "the result none",
+                f"the selection defines {_names(lost)} and the file no longer would (say "
+                "rename, remove, inline, … in the instruction to allow that)",
+            )
+        around = [d.name for d in before if not d.local and not first <= d.start < last]
+        gone = [name for name in dict.fromkeys(around) if name not in kept]
+        if gone:
+            return Verdict(
+                "definitions",
+                f"{_names(gone)}, outside the selection, would no longer be defined where it "
+                "was (the answer changes the code around it)",
             )
         return None
+
+
+def _byte_offset(text: str, offset: int) -> int:
+    return len(text[:offset].encode("utf-8", "surrogatepass"))
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(f"`{name}`" for name in names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _fence(selection: str, new_text: str) -> Verdict | None:
+    # An odd number of fence lines leaves one open; a selection with one open already may stay so.
+    if len(_FENCE_LINE.findall(new_text)) % 2 and not len(_FENCE_LINE.findall(selection)) % 2:
+        return Verdict(
+            "fence", "the answer opens a code fence (```) and never closes it: it was cut off"
+        )
+    return None
 
 
 def _prose_share(text: str) -> float:

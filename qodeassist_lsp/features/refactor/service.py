@@ -6,9 +6,10 @@ selection, the user message is the instruction, and the last assistant text is c
 replacement. What the port adds is safety: the document version is captured when the request
 starts and a result for an edited (or closed) document is never offered; an empty answer never
 deletes code; the replaced range is exactly the selection (the original replaced the rest of
-the line on multi-line inserts). The service returns a result and applies nothing — the LSP
-layer turns an ``ok`` result into one labelled ``WorkspaceEdit``. ``CancelledError`` is never
-swallowed: cancelling the caller's task cancels the session's request and its HTTP stream.
+the line on multi-line inserts); a selection of whole lines keeps its last line break. The
+service returns a result and applies nothing — the LSP layer turns an ``ok`` result into one
+labelled ``WorkspaceEdit``. ``CancelledError`` is never swallowed: cancelling the caller's task
+cancels the session's request and its HTTP stream.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "RefactorRequest",
     "RefactorResult",
     "RefactorService",
+    "replacement_text",
 ]
 
 log = logging.getLogger("qodeassist.refactor")
@@ -218,12 +220,9 @@ class RefactorService:
                 "the document changed while the refactor ran; nothing was applied",
                 agent,
             )
-        cleaned = _without_markers(clean_response(answer))
+        cleaned = replacement_text(answer, document.text, selection.start, selection.end)
         if not cleaned.strip():
             return result("empty", "the model returned no usable code; nothing was changed", agent)
-        if selection.empty and _starts_nonempty_line(document.text, selection.start):
-            # New lines inserted before existing code must not run into it.
-            cleaned = cleaned if cleaned.endswith("\n") else cleaned + "\n"
         verdict = self._guard.check(
             document.text,
             selection.start,
@@ -231,6 +230,7 @@ class RefactorService:
             cleaned,
             language_id=document.language_id,
             path=document.path,
+            instruction=text,
         )
         if verdict is not None:
             log.info("refused the answer of %s: %s", agent, verdict.reason)
@@ -294,11 +294,39 @@ class RefactorService:
             return session.history.last_assistant_text()
 
 
+def replacement_text(answer: str, text: str, start: int, end: int) -> str:
+    """Return the code ``answer`` puts in place of ``text[start:end]`` (may be blank).
+
+    The answer is cleaned (``cleaner.py``) and stray markers are removed; new lines inserted
+    before existing code end with a line break, and so does the replacement of whole lines.
+    """
+    cleaned = _without_markers(clean_response(answer))
+    if not cleaned.strip():
+        return cleaned
+    if start == end and _starts_nonempty_line(text, start):
+        # New lines inserted before existing code must not run into it.
+        cleaned = cleaned if cleaned.endswith("\n") else cleaned + "\n"
+    return _keep_line_break(text[start:end], cleaned)
+
+
 def _without_markers(text: str) -> str:
     # Models sometimes echo the prompt's position markers around their code.
     for marker in _STRAY_MARKERS:
         text = text.replace(marker, "")
     return text
+
+
+def _keep_line_break(selected: str, new_text: str) -> str:
+    """End ``new_text`` with the line break a linewise selection ended with.
+
+    A selection of whole lines ends at column 0 of the next line (Shift+Down, Vim's ``V``), so
+    it holds its last line break; the cleaned answer never ends with one, and the next line
+    would be joined onto it (``return a + bprint(…)``).
+    """
+    for line_break in ("\r\n", "\n", "\r"):
+        if selected.endswith(line_break):
+            return new_text if new_text.endswith(("\n", "\r")) else new_text + line_break
+    return new_text
 
 
 def _starts_nonempty_line(text: str, offset: int) -> bool:

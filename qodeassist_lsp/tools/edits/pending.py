@@ -9,7 +9,9 @@ changed since the proposal, the edit blocks are matched again (and the edit fail
 longer match). An open document is changed through the editor (`ports.EditorBuffers`), a file
 that is not open is written on disk atomically. The exact bytes before the first change a turn
 makes to a file go to the `CheckpointStore` first; undo writes back the bytes the edit replaced,
-and only while the file still holds what the edit wrote.
+and only while the file still holds what the edit wrote. Each proposal is parse-checked on the
+whole file (``EditScope.parse_check``): an edit that would leave the file unparsable is shown
+with ``parseCheck: "broken"`` and its reason, and the model is told so in the tool result.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from pathlib import Path
 from typing import Literal
 
 from qodeassist_lsp.config.confinement import Confinement, PathRefused
-from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
+from qodeassist_lsp.core.events import FileEditEvent, ParseStatus, SessionEvent
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused
 from qodeassist_lsp.tools.edits.checkpoints import Checkpoint, CheckpointStore
 from qodeassist_lsp.tools.edits.diff import unified_diff
 from qodeassist_lsp.tools.edits.files import decode, read_bytes, write_atomic
 from qodeassist_lsp.tools.edits.matching import Applied, apply_blocks
-from qodeassist_lsp.tools.edits.ports import EditorBuffers
+from qodeassist_lsp.tools.edits.ports import EditorBuffers, ParseCheck, no_parse_check
 
 log = logging.getLogger("qodeassist.tools")
 
@@ -58,6 +60,8 @@ class EditScope:
     ignored: Callable[[Path], bool] = lambda _path: False
     """Whether ``.qodeassistignore`` excludes a path."""
     auto_apply: Callable[[], bool] = lambda: False
+    parse_check: ParseCheck = no_parse_check
+    """Judges the whole file after an edit against before (see ``ports.ParseCheck``)."""
 
 
 @dataclass
@@ -93,11 +97,20 @@ class FileEdit:
     """What applying wrote (None: the file was deleted)."""
     notes: list[str] = field(default_factory=list)
     call_id: str = ""
+    parse_check: ParseStatus = "unchecked"
+    parse_reason: str = ""
 
     def event(self) -> FileEditEvent:
         """Return the ``fileEdit`` event of the edit's current status."""
         return FileEditEvent(
-            self.request_id, self.edit_id, self.uri, self.diff, self.status, self.call_id
+            self.request_id,
+            self.edit_id,
+            self.uri,
+            self.diff,
+            self.status,
+            self.call_id,
+            self.parse_check,
+            self.parse_reason,
         )
 
 
@@ -149,6 +162,10 @@ class EditManager:
                 notes=applied.notes() if applied is not None else [],
                 call_id=context.call_id,
             )
+            if new_text is not None:
+                edit.parse_check, edit.parse_reason = await asyncio.to_thread(
+                    self._scope.parse_check, path, current.text, new_text
+                )
             self._keep(edit)
             if self._scope.auto_apply():
                 await self._apply(edit)
@@ -358,7 +375,10 @@ def _label(path: Path, roots: Sequence[Path]) -> str:
 
 def _tool_result(edit: FileEdit) -> ToolOutput:
     """Tell the model what became of its edit (the diff included, cut to a size)."""
-    notes = f" ({'; '.join(edit.notes)})" if edit.notes else ""
+    warnings = [*edit.notes]
+    if edit.parse_check == "broken":
+        warnings.append(f"warning: {edit.parse_reason}")
+    notes = f" ({'; '.join(warnings)})" if warnings else ""
     diff = edit.diff if len(edit.diff) <= MAX_RESULT_DIFF else edit.diff[:MAX_RESULT_DIFF] + "…\n"
     what = {"create": "create", "edit": "change", "delete": "delete"}[edit.kind]
     if edit.status == "applied":

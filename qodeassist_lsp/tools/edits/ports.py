@@ -4,13 +4,26 @@ Nothing below ``lsp/`` may speak LSP, so the open buffers (which win over the di
 ``workspace/applyEdit`` (or an ACP client's ``fs/*`` methods) are reached through
 `EditorBuffers`; `NoEditor` stands in where there is
 no editor (the command line, tests): every file is then read from and written to disk.
+`ParseCheck` is the whole-file parse check (``context/parse_check.py``), handed in by the host:
+``tools`` and ``context`` are independent siblings of one layer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from qodeassist_lsp.core.events import ParseStatus
+
+ParseCheck = Callable[[Path, str | None, str], tuple[ParseStatus, str]]
+"""``(path, text before or None for a new file, text after)`` → ``(status, reason)``."""
+
+
+def no_parse_check(path: Path, before: str | None, after: str) -> tuple[ParseStatus, str]:
+    """Judge nothing (the host gave no check): every edit is ``unchecked``."""
+    return "unchecked", ""
 
 
 @dataclass(frozen=True, slots=True)

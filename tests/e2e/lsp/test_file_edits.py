@@ -163,6 +163,7 @@ async def propose(client: Any, events: Events, replay: ReplayServer) -> tuple[st
     assert told["role"] == "tool" and "waiting for the user" in told["content"]
     edit = next(e for e in streamed if e["kind"] == "fileEdit")
     assert edit["status"] == "pending" and edit["chatId"] == sent["chatId"]
+    assert edit["parseCheck"] == "ok" and "parseReason" not in edit  # the whole file still parses
     assert "-    return 'héllo ' + name\r\n+    return f'héllo {name}!'\r\n" in edit["diff"]
     return sent["chatId"], edit
 

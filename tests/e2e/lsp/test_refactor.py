@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from tests.e2e.lsp.conftest import serve_from
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply
 
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "refactor"
+BAD_ANSWERS = json.loads((FIXTURES / "bad_answers.json").read_text(encoding="utf-8"))
+E2E_CASE = "smollm2-queue-L13-add-type-hints"
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 SELECTION = types.Range(types.Position(1, 0), types.Position(4, 12))
 
@@ -316,3 +320,84 @@ async def test_resolve_of_a_refused_answer_has_no_edit_and_asks(client, lsp_home
             break
         await asyncio.sleep(0.05)
     assert asked and "Apply anyway" in [a.title for a in asked[0].actions]
+
+
+async def test_whole_lines_keep_their_line_break_in_resolve_and_command(
+    client, lsp_home, replay
+) -> None:
+    # Issue 25: Shift+Down / Vim's `V` select whole lines, ending at column 0 of the next line.
+    applied: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    lines = {"start": {"line": 1, "character": 0}, "end": {"line": 4, "character": 0}}
+    replay.script("/v1/chat/completions", chat_reply("    s = sum(xs)"))
+    offered = await actions(client, uri)
+    action = offered[-1]
+    action.data = {**action.data, "range": lines}
+    resolved = await client.code_action_resolve_async(action)
+    [edit] = resolved.edit.document_changes[0].edits
+    assert edit.new_text == "    s = sum(xs)\n"
+    replay.script("/v1/chat/completions", chat_reply("```python\n    s = sum(xs)\n```"))
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="qodeassist.refactor", arguments=[{"uri": uri, "range": lines}]
+        )
+    )
+    [edit] = applied[0].edit.document_changes[0].edits
+    assert edit.new_text == "    s = sum(xs)\n"
+    assert edit.range == types.Range(types.Position(1, 0), types.Position(4, 0))
+
+
+async def test_a_recorded_bad_answer_is_refused_and_the_editor_is_told(
+    client, lsp_home, replay
+) -> None:
+    # A real answer of the embedded SmolLM2-135M: a method replaced by a top-level function.
+    case = next(c for c in BAD_ANSWERS["bad"] if c["id"] == E2E_CASE)
+    source = (FIXTURES / "sources" / case["source"]).read_text(encoding="utf-8")
+    asked: list[types.ShowMessageRequestParams] = []
+    applied: list[types.ApplyWorkspaceEditParams] = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        asked.append(params)
+        return types.MessageActionItem("Discard")
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        applied.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    await client.initialize_session(client.init_params)
+    path = lsp_home / "project" / case["source"]
+    path.write_text(source)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(path.as_uri(), "python", 1, source))
+    )
+    replay.script("/v1/chat/completions", chat_reply(case["answer"]))
+    l1, c1, l2, c2 = case["range"]
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="qodeassist.refactor",
+            arguments=[
+                {
+                    "uri": path.as_uri(),
+                    "range": {
+                        "start": {"line": l1, "character": c1},
+                        "end": {"line": l2, "character": c2},
+                    },
+                    "instruction": case["instruction"],
+                }
+            ],
+        )
+    )
+    assert result["refused"] is True and result["applied"] is False
+    assert "out of the class or function" in result["message"]
+    [question] = asked
+    assert "was not applied" in question.message and "out of the class" in question.message
+    assert applied == []

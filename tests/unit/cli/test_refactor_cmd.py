@@ -148,3 +148,37 @@ def test_force_prints_a_refused_answer(run_cli, replay, sample) -> None:
     assert code == 0
     assert "syntax error" in err
     assert "+    return (a +\n" in out
+
+
+@pytest.mark.parametrize("newline", ["", "\n"])
+@pytest.mark.parametrize(
+    ("span", "answer"),
+    [
+        ("1:1-3:1", "def add(a, b):\n    return a + b"),  # whole lines, to column 1 of line 3
+        ("2:1-2:15", "    return a + b"),  # to the end of line 2
+        ("2:5-2:15", "return a + b"),  # mid-line
+    ],
+)
+def test_refactor_of_whole_lines_keeps_the_line_break(
+    run_cli, replay, tmp_path, span, answer, newline
+) -> None:
+    # Issue 25: `--range 1:1-3:1` ends at column 1 of line 3 and gave `return a + bprint(…)`.
+    path = tmp_path / "joined.py"
+    path.write_text("def add(a, b):\n    return a+b\nprint(add(1, 2))\n")
+    replay.script(CHAT, chat_reply(f"```python\n{answer}{newline}```"))
+    code, out, err = run_cli("refactor", str(path), "--range", span)
+    assert code == 0, err
+    assert out == "def add(a, b):\n    return a + b\nprint(add(1, 2))\n"
+
+
+def test_a_method_replaced_by_a_top_level_function_is_refused(run_cli, replay, tmp_path) -> None:
+    # Issue 25: this exited 0 with a file that no longer compiled.
+    path = tmp_path / "shapes.py"
+    path.write_text(
+        "class Box:\n    def area(self):\n        return self.w * self.h\n\n"
+        "    def grow(self, k):\n        self.w *= k\n"
+    )
+    replay.script(CHAT, chat_reply("def helper(x):\n        return x * 2"))
+    code, out, err = run_cli("refactor", str(path), "--range", "2:1-4:1", "--instruction", "tidy")
+    assert code == 3 and out == ""
+    assert "refused:" in err and "IndentationError" in err

@@ -67,3 +67,38 @@ def test_missing_grammar_wheel_gives_none_and_is_asked_once() -> None:
     assert checker.summarise("python", "y = 2\n") is None
     assert asked.count("tree_sitter_python") == 1
     assert checker.summarise("no-such-language", "x") is None
+
+
+@pytest.mark.parametrize(
+    ("grammar", "text", "names"),
+    [
+        (
+            "python",
+            "X = 1\nclass A:\n    y = 2\n    def m(self):\n        z = 3\n        def h(): pass\n",
+            [("X", False), ("A", False), ("A.y", False), ("A.m", False), ("A.m.h", True)],
+        ),
+        (
+            "cpp",
+            "int *f(int x) { return x; }\nstruct S { int a; };\nstruct S s;\n",
+            [("f", False), ("S", False)],
+        ),
+        ("rust", "impl Foo { fn m(&self) {} }\n", [("Foo", False), ("Foo.m", False)]),
+        (
+            "javascript",
+            "class A { m() {} }\nfunction g() { function h() {} }\n",
+            [("A", False), ("A.m", False), ("g", False), ("g.h", True)],
+        ),
+    ],
+)
+def test_definitions_are_named_and_qualified(grammar, text, names) -> None:
+    found = SyntaxChecker().definitions(grammar, text)
+    assert found is not None
+    assert [(d.name, d.local) for d in found] == names
+
+
+def test_definitions_without_a_grammar_is_none() -> None:
+    assert SyntaxChecker(loader=_no_grammar).definitions("python", "x = 1") is None
+
+
+def _no_grammar(name: str) -> Any:
+    raise ImportError(name)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.features.refactor.guard import ResultGuard
+from qodeassist_lsp.features.refactor.guard import RESTRUCTURING, ResultGuard
 
 FIB = (Path(__file__).parents[4] / "examples" / "fibonacci.py").read_text(encoding="utf-8")
 """The issue's file; its lines 1–5 are the selection."""
@@ -80,7 +80,7 @@ def test_repeated_lines_are_refused() -> None:
 def test_a_table_selection_may_stay_a_table() -> None:
     table = "TABLE = [\n" + "".join(f"    {i}, {i * 7}, {i * 13},\n" for i in range(60)) + "]\n"
     new = table.replace("TABLE", "LOOKUP")
-    assert check(new, table, language_id="python") is None
+    assert check(new, table, language_id="python", instruction="Rename it to LOOKUP") is None
 
 
 def test_losing_most_of_a_large_selection_is_refused() -> None:
@@ -103,8 +103,13 @@ def test_code_that_no_longer_parses_is_refused() -> None:
 
 
 def test_lost_definitions_are_refused() -> None:
-    verdict = check("fibonacci = lambda n: n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)")
+    verdict = check("fib = lambda n: n if n < 2 else fib(n - 1) + fib(n - 2)")
     assert verdict is not None and verdict.kind == "definitions"
+    assert "`fibonacci`" in verdict.reason
+    # The name is still defined, by an assignment: nothing is lost.
+    assert (
+        check("fibonacci = lambda n: n if n < 2 else fibonacci(n - 1) + fibonacci(n - 2)") is None
+    )
 
 
 def test_fragment_selection_is_judged_in_its_file() -> None:
@@ -145,3 +150,67 @@ def test_insert_is_parse_checked() -> None:
     assert check("def g(y):\n    return y\n", text, len(text), len(text)) is None
     verdict = check("def g(y:\n", text, len(text), len(text))
     assert verdict is not None and verdict.kind == "syntax"
+
+
+def test_an_unclosed_fence_is_refused_and_a_closed_one_in_markdown_is_not() -> None:
+    verdict = check("```python\n" + TYPED)
+    assert verdict is not None and verdict.kind == "fence"
+    text = "# Usage\n\nCall it.\n"
+    example = "# Usage\n\nCall it:\n\n```python\nfibonacci(3)\n```"
+    assert check(example, text, language_id="markdown") is None
+
+
+@pytest.mark.parametrize(
+    ("instruction", "restructuring"),
+    [
+        ("Rename the method to _push", True),
+        ("renaming, please", True),
+        ("Inline this helper", True),
+        ("Extract the loop into a function", True),
+        ("Deletion of dead code", True),
+        ("Move it into the class", True),
+        ("Add type hints", False),
+        ("Improve the names of the variables", False),
+        ("Refactor the code to improve its quality and maintainability.", False),
+        ("Add a docstring; removal of nothing", True),
+    ],
+)
+def test_which_instructions_may_change_definitions(instruction: str, restructuring: bool) -> None:
+    assert bool(RESTRUCTURING.search(instruction)) is restructuring
+    verdict = check(TYPED.replace("def fibonacci", "def fib"), instruction=instruction)
+    assert (verdict is None) is restructuring
+
+
+WRAP = (
+    "def wrap(text, width=70, **kwargs):\n"
+    "    w = TextWrapper(width=width, **kwargs)\n"
+    "    return w.wrap(text)\n"
+)
+
+
+def test_a_name_the_answer_no_longer_binds_is_refused() -> None:
+    # SmolLM2 answered "Add type hints" on textwrap.wrap by dropping **kwargs from the signature.
+    dropped = WRAP.replace(", **kwargs):", "):")
+    verdict = check(dropped, WRAP, 0, len(WRAP))
+    assert verdict is not None and verdict.kind == "dangling" and "`kwargs`" in verdict.reason
+
+
+def test_names_the_file_never_bound_are_left_to_the_linter() -> None:
+    assert check(WRAP.replace("TextWrapper", "textwrap.TextWrapper"), WRAP, 0, len(WRAP)) is None
+    starred = "from textwrap import *\n" + WRAP
+    dropped = starred.replace(", **kwargs):", "):")
+    assert check(dropped, starred, 0, len(starred)) is None  # a star import binds unknown names
+
+
+def test_example_usage_after_a_definition_is_a_new_program() -> None:
+    example = TYPED + "\n\n# Example usage:\nprint(fibonacci(10))\n"
+    verdict = check(example)
+    assert (
+        verdict is not None
+        and verdict.kind == "program"
+        and "print(fibonacci(10))" in verdict.reason
+    )
+    main_guard = TYPED + '\n\nif __name__ == "__main__":\n    print(fibonacci(10))\n'
+    assert check(main_guard) is None  # runs only as a script: "write tests" may add one
+    script = "import sys\n\nprint(sys.argv)\n"
+    assert check("print(sys.argv[1:])", script, script.index("print"), len(script) - 1) is None

@@ -13,7 +13,7 @@ import pytest
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.secrets import SecretStore
-from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.core.agent import AgentFactory
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
@@ -168,10 +168,10 @@ async def test_unknown_instruction_id_fails_without_request(make) -> None:
 
 
 async def test_insert_is_an_empty_range_at_the_cursor(make) -> None:
-    backend = make(lambda r: sse(stream("a()\nb()\n")))
+    backend = make(lambda r: sse(stream("a(); ")))
     service, documents = setup(backend)
     result = await service.refactor(request(documents, span=(1, 4, 1, 4)))
-    assert result.outcome == "ok" and result.new_text == "a()\nb()"
+    assert result.outcome == "ok" and result.new_text == "a(); "
     assert (result.start_line, result.start_character, result.end_line, result.end_character) == (
         1,
         4,
@@ -285,3 +285,33 @@ async def test_answer_that_breaks_the_syntax_is_refused(make) -> None:
     result = await service.refactor(request(documents))
     assert result.outcome == "refused"
     assert result.verdict is not None and result.verdict.kind == "syntax"
+
+
+LINES = "def f():\n    return 1\nprint(f())\n"
+
+
+@pytest.mark.parametrize("newline", ["", "\n"])
+@pytest.mark.parametrize(
+    ("span", "answer"),
+    [
+        ((1, 0, 2, 0), "    return 2"),  # whole lines: ends at column 0 of the next line
+        ((1, 0, 1, 12), "    return 2"),  # ends at the end of the line: its break stays
+        ((1, 4, 1, 12), "return 2"),  # mid-line
+    ],
+)
+async def test_a_linewise_selection_keeps_its_line_break(make, span, answer, newline) -> None:
+    service, documents = setup(make(lambda r: sse(stream(answer + newline))))
+    documents.open(URI, LINES, 8, "python")
+    result = await service.refactor(request(documents, span=span))
+    assert result.outcome == "ok", result.message
+    start, end = offset_at(LINES, *span[:2]), offset_at(LINES, *span[2:])
+    assert result.new_text == answer + ("\n" if LINES[start:end].endswith("\n") else "")
+    after = LINES[:start] + result.new_text + LINES[end:]
+    assert after == "def f():\n    return 2\nprint(f())\n"
+
+
+async def test_a_linewise_selection_keeps_a_crlf_line_break(make) -> None:
+    service, documents = setup(make(lambda r: sse(stream("    return 2"))))
+    documents.open(URI, "def f():\r\n    return 1\r\nprint(f())\r\n", 8, "python")
+    result = await service.refactor(request(documents, span=(1, 0, 2, 0)))
+    assert result.outcome == "ok" and result.new_text == "    return 2\r\n"

@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 
 from qodeassist_lsp.config.confinement import Confinement
+from qodeassist_lsp.context.parse_check import file_parse_check
 from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
 from qodeassist_lsp.core.tools import ToolContext
 from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused
 from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
 from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
-from qodeassist_lsp.tools.edits.ports import NoEditor, OpenText
+from qodeassist_lsp.tools.edits.ports import NoEditor, OpenText, no_parse_check
 
 OLD = "def greet(name):\r\n    return 'héllo ' + name\r\n"  # CRLF and non-ASCII: bytes matter
 BLOCK = EditBlock("    return 'héllo ' + name\n", "    return f'hello {name}!'\n")
@@ -38,7 +39,9 @@ class Buffers:
 
 
 class Harness:
-    def __init__(self, root: Path, *, auto: bool = False, buffers: Any = None) -> None:
+    def __init__(
+        self, root: Path, *, auto: bool = False, buffers: Any = None, parse_check: Any = None
+    ) -> None:
         self.project = root / "project"
         self.project.mkdir(exist_ok=True)
         self.store_root = root / "data" / "checkpoints"
@@ -47,6 +50,7 @@ class Harness:
         self.ignored: set[str] = set()
         self.auto = auto
         self.buffers = buffers or NoEditor()
+        self.parse_check = parse_check or no_parse_check
         self.manager = self.new_manager()
 
     def new_manager(self) -> EditManager:
@@ -55,6 +59,7 @@ class Harness:
             base=lambda: self.project,
             ignored=lambda path: path.name in self.ignored,
             auto_apply=lambda: self.auto,
+            parse_check=self.parse_check,
         )
         return EditManager(
             CheckpointStore(self.store_root),
@@ -281,3 +286,30 @@ async def test_restoring_an_open_document_goes_through_the_editor(tmp_path: Path
     chat, event = h.sunk[-1]
     assert chat == "chat-1" and isinstance(event, FileEditEvent)
     assert (event.edit_id, event.status) == (edit_id, "undone")
+
+
+async def test_an_edit_that_breaks_the_file_is_marked_broken_and_the_model_told(tmp_path: Path):
+    # Issue 25: a block that dedents a method out of its class parses as a fragment, not as a file.
+    h = Harness(tmp_path, parse_check=file_parse_check())
+    h.file("box.py", b"class Box:\n    def area(self):\n        return 1\n")
+    dedent = EditBlock("    def area(self):\n", "def area(self):\n")
+    result = await h.manager.propose("edit", "box.py", h.context(), blocks=[dedent])
+    event = h.last_edit()
+    assert event.parse_check == "broken" and "IndentationError" in event.parse_reason
+    assert event.to_json()["parseCheck"] == "broken"
+    assert "IndentationError" in event.to_json()["parseReason"]
+    assert "warning: the file compiled before and not after" in result.content
+    await h.manager.act("chat-1", event.edit_id, "apply")  # the user may still apply it
+    _chat, applied = h.sunk[-1]
+    assert isinstance(applied, FileEditEvent) and applied.parse_check == "broken"
+
+
+async def test_a_good_edit_is_ok_and_an_unknown_language_unchecked(tmp_path: Path):
+    h = Harness(tmp_path, parse_check=file_parse_check())
+    h.file("greet.py", OLD.encode())
+    await h.manager.propose("edit", "greet.py", h.context(), blocks=[BLOCK])
+    assert h.last_edit().parse_check == "ok" and "parseReason" not in h.last_edit().to_json()
+    await h.manager.propose("create", "notes.txt", h.context(), content="(((")
+    assert h.last_edit().parse_check == "unchecked"
+    await h.manager.propose("create", "new.py", h.context(), content="def f(:\n")
+    assert h.last_edit().parse_check == "broken"
