@@ -33,12 +33,12 @@ class NextEditSettings(Section):
         "that is later gives no suggestion (its request is cancelled).",
     )
     edit_pause_ms: int = Field(
-        default=500,
+        default=0,
         ge=0,
         le=10000,
-        description="After an edit, the server computes the next edit once the document has "
-        "been still for this long, so that the editor's request finds it ready. 0 = only on "
-        "request.",
+        description="After an edit, compute the next edit once the document has been still "
+        "for this many milliseconds, so that the editor's request finds it ready (editors ask "
+        "on their own pause too). 0 = only when the editor asks.",
     )
     lines_above: int = Field(
         default=10, ge=0, le=200, description="Lines above the cursor's line the model rewrites."

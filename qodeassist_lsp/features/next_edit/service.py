@@ -343,6 +343,9 @@ class NextEditService:
         document = self._documents.get(uri)
         if document is None or document.version != version:
             return
+        running = self._jobs.get(uri)
+        if running is not None and running.version == version and not _failed(running):
+            return  # the editor already asked about this version
         text = document.text
         start = line_start_offset(text, line)
         column = line_end_offset(text, start) - start

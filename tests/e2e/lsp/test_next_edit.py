@@ -25,7 +25,7 @@ def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch)
     serve_from(lsp_home, replay, monkeypatch)
     # Only explicit requests go upstream (the edit-pause prefetch has its own test).
     (lsp_home / "config/settings.toml").write_text(
-        "[completion]\nwarm_idle_ms = 0\n\n[next_edit]\nedit_pause_ms = 0\ntime_budget_ms = 4000\n"
+        "[completion]\nwarm_idle_ms = 0\n\n[next_edit]\ntime_budget_ms = 4000\n"
     )
 
 
@@ -153,7 +153,7 @@ async def test_no_suggestion_for_a_no_op_an_undo_or_nonsense(
 async def test_a_late_model_gets_an_empty_answer_within_the_budget(
     client, lsp_home, replay
 ) -> None:
-    settings = "[next_edit]\nedit_pause_ms = 0\ntime_budget_ms = 1000\n"
+    settings = "[next_edit]\ntime_budget_ms = 1000\n"
     (lsp_home / "config/settings.toml").write_text(settings)
     uri = await renamed_doc(client, lsp_home)
     replay.script(CHAT, chat_reply(rewrite(SUGGESTED), first_byte_delay=5))
