@@ -75,6 +75,10 @@ _PARSERS = {PromptFormat.CHAT: parse_chat_answer, PromptFormat.SWEEP: parse_swee
 _PARSERS[PromptFormat.ZETA] = parse_zeta_answer
 
 
+_RETRY = frozenset({Outcome.YIELDED, Outcome.ERROR, Outcome.SUPERSEDED})
+"""Outcomes a later request for the same cursor does not share: it asks again."""
+
+
 @dataclass(eq=False)
 class _Job:
     """One computation of a next edit for a document version and cursor line."""
@@ -186,7 +190,7 @@ class NextEditService:
         if self._ignored(document):
             return NextEditResult(Outcome.IGNORED, reason=".qodeassistignore")
         job = self._jobs.get(document.uri)
-        if job is None or not job.matches(request) or _failed(job):
+        if job is None or not job.matches(request) or not _reusable(job):
             job = self._start(request)
         assert job.task is not None
         budget = settings.time_budget_ms / 1000.0
@@ -344,7 +348,7 @@ class NextEditService:
         if document is None or document.version != version:
             return
         running = self._jobs.get(uri)
-        if running is not None and running.version == version and not _failed(running):
+        if running is not None and running.version == version and _reusable(running):
             return  # the editor already asked about this version
         text = document.text
         start = line_start_offset(text, line)
@@ -360,9 +364,14 @@ class NextEditService:
         return self._is_ignored(document)
 
 
-def _failed(job: _Job) -> bool:
+def _reusable(job: _Job) -> bool:
+    """Whether ``job`` is running or ended with an answer another request may share."""
     task = job.task
-    return task is None or task.cancelled() or (task.done() and task.exception() is not None)
+    if task is None or task.cancelled():
+        return False
+    if not task.done():
+        return True
+    return task.exception() is None and task.result().outcome not in _RETRY
 
 
 def _retrieve(task: asyncio.Task[NextEditResult]) -> None:
