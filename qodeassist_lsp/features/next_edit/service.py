@@ -163,6 +163,7 @@ class NextEditService:
     def status(self) -> dict[str, object]:
         """Return the next-edit part of ``qodeassist/status``."""
         data = self.stats.to_json()
+        data["pipeline"] = list(self._backend.configuration.pipelines.next_edit)
         data["inFlight"] = sum(1 for j in self._jobs.values() if j.task and not j.task.done())
         return data
 

@@ -119,6 +119,42 @@ async def test_the_right_edit_at_the_right_range(client, lsp_home, replay, metho
     assert status["nextEdit"]["shown"] == 1 and status["nextEdit"]["accepted"] == 1
 
 
+async def test_a_focused_file_is_a_recently_viewed_snippet(client, lsp_home, replay) -> None:
+    uri = await renamed_doc(client, lsp_home)
+    helper = lsp_home / "project" / "shapes.py"
+    helper.write_text("from geo import area\n\nSQUARE = area(1, 1)\n")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(helper.as_uri(), "python", 1, helper.read_text())
+        )
+    )
+    client.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": helper.as_uri()}})
+    replay.script(CHAT, chat_reply(rewrite(SUGGESTED)))
+    assert len(await inline_edit(client, uri)) == 1
+    prompt = replay.last.json["messages"][-1]["content"]
+    assert '<snippet path="shapes.py">\nfrom geo import area\n\nSQUARE = area(1, 1)' in prompt
+    status = _plain(await client.protocol.send_request_async("qodeassist/status", {}))
+    assert status["nextEdit"]["pipeline"] == ["Embedded Next Edit"]
+
+
+async def test_ignored_files_are_never_sent(client, lsp_home, replay) -> None:
+    (lsp_home / "project" / ".qodeassistignore").write_text("secret*.py\n")
+    uri = await renamed_doc(client, lsp_home)
+    secret = lsp_home / "project" / "secret.py"
+    secret.write_text("TOKEN = 'hunter2'\n")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(secret.as_uri(), "python", 1, secret.read_text())
+        )
+    )
+    change(client, secret.as_uri(), 2, types.Range(types.Position(0, 0), types.Position(0, 0)), "#")
+    assert await inline_edit(client, secret.as_uri()) == []
+    assert replay.requests == []
+    replay.script(CHAT, chat_reply(rewrite(SUGGESTED)))
+    assert len(await inline_edit(client, uri)) == 1
+    assert "hunter2" not in replay.last.json["messages"][-1]["content"]
+
+
 async def test_an_edit_for_an_old_version_is_dropped(client, lsp_home, replay) -> None:
     uri = await renamed_doc(client, lsp_home)
     assert await inline_edit(client, uri, version=1) == []  # the editor is behind: no work
