@@ -51,14 +51,17 @@ def gather(
     window = window_around(document, *cursor, settings.lines_above, settings.lines_below)
     history = documents.edit_history
     own = history.hunks(document.uri)
-    entries = [EditEntry(name(document), hunk) for hunk in own]
+    path = name(document)
+    entries = [EditEntry(path, hunk) for hunk in own]
     for other in documents:
-        if other.uri != document.uri and not is_ignored(other):
-            entries.extend(EditEntry(name(other), hunk) for hunk in history.hunks(other.uri))
+        hunks = history.hunks(other.uri) if other.uri != document.uri else []
+        if hunks and not is_ignored(other):
+            other_path = name(other)
+            entries.extend(EditEntry(other_path, hunk) for hunk in hunks)
     entries.sort(key=lambda entry: entry.hunk.at)
     near = tuple(d for d in diagnostics if window.first - 5 <= d.line <= window.last + 5)
     return NextEditContext(
-        path=name(document),
+        path=path,
         language=document.language_id,
         window=window,
         edits=tuple(entries[-MAX_EDITS:]),

@@ -14,7 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from qodeassist_lsp.context.documents import common_prefix, common_suffix, offset_at
+from qodeassist_lsp.context.documents import (
+    common_prefix,
+    common_suffix,
+    line_start_offset,
+    offset_at,
+)
 from qodeassist_lsp.context.edit_history import Hunk
 from qodeassist_lsp.features.next_edit.window import Window
 
@@ -61,13 +66,24 @@ def smallest_change(
 
 
 def undoes(document_text: str, change: TextChange, last: Hunk | None) -> bool:
-    """Whether applying ``change`` only restores the text from before the ``last`` edit."""
+    """Whether applying ``change`` only restores the text from before the ``last`` edit.
+
+    Both texts differ from ``document_text`` only around the change and the hunk, so only that
+    stretch is compared (a whole-file copy per request would cost milliseconds on big files).
+    """
     if last is None or last.truncated:
         return False
-    after = apply(document_text, change).replace("\r\n", "\n")
-    lines = document_text.replace("\r\n", "\n").split("\n")
-    lines[last.start : last.end] = last.original
-    return after == "\n".join(lines)
+    text = document_text
+    hunk_start = line_start_offset(text, last.start)
+    hunk_end = line_start_offset(text, last.end)
+    original = "".join(f"{line}\n" for line in last.original)
+    if hunk_end == len(text) and not text.endswith("\n") and last.end > last.start:
+        original = original[:-1]  # the hunk runs to the end of a file without a final newline
+    low = min(hunk_start, change.start)
+    high = max(hunk_end, change.end)
+    applied = text[low : change.start] + change.text + text[change.end : high]
+    reverted = text[low:hunk_start] + original + text[hunk_end:high]
+    return applied.replace("\r\n", "\n") == reverted.replace("\r\n", "\n")
 
 
 def rebase(change: TextChange, old: str, new: str) -> TextChange | None:
