@@ -1,4 +1,4 @@
-"""Pipelines: which agents serve completion, chat, compression and quick refactor.
+"""Pipelines: which agents serve completion, chat, compression, quick refactor and next edit.
 
 The defaults are the bundled ``agents/pipelines.toml``; the user's ``pipelines.toml`` and then the
 project's ``.qodeassist/pipelines.toml`` replace them key by key. Parsing follows the original:
@@ -18,7 +18,7 @@ from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.toml_source import TomlFile, read_toml
 
 MAX_NAME_LENGTH = 256
-LIST_SLOTS = ("code_completion", "chat_assistant")
+LIST_SLOTS = ("code_completion", "chat_assistant", "next_edit")
 SINGLE_SLOTS = ("chat_compression", "quick_refactor")
 
 
@@ -41,12 +41,14 @@ class Pipelines:
     """Allow-list for the chat agent picker."""
     chat_compression: str = ""
     quick_refactor: str = ""
+    next_edit: tuple[str, ...] = ()
+    """Ordered like ``code_completion``: the first agent whose ``[match]`` accepts the file."""
     status: PipelinesStatus = PipelinesStatus.FILE_MISSING
 
     def agent_names(self) -> set[str]:
         """Every agent name any pipeline mentions."""
         singles = {self.chat_compression, self.quick_refactor} - {""}
-        return {*self.code_completion, *self.chat_assistant, *singles}
+        return {*self.code_completion, *self.chat_assistant, *self.next_edit, *singles}
 
     def pipelines_of(self, agent: str) -> list[str]:
         """Return the pipeline slots that name ``agent``."""

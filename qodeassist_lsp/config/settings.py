@@ -22,6 +22,7 @@ from qodeassist_lsp.config.completion_settings import (
     CustomLanguage,
     CustomLanguageEntry,
 )
+from qodeassist_lsp.config.next_edit_settings import NextEditSettings
 from qodeassist_lsp.config.settings_types import (
     USER_ONLY,
     USER_ONLY_EXTRA,
@@ -53,6 +54,7 @@ __all__ = [
     "LoggingSettings",
     "McpSettings",
     "MultiLinePolicy",
+    "NextEditSettings",
     "OutputHandler",
     "PermissionPolicy",
     "RefactorSettings",
@@ -408,6 +410,7 @@ class Settings(Section):
     completion: CompletionSettings = CompletionSettings()
     chat: ChatSettings = ChatSettings()
     refactor: RefactorSettings = RefactorSettings()
+    next_edit: NextEditSettings = NextEditSettings()
     tools: ToolsSettings = ToolsSettings()
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()

@@ -4,8 +4,9 @@ The L5 server owns the LSP text synchronisation; it feeds every ``didOpen``/``di
 ``didClose`` into a ``DocumentStore`` with positions already converted from UTF-16 to code
 points. Features below L5 only ever see ``Document`` snapshots (no pygls here, by contract).
 The store also keeps, per document, a short queue of recently changed lines — the original's
-"Recent Project Changes" context — and tells listeners (the completion feature's typing rhythm,
-typed-ahead cache and in-flight generations) what was edited.
+"Recent Project Changes" context — and the edit history of next-edit suggestions
+(``edit_history``: original/updated hunks), and tells listeners (the completion feature's
+typing rhythm, typed-ahead cache and in-flight generations) what was edited.
 
 Position helpers avoid whole-file splits: a line's start is found by counting newlines in
 C-level chunks, so resolving a position in a 5,000-line file costs a fraction of a millisecond.
@@ -29,6 +30,8 @@ __all__ = [
     "DocumentListener",
     "DocumentStore",
     "LineEdit",
+    "common_prefix",
+    "common_suffix",
     "diff_edit",
     "has_line",
     "line_end_offset",
@@ -202,9 +205,9 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     """Describe the change from ``old`` to ``new`` as one edit (for full-text sync clients)."""
     if old == new:
         return None
-    prefix = _common_prefix(old, new)
+    prefix = common_prefix(old, new)
     limit = min(len(old), len(new)) - prefix
-    suffix = _common_suffix(old, new, limit)
+    suffix = common_suffix(old, new, limit)
     inserted = new[prefix : len(new) - suffix]
     return LineEdit(
         line=new.count("\n", 0, prefix),
@@ -213,7 +216,8 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     )
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """Return the length of the common prefix of ``a`` and ``b`` (compared in C-speed blocks)."""
     size = min(len(a), len(b))
     pos = 0
     width = 4096
@@ -225,7 +229,8 @@ def _common_prefix(a: str, b: str) -> int:
     return min(pos, size)
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """Return the length of the common suffix of ``a`` and ``b``, at most ``limit``."""
     count = 0
     width = 4096
     la, lb = len(a), len(b)
@@ -266,6 +271,11 @@ class DocumentStore:
         self._changes: dict[str, _ChangeQueue] = {}
         self._listeners: list[DocumentListener] = []
         self._max_changes = max(1, max_changes)
+        # Imported here: edit_history builds on this module's helpers.
+        from qodeassist_lsp.context.edit_history import EditHistory
+
+        self.edit_history = EditHistory()
+        """The recent edits of every open document as original/updated hunks (next edit)."""
 
     # -- queries ------------------------------------------------------------------------------
     def get(self, uri: str) -> Document | None:
@@ -328,6 +338,8 @@ class DocumentStore:
             edits = (edit,) if edit else ()
         self._docs[uri] = document
         self._record(uri, text, edits)
+        if old is not None:
+            self.edit_history.record(uri, old.text, text)
         self._notify(DocumentEvent(DocumentEventKind.CHANGED, document, tuple(edits)))
         return document
 
@@ -335,6 +347,7 @@ class DocumentStore:
         """Forget ``uri`` and its recent changes."""
         document = self._docs.pop(uri, None)
         self._changes.pop(uri, None)
+        self.edit_history.forget(uri)
         if document is not None:
             self._notify(DocumentEvent(DocumentEventKind.CLOSED, document))
 

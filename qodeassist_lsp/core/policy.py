@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from qodeassist_lsp.config.settings import (
     ChatSettings,
     CompletionSettings,
+    NextEditSettings,
     RefactorSettings,
     Settings,
 )
@@ -26,6 +27,7 @@ class Pipeline(enum.StrEnum):
     CHAT = "chat_assistant"
     COMPRESSION = "chat_compression"
     REFACTOR = "quick_refactor"
+    NEXT_EDIT = "next_edit"
 
 
 @dataclass(frozen=True)
@@ -43,16 +45,20 @@ def _seconds(value: float) -> float | None:
 
 def policy_for(pipeline: Pipeline, settings: Settings) -> RequestPolicy:
     """Return the request policy of ``pipeline`` under ``settings``."""
-    section: CompletionSettings | ChatSettings | RefactorSettings = settings.chat
+    section: CompletionSettings | ChatSettings | RefactorSettings | NextEditSettings
+    section = settings.chat
     if pipeline is Pipeline.COMPLETION:
         section = settings.completion
     elif pipeline is Pipeline.REFACTOR:
         section = settings.refactor
+    elif pipeline is Pipeline.NEXT_EDIT:
+        section = settings.next_edit
     timeouts = Timeouts(
         connect=_seconds(section.connect_timeout_s),
         first_byte=_seconds(section.first_byte_timeout_s),
         inactivity=_seconds(section.request_timeout_s),
     )
-    # A completion is worthless after a retry's back-off; only chat-like work retries.
-    retry = RetryPolicy(max_attempts=1) if pipeline is Pipeline.COMPLETION else RetryPolicy()
+    # A completion or next edit is worthless after a retry's back-off.
+    fast = pipeline in (Pipeline.COMPLETION, Pipeline.NEXT_EDIT)
+    retry = RetryPolicy(max_attempts=1) if fast else RetryPolicy()
     return RequestPolicy(timeouts, retry, settings.tools.max_tool_continuations)

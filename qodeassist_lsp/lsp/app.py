@@ -14,6 +14,7 @@ from qodeassist_lsp.lsp import (
     doctor_handlers,
     edit_handlers,
     mcp_handlers,
+    next_edit_handlers,
     refactor_handlers,
     server,
     settings_handlers,
@@ -26,6 +27,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     server.setup,
     completion_handlers.setup,
+    next_edit_handlers.setup,
     refactor_handlers.setup,
     chat_handlers.setup,
     doctor_handlers.setup,

@@ -16,6 +16,7 @@ import { registerCheckpointCommand } from './checkpoints';
 import { DoctorReport, doctorText, doctorVerdict, parseSettingValue, settingKeyProblem } from './doctorModel';
 import { Methods, ServerCommands, ServerStatus } from './protocol';
 import { registerEditorRequests } from './editorRequests';
+import { NextEdits } from './nextEdit';
 import { Refactor } from './refactor';
 import { Server, inlineCompletionEnabled } from './server';
 import { StatusBar, showMenu } from './statusBar';
@@ -30,12 +31,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chat = new ChatPanel(context, srv);
   const refactor = new Refactor(context, srv);
   const statusBar = new StatusBar(srv);
+  const nextEdits = new NextEdits(srv);
 
   context.subscriptions.push(
     output,
     srv,
     chat,
     statusBar,
+    nextEdits,
     vscode.window.registerWebviewViewProvider(ChatPanel.viewId, chat, {
       webviewOptions: { retainContextWhenHidden: true },
     }),

@@ -138,6 +138,8 @@ class CompletionService:
         self._generations: dict[str, Generation] = {}
         self._upstream: dict[str, Generation] = {}
         """The latest generation per provider instance (one slot: one request at a time)."""
+        self.upstream_listeners: list[Callable[[str, bool], None]] = []
+        """Told ``(instance, busy)`` when a generation takes or frees a provider instance."""
         self._issued = IssuedItems()
         self._custom: list[CustomLanguage] | None = None
         self._stand_down = StandDown(lambda: self._backend.sessions)
@@ -330,6 +332,7 @@ class CompletionService:
             warm=warm,
         )
         self._upstream[instance] = generation
+        self._tell_upstream(instance, True)
         self._warmer.note_sent(instance, agent, plan.context.extra)
         generation.start()
         return generation
@@ -352,6 +355,7 @@ class CompletionService:
         for instance, latest in list(self._upstream.items()):
             if latest is generation:
                 del self._upstream[instance]
+                self._tell_upstream(instance, False)
         if generation.error is not None or not generation.reusable or generation.cancelled:
             return
         cs = self._settings().completion
@@ -361,6 +365,13 @@ class CompletionService:
         self._cache.put(
             anchor.uri, anchor.line, anchor.line_before, anchor.line_after, texts, generation.agent
         )
+
+    def _tell_upstream(self, instance: str, busy: bool) -> None:
+        for listener in list(self.upstream_listeners):
+            try:
+                listener(instance, busy)
+            except Exception:  # another feature's bookkeeping must not break completion
+                log.exception("upstream listener failed")
 
     def _cancel_generation_unless_serving(self, uri: str, cursor: Cursor) -> None:
         running = self._generations.get(uri)

@@ -21,7 +21,9 @@ COMPILE = """
 """
 
 
-@pytest.mark.parametrize("name", ["qodeassist-eglot", "qodeassist-lsp-mode", "qodeassist-chat"])
+@pytest.mark.parametrize(
+    "name", ["qodeassist-eglot", "qodeassist-lsp-mode", "qodeassist-chat", "qodeassist-next-edit"]
+)
 def test_snippet_byte_compiles_cleanly(name: str, emacs: EmacsInstall, tmp_path: Path) -> None:
     source = EDITORS / "emacs" / f"{name}.el"
     program = COMPILE.format(

@@ -47,9 +47,10 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 10
+    assert len(FEATURES) == 11
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
+        "NextEditFeature",
         "RefactorFeature",
         "ChatFeature",
         "McpFeature",
@@ -69,11 +70,16 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         methods.CHAT_EDIT_FILE,
         methods.CHECKPOINTS_LIST,
         methods.CHECKPOINTS_RESTORE,
+        methods.INLINE_EDIT,
+        methods.INLINE_EDIT_ALIAS,
+        methods.DID_SHOW_INLINE_EDIT,
+        methods.DID_FOCUS,
     ):
         assert method in registered
     assert "textDocument/inlineCompletion" in registered
     assert methods.CMD_REFACTOR in server.protocol.fm.commands
     assert methods.CMD_DOCTOR in server.protocol.fm.commands
+    assert methods.CMD_NEXT_EDIT_ACCEPTED in server.protocol.fm.commands
 
 
 async def test_the_server_calls_a_plugged_in_features_hooks(

@@ -45,6 +45,23 @@ M.defaults = {
     },
   },
 
+  next_edit = {
+    -- Ask for the next edit (textDocument/copilotInlineEdit) after an edit pause. Off by
+    -- default: each pause costs a model request (see docs/next-edit.md for a model to use).
+    enabled = false,
+    -- Milliseconds after the last change before asking.
+    debounce_ms = 500,
+    -- Highlight of the text the edit replaces, and of the lines as they read after it.
+    delete_hl_group = 'QodeAssistNextEditDelete',
+    add_hl_group = 'QodeAssistNextEditAdd',
+    -- Normal-mode keys while a next edit is shown (false disables one): the first press jumps
+    -- to the edit, the second (on its line) applies it.
+    keymaps = {
+      jump_or_accept = '<Tab>',
+      dismiss = '<Esc>',
+    },
+  },
+
   chat = {
     -- Where :QodeAssistChat opens its buffer: 'vertical', 'horizontal', 'tab' or 'current'.
     split = 'vertical',

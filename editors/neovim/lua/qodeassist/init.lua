@@ -20,6 +20,7 @@ local function on_attach(args)
     return
   end
   require('qodeassist.inline').attach(args.buf, require('qodeassist.config').values)
+  require('qodeassist.next_edit').attach(args.buf, require('qodeassist.config').values)
   require('qodeassist.status').refresh()
   require('qodeassist.status').changed()
 end
@@ -30,6 +31,7 @@ local function on_detach(args)
     return
   end
   require('qodeassist.inline').detach(args.buf)
+  require('qodeassist.next_edit').detach(args.buf)
   -- LspDetach runs before the client is gone: look again once it is.
   vim.schedule(function()
     if not require('qodeassist.client').any() then
@@ -46,6 +48,8 @@ function M.setup(opts)
   did_setup = true
 
   vim.api.nvim_set_hl(0, 'QodeAssistGhost', { link = 'Comment', default = true })
+  vim.api.nvim_set_hl(0, 'QodeAssistNextEditDelete', { link = 'DiffDelete', default = true })
+  vim.api.nvim_set_hl(0, 'QodeAssistNextEditAdd', { link = 'DiffAdd', default = true })
 
   -- Server -> client notifications, for any client started with our methods.
   vim.lsp.handlers['qodeassist/chat/event'] = function(_, params)
@@ -107,6 +111,28 @@ end
 --- Whether a suggestion is shown in the current buffer.
 function M.visible()
   return require('qodeassist.inline').visible(0)
+end
+
+-- Next edit ------------------------------------------------------------------------------
+
+--- Ask for the next edit at the cursor now.
+function M.next_edit()
+  require('qodeassist.next_edit').request(0)
+end
+
+--- Move the cursor to the shown next edit; false when none is shown.
+function M.next_edit_jump()
+  return require('qodeassist.next_edit').jump(0)
+end
+
+--- Apply the shown next edit; false when none is shown.
+function M.next_edit_accept()
+  return require('qodeassist.next_edit').accept(0)
+end
+
+--- Hide the shown next edit.
+function M.next_edit_dismiss()
+  require('qodeassist.next_edit').clear(0)
 end
 
 -- Chat and the rest ------------------------------------------------------------------------

@@ -1,0 +1,64 @@
+-- Plugin next edit: rename `add` to `plus` in the definition with real keystrokes
+-- (`w` then `cwplus<Esc>`); after the edit pause the plugin asks the server
+-- (textDocument/copilotInlineEdit) and shows the suggested edit: the replaced range
+-- highlighted, the line as it would read as a virtual line. <Tab> jumps to it, <Tab> again
+-- applies it and runs its command (the server counts the acceptance).
+local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
+local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
+local api = vim.api
+
+--- The next-edit extmarks: highlighted ranges and virtual lines.
+local function marks()
+  local ns = api.nvim_get_namespaces()['qodeassist.next_edit']
+  local out = {}
+  for _, mark in ipairs(ns and api.nvim_buf_get_extmarks(H.buf, ns, 0, -1, { details = true }) or {}) do
+    local details = mark[4]
+    local lines = {}
+    for _, line in ipairs(details.virt_lines or {}) do
+      table.insert(lines, line[1][1])
+    end
+    table.insert(out, {
+      row = mark[2],
+      col = mark[3],
+      end_row = details.end_row,
+      end_col = details.end_col,
+      hl_group = details.hl_group,
+      virt_lines = lines,
+    })
+  end
+  return out
+end
+
+local function snapshot(name)
+  H.snapshot(name)
+  H.report.snapshots[name].marks = marks()
+end
+
+H.run(function()
+  H.start_plugin()
+  H.wait_ready()
+  H.input('w')
+  H.input('cwplus<Esc>')
+  H.wait('the rename', function()
+    return H.line(1) == 'def plus(a, b):' and api.nvim_get_mode().mode == 'n'
+  end)
+  H.wait('the next edit to be shown', function()
+    return #marks() > 0
+  end)
+  snapshot('shown')
+  H.input('<Tab>')
+  H.wait('the cursor to jump to the edit', function()
+    return api.nvim_win_get_cursor(0)[1] == 4
+  end)
+  snapshot('jumped')
+  H.input('<Tab>')
+  H.wait('the edit to be applied', function()
+    return H.line(4) == 'print(plus(1, 2))'
+  end)
+  H.wait('workspace/executeCommand to be answered', function()
+    local sent = H.requests('workspace/executeCommand')
+    return #sent > 0 and sent[#sent].done
+  end)
+  snapshot('accepted')
+  H.report.status = H.request('qodeassist/status')
+end)
