@@ -25,6 +25,7 @@ from qodeassist_lsp.http_api import chat_routes, openai_routes
 from qodeassist_lsp.http_api.errors import exception_handlers
 from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.http_api.safety import Guard
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 REVIEWED_TOOLS = ("create_file", "edit_file", "delete_file")
 """The file tools, whose edits wait for a review in a chat: not offered over MCP."""
@@ -143,7 +144,7 @@ def build_app(
     return Guard(app, token, hosts=hosts, max_body=max_body)
 
 
-class ListenFailed(Exception):
+class ListenFailed(QodeAssistError):
     """uvicorn could not start serving (the address is in use, say; it logged why)."""
 
 

@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from qodeassist_lsp.http_api.host import NotReady
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 
-class ApiError(Exception):
+class ApiError(QodeAssistError):
     """A request the API refuses: its HTTP status and what to do about it."""
 
     def __init__(self, status: int, message: str, *, code: str = "") -> None:
@@ -25,7 +26,7 @@ class ApiError(Exception):
         self.code = code or {400: "invalid_request", 404: "not_found"}.get(status, "error")
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(QodeAssistError):
     """The request body passed the size limit while it was read (`safety.Guard`)."""
 
 

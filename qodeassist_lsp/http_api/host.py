@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.http_api.events import EventHub, Questions
 from qodeassist_lsp.http_api.gate import HttpGate
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -47,7 +48,7 @@ class RuntimeSource(Protocol):
         ...
 
 
-class NotReady(Exception):
+class NotReady(QodeAssistError):
     """The configuration is not loaded yet (an editor beside us has not started the server)."""
 
 

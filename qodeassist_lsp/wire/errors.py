@@ -41,6 +41,12 @@ so existing ``except LookupError`` and the like still hold)::
     ├── FrontMatterError [ValueError]       skills.frontmatter: a SKILL.md has no usable header
     ├── UnknownSkill [LookupError]          skills.library: a message starts with /no-such-skill
     ├── RequestFailed [JsonRpcException]    lsp.chat_handlers: LSP RequestFailed (-32803)
+    ├── SetupWriteError                     core.setup.apply: a file setup must edit is unreadable
+    ├── ProbeTargetError [ValueError]       core.setup.probe: a probe target is not loopback
+    ├── ApiError                            http_api.errors: a request the HTTP API refuses
+    ├── BodyTooLarge                        http_api.errors: a body passed the size limit
+    ├── NotReady                            http_api.host: the configuration is not loaded yet
+    ├── ListenFailed                        http_api.app: uvicorn could not start serving
     ├── EmbeddedError                       cli.embedded_model
     └── CliError                            cli.common: a command cannot go on
 

@@ -9,7 +9,9 @@ from qodeassist_lsp.wire.events import MessageStop, StreamError
 
 
 def test_every_fixture_file_is_used_by_a_test(kit) -> None:
-    sources = "".join(p.read_text() for p in Path(__file__).parent.glob("*.py"))
+    tests = Path(__file__).parents[2]  # the wire tests, and e2e tests that replay a fixture
+    scripts = [*Path(__file__).parent.glob("*.py"), *(tests / "e2e").rglob("*.py")]
+    sources = "".join(p.read_text() for p in scripts)
     files = [p for p in kit.fixtures_dir.rglob("*") if p.is_file() and p.name != "SOURCES.md"]
     assert len(files) >= 60
     unused = [str(p.relative_to(kit.fixtures_dir)) for p in files if p.name not in sources]
