@@ -223,11 +223,14 @@ class Doctor:
         report.circuit = circuit_state(provider)
         fim = is_fim_agent(agent)
         report.checks["fim"] = "not_checked" if fim else "not_applicable"
+        missing = provider.missing_key()
+        if missing is not None:
+            # Nothing was sent (the model list was refused unsent too): a missing key is not a
+            # network problem, however offline the machine is.
+            report.fail("auth", missing.message, _auth_fix(provider))
+            report.notes.append("nothing was sent: the provider needs an API key first")
+            return
         key = provider.api_key()
-        instance = agent.provider
-        needs_key = bool(instance.api_key_ref or instance.api_key_env)
-        if needs_key and key is None and not instance.api.key_optional:
-            report.fail("auth", f"no API key is stored for {instance.name}", _auth_fix(provider))
         self._judge_listing(agent, report, listing)
         if report.problems:
             report.notes.append("the test request was not sent: fix the problems above first")

@@ -131,3 +131,29 @@ def test_doctor_says_when_a_fim_model_refuses_the_suffix(
     assert [p["check"] for p in agent["problems"]] == ["fim"]
     assert "base/code model" in agent["problems"][0]["fix"]
     assert "suffix" in replay.last.json
+
+
+def test_a_missing_key_is_reported_as_such_before_anything_is_sent(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion=CLAUDE, chat=CLAUDE)
+    workspace.extra_env["ANTHROPIC_API_KEY"] = ""
+
+    doctor = workspace.run("doctor", "--json")
+    chat = workspace.run("chat", "--agent", CLAUDE, "hi")
+    sample = workspace.project / "a.py"
+    sample.write_text("def add(a, b):\n    return \n")
+    complete = workspace.run(
+        "complete", str(sample), "--line", "2", "--col", "12", "--agent", "Claude Completion"
+    )
+
+    assert doctor.returncode == 1, doctor.describe()
+    claude = _agent(json.loads(doctor.stdout), CLAUDE)
+    assert [p["check"] for p in claude["problems"]] == ["auth"], claude
+    assert claude["problems"][0]["message"].startswith("missing API key for Claude")
+    assert claude["checks"]["reachable"] == "not_checked"
+    for result in (chat, complete):
+        assert result.returncode == 3, result.describe()
+        assert "auth error: missing API key for Claude: set ANTHROPIC_API_KEY" in result.stderr
+        assert "network" not in result.stderr
+    assert replay.requests == []  # offline or not, nothing was sent
