@@ -33,9 +33,11 @@ from qodeassist_lsp.wire.errors import (
     WireError,
 )
 from qodeassist_lsp.wire.events import StreamError, WireEvent
-from qodeassist_lsp.wire.protocols import auth_headers, keyed_url
+from qodeassist_lsp.wire.protocols import WireProtocol, auth_headers, keyed_url
 from qodeassist_lsp.wire.retry import RetryPolicy
 from qodeassist_lsp.wire.urls import join_url
+
+_SLOTS_TIMEOUT_S = 3.0
 
 
 class GenericProvider:
@@ -187,6 +189,28 @@ class GenericProvider:
         except CategorizedError as exc:
             self._note_failure(exc)
             raise
+
+    async def busy(self) -> bool:
+        """Whether a llama.cpp server is working on other requests in every slot (``/slots``).
+
+        Such a server is slow to answer, not broken. False for other APIs and whenever
+        ``/slots`` does not say (switched off, not llama.cpp after all, unreachable).
+        """
+        api = self.instance.api
+        if api.protocol is not WireProtocol.LLAMACPP:
+            return False
+        url = join_url(self.instance.url, "/slots")
+        headers = auth_headers(api.protocol, self.api_key())
+        try:
+            response = await self._http.get(url, headers=headers, timeout=_SLOTS_TIMEOUT_S)
+            slots = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return False
+        return (
+            isinstance(slots, list)
+            and bool(slots)
+            and all(isinstance(slot, dict) and slot.get("is_processing") for slot in slots)
+        )
 
     def _note_failure(self, exc: CategorizedError) -> None:
         # The launcher re-probes its server only after a request could not reach it.
