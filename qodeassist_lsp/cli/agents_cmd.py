@@ -84,6 +84,7 @@ def list_agents(args: argparse.Namespace) -> int:
                 ("tools", row["tools"]),
                 ("thinking", row["thinking"]),
                 ("hidden", row["hidden"]),
+                ("demo", row["demo"]),
             )
             if on
         )

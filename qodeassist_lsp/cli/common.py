@@ -94,3 +94,9 @@ def secrets_for(config: Configuration) -> SecretStore:
     from qodeassist_lsp.config.secrets import SecretStore
 
     return SecretStore(config.paths.config_root)
+
+
+def print_launch_progress(instance: str, percent: int | None, message: str) -> None:
+    """Show on stderr how far a starting model server got (the embedded model's download)."""
+    if percent is not None:
+        print(f"qodeassist-lsp: {instance}: {percent}% {message}", file=sys.stderr, flush=True)

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_launch_progress
 from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
 from qodeassist_lsp.core.doctor_text import format_report
 from qodeassist_lsp.core.runtime import Runtime
@@ -36,7 +36,9 @@ def run_doctor(args: argparse.Namespace) -> int:
     """Probe, print the report, and return 1 when a pipeline has no working agent."""
     if args.timeout <= 0:
         args.timeout = DEFAULT_TIMEOUT_S
-    report = asyncio.run(_run(Runtime(load(args)), args.timeout))
+    report = asyncio.run(
+        _run(Runtime(load(args), on_launch_progress=print_launch_progress), args.timeout)
+    )
     if args.json:
         json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

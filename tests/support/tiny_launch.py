@@ -34,6 +34,7 @@ parser.add_argument("--delay", type=float, default=0.0)
 parser.add_argument("--ready-after", type=float, default=0.0)
 parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--ignore-term", action="store_true")
+parser.add_argument("--progress", action="store_true", help="print download progress lines first")
 parser.add_argument("extra", nargs="*")
 args = parser.parse_args()
 started = time.monotonic()
@@ -43,6 +44,10 @@ if args.spawn_log:
 if args.report:
     with open(args.report, "w") as report:
         json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}, report)
+if args.progress:
+    for percent in (0, 50, 100):
+        print(f"tiny: progress: {percent}% downloading model.gguf: {percent} of 100 MiB", flush=True)
+        time.sleep(0.05)
 if args.exit is not None:
     print("tiny: loading the model failed: model.gguf is not a GGUF file", flush=True)
     print("tiny: giving up", file=sys.stderr, flush=True)
