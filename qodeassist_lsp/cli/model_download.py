@@ -4,7 +4,8 @@ The wheel comes from the index pip uses (``PIP_INDEX_URL``, else PyPI). Its JSON
 (PEP 691) gives the file's URL and SHA-256; the file is streamed with httpx and every chunk is
 reported to a ``Progress`` callback, which the terminal shows as a percentage and a launched
 ``embedded serve`` prints as ``progress:`` lines (the language server turns those into LSP
-``$/progress``). An index that does not answer that JSON falls back to ``pip download``, which
+``$/progress``). When that fails short of a corrupt file (an index without the JSON API, a
+``file://`` index, a proxy only pip is set up for) ``pip download`` is asked instead, which
 honours the rest of pip's configuration but reports no progress.
 """
 
@@ -37,8 +38,8 @@ class FetchFailed(QodeAssistError):
     """The wheel could not be downloaded (the caller adds how to install it by hand)."""
 
 
-class NoJsonIndex(FetchFailed):
-    """The index does not answer PEP 691 JSON: pip is asked instead."""
+class CorruptDownload(FetchFailed):
+    """The file arrived but does not match the SHA-256 the index gives (no second try)."""
 
 
 def fetch_wheel(
@@ -52,8 +53,14 @@ def fetch_wheel(
     index = (env if env is not None else os.environ).get("PIP_INDEX_URL") or PYPI_SIMPLE
     try:
         return download_from_index(index, project, version, folder, progress)
-    except NoJsonIndex:
-        return pip_download(f"{project}=={version}", folder)
+    except CorruptDownload:
+        raise
+    except FetchFailed as first:
+        # No JSON API, a file:// index, a proxy only pip is configured for: pip knows its setup.
+        try:
+            return pip_download(f"{project}=={version}", folder)
+        except FetchFailed as second:
+            raise FetchFailed(f"{first}; then {second}") from second
 
 
 def download_from_index(
@@ -67,7 +74,7 @@ def download_from_index(
         except httpx.HTTPError as exc:
             raise FetchFailed(f"could not reach {page} ({exc})") from exc
         if listing.status_code != 200 or "json" not in listing.headers.get("content-type", ""):
-            raise NoJsonIndex(f"{page} answered HTTP {listing.status_code} without JSON")
+            raise FetchFailed(f"{page} answered HTTP {listing.status_code} without JSON")
         entry = _wheel_entry(listing.json(), project, version)
         url = urljoin(str(listing.url), str(entry["url"]))
         expected = (entry.get("hashes") or {}).get("sha256")
@@ -113,7 +120,7 @@ def _stream(
                 done += len(chunk)
                 progress(done, total)
     if expected and digest.hexdigest() != expected:
-        raise FetchFailed(f"{target.name} does not match the SHA-256 the index gives")
+        raise CorruptDownload(f"{target.name} does not match the SHA-256 the index gives")
 
 
 def pip_download(requirement: str, folder: Path) -> Path:

