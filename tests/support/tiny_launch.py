@@ -8,6 +8,7 @@ it logs each spawn and each probe to files so tests can count them.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -137,6 +138,15 @@ class Tiny:
         }
         values.update(fields)
         return LaunchConfig.model_validate(values)
+
+    def provider_file(self, name: str, *extra: str) -> str:
+        """A llama.cpp provider instance ``name`` whose ``[launch]`` runs this tiny server."""
+        args = [str(self.script), "--port", str(self.port), *extra]
+        return (
+            f'name = "{name}"\nclient_api = "llama.cpp"\nurl = "{self.url}"\n\n'
+            f"[launch]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n"
+            f'ready_url = "{self.url}/health"\nready_timeout_s = 20\nauto_start = true\n'
+        )
 
     def launcher(self, *extra: str, name: str = "Tiny", **fields: Any) -> ProviderLauncher:
         return ProviderLauncher(

@@ -7,8 +7,6 @@ server-created ``$/progress``: begin, reports with their percentage, end.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,20 +22,8 @@ from tests.support.tiny_launch import Tiny
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     serve_from(lsp_home, replay, monkeypatch)
     tiny = Tiny(lsp_home)
-    args = [str(tiny.script), "--port", str(tiny.port), "--progress"]
     (lsp_home / "config/providers/embedded_instruct.toml").write_text(
-        f"""
-name = "Embedded Instruct"
-client_api = "llama.cpp"
-url = "{tiny.url}"
-
-[launch]
-command = {json.dumps(sys.executable)}
-args = {json.dumps(args)}
-ready_url = "{tiny.url}/health"
-ready_timeout_s = 20
-auto_start = true
-"""
+        tiny.provider_file("Embedded Instruct", "--progress")
     )
 
 

@@ -57,17 +57,12 @@ def test_a_real_provider_has_no_demo_notice(run_cli, replay) -> None:
 def test_a_starting_servers_download_progress_shows_on_stderr(
     run_cli, config_dir: Path, tmp_path: Path
 ) -> None:
-    import sys
-
     from tests.support.tiny_launch import Tiny
 
     tiny = Tiny(tmp_path)
-    args = [str(tiny.script), "--port", str(tiny.port), "--progress"]
     (config_dir / "providers").mkdir(exist_ok=True)
     (config_dir / "providers" / "embedded_instruct.toml").write_text(
-        f'name = "Embedded Instruct"\nclient_api = "llama.cpp"\nurl = "{tiny.url}"\n'
-        f"[launch]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n"
-        f'ready_url = "{tiny.url}/health"\nready_timeout_s = 20\nauto_start = true\n'
+        tiny.provider_file("Embedded Instruct", "--progress")
     )
     code, out, err = run_cli("chat", "hi")
     assert code == 0, err
