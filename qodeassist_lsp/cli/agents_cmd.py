@@ -84,6 +84,7 @@ def list_agents(args: argparse.Namespace) -> int:
                 ("tools", row["tools"]),
                 ("thinking", row["thinking"]),
                 ("hidden", row["hidden"]),
+                ("demo", row["demo"]),
             )
             if on
         )
@@ -99,11 +100,6 @@ def list_agents(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip())
-    if config.errors:
-        print(
-            f"{len(config.errors)} configuration error(s); run `qodeassist-lsp agents validate`",
-            file=sys.stderr,
-        )
     return EXIT_OK
 
 
@@ -130,9 +126,9 @@ def validate_agents(args: argparse.Namespace) -> int:
     wanted = _expand(args.paths)
     skill_files = [f for f in wanted if f.name == SKILL_FILE]
     wanted = [f for f in wanted if f.name != SKILL_FILE]
-    baseline = load(args)
+    baseline = load(args, report=False)  # every problem is printed below, with its location
     known = {p.resolve() for directory in _layer_dirs(baseline) for p in toml_files(directory)}
-    config = load(args, [f for f in wanted if f not in known]) if wanted else baseline
+    config = load(args, [f for f in wanted if f not in known], report=False) if wanted else baseline
     problems = config.problems
     if wanted or skill_files:
         names = {str(f) for f in wanted}
@@ -201,6 +197,13 @@ def render_agent(args: argparse.Namespace) -> int:
         raise CliError(f"agent {agent.name!r}: {exc}") from exc
     json.dump(request.as_json(), sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+    if ctx is None:
+        print(
+            "note: rendered with the synthetic validation context (sample prefix, suffix, images, "
+            "tool calls and awkward characters), not from a real request; pass --context "
+            "FILE.json to render your own",
+            file=sys.stderr,
+        )
     profile = agent.profile
     if is_fim_agent(agent.endpoint, profile.body, profile.tags):
         print(describe(agent.model, agent.endpoint, profile.body), file=sys.stderr)

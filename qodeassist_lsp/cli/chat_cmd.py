@@ -14,9 +14,16 @@ import json
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError, exit_code_for, load
+from qodeassist_lsp.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    exit_code_for,
+    load,
+    print_launch_progress,
+)
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import (
     FailedEvent,
@@ -85,13 +92,15 @@ class _Printer:
 
 
 async def _chat(config: Configuration, agent: str, message: str, *, jsonl: bool) -> int:
-    runtime = Runtime(config)
+    runtime = Runtime(config, on_launch_progress=print_launch_progress)
     printer = _Printer(jsonl)
     try:
         try:
             session = runtime.sessions.create(agent)
         except AgentNotAvailable as exc:
             raise CliError(str(exc)) from exc
+        if session.agent.demo:
+            print(f"qodeassist-lsp: {demo_notice(session.agent)}", file=sys.stderr)
         request = session.send(user_text(message))
         try:
             async for event in request.events():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,12 +57,29 @@ def config_paths(args: argparse.Namespace) -> ConfigPaths:
     return ConfigPaths.discover(project=project, env=env)
 
 
-def load(args: argparse.Namespace, extra_agent_files: list[Path] | None = None) -> Configuration:
-    """Load the configuration the global options point at and apply its ``[logging]``."""
+def load(
+    args: argparse.Namespace,
+    extra_agent_files: list[Path] | None = None,
+    *,
+    report: bool = True,
+) -> Configuration:
+    """Load the configuration the global options point at and apply its ``[logging]``.
+
+    With ``report``, each configuration problem (a malformed settings.toml, a broken agent file)
+    is printed on stderr once per command, however often the command loads: a command that
+    silently ran on defaults would hide why it behaves as it does.
+    """
     # Start-up cost: pydantic and the config layer add ~220 ms to `serve`, which imports this.
     from qodeassist_lsp.config.configuration import load_configuration
 
     config = load_configuration(config_paths(args), extra_agent_files or [])
+    if report:
+        reported: set[str] = vars(args).setdefault("reported_problems", set())
+        for problem in config.problems:
+            line = problem.format()
+            if line not in reported:
+                reported.add(line)
+                print(f"qodeassist-lsp: {line}", file=sys.stderr)
     apply_logging_settings(
         config.settings.logging,
         env_level=os.environ.get(LEVEL_ENV) or None,
@@ -76,3 +94,9 @@ def secrets_for(config: Configuration) -> SecretStore:
     from qodeassist_lsp.config.secrets import SecretStore
 
     return SecretStore(config.paths.config_root)
+
+
+def print_launch_progress(instance: str, percent: int | None, message: str) -> None:
+    """Show on stderr how far a starting model server got (the embedded model's download)."""
+    if percent is not None:
+        print(f"qodeassist-lsp: {instance}: {percent}% {message}", file=sys.stderr, flush=True)

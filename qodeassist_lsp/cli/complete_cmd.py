@@ -19,6 +19,7 @@ from qodeassist_lsp.cli.common import (
     CliError,
     exit_code_for,
     load,
+    print_launch_progress,
     read_source,
 )
 from qodeassist_lsp.config.configuration import Configuration
@@ -100,7 +101,7 @@ def run_complete(args: argparse.Namespace) -> int:
 async def _complete(
     config: Configuration, path: Path, text: str, line: int, character: int
 ) -> CompletionResult:
-    runtime = Runtime(config)
+    runtime = Runtime(config, on_launch_progress=print_launch_progress)
     documents = DocumentStore()
     document = documents.open(path.as_uri(), text, 1)
     project = config.paths.project

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_launch_progress
 from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
 from qodeassist_lsp.core.doctor_text import format_report
 from qodeassist_lsp.core.runtime import Runtime
@@ -38,7 +38,9 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         args.timeout = DEFAULT_TIMEOUT_S
     config = load(args)
-    report = asyncio.run(_run(Runtime(config), args.timeout))
+    report = asyncio.run(
+        _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
+    )
     if args.json:
         json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

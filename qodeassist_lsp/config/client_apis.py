@@ -55,7 +55,8 @@ CLIENT_APIS: dict[str, ClientApi] = {
         ),
         ClientApi("OpenAI (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
         ClientApi("OpenAI (Responses API)", _RESPONSES, "/responses", "/models", True),
-        ClientApi("OpenAI Compatible", _OPENAI, "/chat/completions", "/models", True),
+        # Usually a local server (vLLM, a llama.cpp fork): a key only when its owner set one.
+        ClientApi("OpenAI Compatible", _OPENAI, "/chat/completions", "/models", True, True),
         ClientApi("OpenRouter", _OPENAI, "/chat/completions", "/models", True),
         ClientApi(
             "LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True, True

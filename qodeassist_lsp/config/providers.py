@@ -69,6 +69,8 @@ class ProviderInstance(pydantic.BaseModel):
     """Every ``api_key_ref`` when the TOML gives a list (key rotation); empty otherwise."""
     api_key_envs: tuple[str, ...] = ()
     """Every ``api_key_env`` when the TOML gives a list (key rotation); empty otherwise."""
+    demo: bool = False
+    """It serves a tiny offline demo model: a chat says so once and points at a real one."""
     extras: dict[str, Any] = {}
     launch: LaunchConfig | None = None
     source: Path | None = None
@@ -145,6 +147,7 @@ PROVIDER_SCHEMA = DefinitionSchema(
             "url",
             "api_key_ref",
             "api_key_env",
+            "demo",
             "extends",
             "abstract",
         }

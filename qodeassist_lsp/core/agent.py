@@ -62,6 +62,11 @@ class Agent:
         return self.profile.name
 
     @property
+    def demo(self) -> bool:
+        """Whether a tiny offline demo model answers (its provider instance says ``demo``)."""
+        return self.provider.demo
+
+    @property
     def api(self) -> ClientApi:
         """The ``client_api`` of the provider instance."""
         return self.provider.api
@@ -99,6 +104,15 @@ class Agent:
         long_ttl = caching and self.profile.cache_ttl == "1h"
         headers = auth_headers(protocol, api_key, long_cache_ttl=long_ttl)
         return PreparedRequest(url, headers, body)
+
+
+def demo_notice(agent: Agent) -> str:
+    """Return the sentence that says ``agent`` is a demo model and how to get a real one."""
+    return (
+        f"{agent.name} runs an offline demo model ({agent.model}): tiny, fine for trying things "
+        "out and often wrong. For a real assistant run `qodeassist-lsp setup`, or see "
+        "docs/configuration.md."
+    )
 
 
 class AgentFactory:

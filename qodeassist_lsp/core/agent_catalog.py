@@ -63,7 +63,18 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "tools": profile.enable_tools,
                 "thinking": profile.enable_thinking,
                 "hidden": profile.hidden,
+                "demo": _serves_demo(config, name),
                 "source": str(profile.source) if profile.source else None,
             }
         )
     return out
+
+
+def _serves_demo(config: Configuration, name: str) -> bool:
+    """Whether ``name``'s provider instance (after overrides) serves a demo model."""
+    override = config.overrides.get(name)
+    instance = override.provider_instance if override else ""
+    if instance not in config.providers:
+        instance = config.agents[name].provider_instance
+    provider = config.providers.get(instance)
+    return provider is not None and provider.demo

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,13 @@ from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.template_context import complete_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import Agent, AgentNotAvailable
+from qodeassist_lsp.core.doctor_fixes import (
+    auth_fix,
+    instance_file,
+    model_fix,
+    reach_fix,
+    render_fix,
+)
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.wire.client import Timeouts
@@ -31,7 +37,7 @@ from qodeassist_lsp.wire.events import StreamError, TextDelta, ThinkingDelta, Us
 from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.retry import RetryPolicy
 
-CheckState = Literal["ok", "problem", "not_checked", "not_applicable"]
+CheckState = Literal["ok", "problem", "busy", "not_checked", "not_applicable"]
 CHECKS = ("reachable", "auth", "model", "fim", "probe")
 PIPELINES = (*LIST_SLOTS, *SINGLE_SLOTS)
 DEFAULT_TIMEOUT_S = 20.0
@@ -80,8 +86,8 @@ class AgentReport:
 
     @property
     def working(self) -> bool:
-        """Whether the probe request succeeded and nothing else is wrong."""
-        return not self.problems and self.checks["probe"] == "ok"
+        """Whether the probe request succeeded (or met a busy server) and nothing is wrong."""
+        return not self.problems and self.checks["probe"] in ("ok", "busy")
 
     def fail(self, check: str, message: str, fix: str) -> None:
         """Record a problem of ``check`` (once per check)."""
@@ -159,6 +165,7 @@ class Doctor:
     def __init__(self, runtime: Runtime, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self._runtime = runtime
         self._timeout = timeout
+        self._config_root = runtime.configuration.paths.config_root
         self._timeouts = Timeouts(
             connect=min(10.0, timeout), first_byte=timeout, inactivity=timeout
         )
@@ -223,16 +230,31 @@ class Doctor:
         report.circuit = circuit_state(provider)
         fim = is_fim_agent(agent)
         report.checks["fim"] = "not_checked" if fim else "not_applicable"
+        missing = provider.missing_key()
+        if missing is not None:
+            # Nothing was sent (the model list was refused unsent too): a missing key is not a
+            # network problem, however offline the machine is.
+            report.fail("auth", missing.message, auth_fix(provider))
+            report.notes.append("nothing was sent: the provider needs an API key first")
+            return
         key = provider.api_key()
-        instance = agent.provider
-        needs_key = bool(instance.api_key_ref or instance.api_key_env)
-        if needs_key and key is None and not instance.api.key_optional:
-            report.fail("auth", f"no API key is stored for {instance.name}", _auth_fix(provider))
         self._judge_listing(agent, report, listing)
         if report.problems:
             report.notes.append("the test request was not sent: fix the problems above first")
             return
+        if await provider.busy():
+            # Its one slot is taken: a probe would queue behind that request and time out.
+            self._busy(report)
+            return
         await self._request(agent, provider, key, report, fim)
+
+    @staticmethod
+    def _busy(report: AgentReport) -> None:
+        report.checks["probe"] = "busy"
+        report.notes.append(
+            "busy: the server is serving another request (or still loading its model), so it "
+            "was not timed; this is not a failure: run the doctor again when it is idle"
+        )
 
     def _judge_listing(self, agent: Agent, report: AgentReport, listing: _ModelList) -> None:
         provider = self._runtime.provider(agent.provider.name)
@@ -247,18 +269,19 @@ class Doctor:
                     "model",
                     f"model {agent.model!r} is not in the {len(listing.ids)} models "
                     f"{agent.provider.name} offers{hint}",
-                    _model_fix(agent),
+                    model_fix(agent, self._config_root),
                 )
             return
         error = listing.error
         assert error is not None
         if error.category == ErrorCategory.AUTH:
             report.checks["reachable"] = "ok"
-            report.fail("auth", error.message, _auth_fix(provider))
+            report.fail("auth", error.message, auth_fix(provider))
         elif error.category == ErrorCategory.NETWORK:
-            report.fail("reachable", error.message, _reach_fix(agent))
+            report.fail("reachable", error.message, reach_fix(agent, self._config_root))
         elif error.category == ErrorCategory.CONFIG:
-            report.fail("config", error.message, "fix the provider instance's [launch] table")
+            where = instance_file(agent.provider, self._config_root)
+            report.fail("config", error.message, f"fix the [launch] table in {where}")
         else:
             report.checks["reachable"] = "ok"
             # 404 and friends: the server answers but has no model list here; say so.
@@ -277,7 +300,7 @@ class Doctor:
         try:
             request = agent.build_request(complete_context(_PROBE_CONTEXT, model=agent.model), key)
         except TemplateError as exc:
-            report.fail("config", f"the agent's [body] failed: {exc}", _render_fix(agent))
+            report.fail("config", f"the agent's [body] failed: {exc}", render_fix(agent))
             return
         body = probe_body(request.body, agent.api.protocol)
         request = type(request)(request.url, request.headers, body)
@@ -308,6 +331,13 @@ class Doctor:
         except TimeoutError:
             error = self._timed_out(agent.provider.name)
         ended = time.monotonic()
+        # 503: llama.cpp is still loading; a timeout on a server whose slots are all taken.
+        if error is not None and (
+            error.status == 503
+            or (error.category == ErrorCategory.NETWORK and await provider.busy())
+        ):
+            self._busy(report)
+            return
         if error is not None:
             self._judge_error(agent, provider, report, error, fim)
             return
@@ -332,9 +362,9 @@ class Doctor:
     ) -> None:
         report.checks["probe"] = "problem"
         if error.category == ErrorCategory.AUTH:
-            report.fail("auth", error.message, _auth_fix(provider))
+            report.fail("auth", error.message, auth_fix(provider))
         elif error.category == ErrorCategory.NETWORK:
-            report.fail("reachable", error.message, _reach_fix(agent))
+            report.fail("reachable", error.message, reach_fix(agent, self._config_root))
         elif fim and error.status == 400:
             report.fail(
                 "fim",
@@ -342,9 +372,9 @@ class Doctor:
                 "use a base/code model that supports FIM, or a chat-style completion agent",
             )
         elif error.status == 404 and report.checks["model"] != "ok":
-            report.fail("model", error.message, _model_fix(agent))
+            report.fail("model", error.message, model_fix(agent, self._config_root))
         else:
-            report.fail("probe", error.message, _render_fix(agent))
+            report.fail("probe", error.message, render_fix(agent))
 
 
 def is_fim_agent(agent: Agent) -> bool:
@@ -380,36 +410,3 @@ def probe_body(body: Mapping[str, Any], protocol: WireProtocol) -> dict[str, Any
         if isinstance(section, dict) and isinstance(section.get(key), int):
             result[table] = {**section, key: min(section[key], PROBE_TOKENS)}
     return result
-
-
-def _auth_fix(provider: GenericProvider) -> str:
-    context = provider.error_context
-    env = context.api_key_env
-    return f"run `{context.secrets_command}`" + (f" or export {env}=…" if env else "")
-
-
-def _reach_fix(agent: Agent) -> str:
-    if agent.provider.launch is not None:
-        return (
-            f"qodeassist-lsp starts {agent.provider.name!r} itself ([launch]): give it time "
-            "(`qodeassist-lsp doctor --timeout 120`) and check the server's log"
-        )
-    source = f" ({agent.provider.source})" if agent.provider.source else ""
-    return (
-        f"start the server at {agent.provider.url} or correct the url of provider instance "
-        f"{agent.provider.name!r}{source}"
-    )
-
-
-def _model_fix(agent: Agent) -> str:
-    if agent.api.protocol == WireProtocol.OLLAMA or "ollama" in agent.api.name.lower():
-        return f"run `ollama pull {agent.model}`, or pick another model in agent_models.json"
-    name = shlex.quote(agent.provider.name)
-    return (
-        f"pick a model from `qodeassist-lsp models {name}` and set it for "
-        f"{agent.name!r} in <config>/agent_models.json"
-    )
-
-
-def _render_fix(agent: Agent) -> str:
-    return f"inspect the request with `qodeassist-lsp agents render {shlex.quote(agent.name)}`"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from qodeassist_lsp.core.doctor import CHECKS, AgentReport, DoctorReport
 
-_MARKS = {"ok": "ok", "problem": "FAIL", "not_checked": "not checked", "not_applicable": "n/a"}
+_MARKS = {
+    "ok": "ok",
+    "problem": "FAIL",
+    "busy": "busy",
+    "not_checked": "not checked",
+    "not_applicable": "n/a",
+}
 
 
 def format_report(report: DoctorReport) -> str:

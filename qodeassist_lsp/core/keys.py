@@ -87,6 +87,10 @@ class KeyRotation:
                 return value
         return None
 
+    def has_value(self) -> bool:
+        """Whether any listed key resolves to a value, whatever its state."""
+        return any(self._resolve(slot.ref, slot.env) for slot in self._slots)
+
     def has_ready_spare(self, used: str | None) -> bool:
         """Whether a ready key other than ``used`` exists (worth retrying the request with)."""
         return any(

@@ -25,11 +25,19 @@ from qodeassist_lsp.core.health import ProviderHealth
 from qodeassist_lsp.core.keys import KeyRotation
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
-from qodeassist_lsp.wire.errors import CategorizedError, ErrorContext, ErrorInfo
+from qodeassist_lsp.wire.errors import (
+    CategorizedError,
+    ErrorCategory,
+    ErrorContext,
+    ErrorInfo,
+    WireError,
+)
 from qodeassist_lsp.wire.events import StreamError, WireEvent
-from qodeassist_lsp.wire.protocols import auth_headers, keyed_url
+from qodeassist_lsp.wire.protocols import WireProtocol, auth_headers, keyed_url
 from qodeassist_lsp.wire.retry import RetryPolicy
 from qodeassist_lsp.wire.urls import join_url
+
+_SLOTS_TIMEOUT_S = 3.0
 
 
 class GenericProvider:
@@ -67,6 +75,22 @@ class GenericProvider:
         """Return the next key (round-robin over several), if the instance has one."""
         return self.keys.next_key()
 
+    def missing_key(self) -> ErrorInfo | None:
+        """Return the ``auth`` error of an instance that needs a key none of whose keys is set.
+
+        Checked before anything is sent, so an offline machine hears "missing API key", not a
+        network error. Local servers (``key_optional`` APIs) never need one.
+        """
+        instance = self.instance
+        if instance.api.key_optional or not instance.key_slots or self.keys.has_value():
+            return None
+        context = self.error_context
+        where = f"set {context.api_key_env} or " if context.api_key_env else ""
+        return ErrorInfo(
+            ErrorCategory.AUTH,
+            f"missing API key for {instance.name}: {where}run `{context.secrets_command}`",
+        )
+
     async def ensure_launched(self) -> None:
         """Start or adopt the ``[launch]`` server first when the instance has ``auto_start``."""
         launch = self.instance.launch
@@ -92,6 +116,9 @@ class GenericProvider:
         rejected or rate-limited ``api_key`` (the key ``request`` carries) is taken out of the
         rotation for a while.
         """
+        missing = self.missing_key() if api_key is None else None
+        if missing is not None:
+            raise WireError(missing)
         if not self.breaker.allow():
             raise self.breaker.refusal()
         if len(self.keys) > 1:  # a rate-limited key hands over to the next, not waits
@@ -148,6 +175,9 @@ class GenericProvider:
 
     async def list_models(self, timeouts: Timeouts | None = None) -> list[str]:
         """Return the model ids the instance offers (``WireError``, ``LaunchError`` on failure)."""
+        missing = self.missing_key()
+        if missing is not None:
+            raise WireError(missing)
         await self.ensure_launched()
         api = self.instance.api
         key = self.api_key()
@@ -159,6 +189,28 @@ class GenericProvider:
         except CategorizedError as exc:
             self._note_failure(exc)
             raise
+
+    async def busy(self) -> bool:
+        """Whether a llama.cpp server is working on other requests in every slot (``/slots``).
+
+        Such a server is slow to answer, not broken. False for other APIs and whenever
+        ``/slots`` does not say (switched off, not llama.cpp after all, unreachable).
+        """
+        api = self.instance.api
+        if api.protocol is not WireProtocol.LLAMACPP:
+            return False
+        url = join_url(self.instance.url, "/slots")
+        headers = auth_headers(api.protocol, self.api_key())
+        try:
+            response = await self._http.get(url, headers=headers, timeout=_SLOTS_TIMEOUT_S)
+            slots = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return False
+        return (
+            isinstance(slots, list)
+            and bool(slots)
+            and all(isinstance(slot, dict) and slot.get("is_processing") for slot in slots)
+        )
 
     def _note_failure(self, exc: CategorizedError) -> None:
         # The launcher re-probes its server only after a request could not reach it.

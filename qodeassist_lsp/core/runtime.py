@@ -9,6 +9,7 @@ stays the same; ``aclose`` stops the servers it started attached.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
@@ -21,12 +22,23 @@ from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.core.tools import ToolContributorRegistry
 
+LaunchProgress = Callable[[str, int | None, str], None]
+"""Hears ``(instance, percent, message)`` while a ``[launch]`` server starts (a model download);
+``percent`` None once the start is over."""
+
 
 class Runtime:
     """Providers, agents and sessions for one configuration."""
 
-    def __init__(self, configuration: Configuration, secrets: SecretsPort | None = None) -> None:
+    def __init__(
+        self,
+        configuration: Configuration,
+        secrets: SecretsPort | None = None,
+        on_launch_progress: LaunchProgress | None = None,
+    ) -> None:
+        """Serve ``configuration``; ``on_launch_progress`` hears starting servers' progress."""
         self._secrets = secrets or SecretStore(configuration.paths.config_root)
+        self._on_launch_progress = on_launch_progress
         self._providers: dict[str, GenericProvider] = {}
         self._launchers: dict[str, ProviderLauncher] = {}
         self.contributors = ToolContributorRegistry()
@@ -59,6 +71,12 @@ class Runtime:
             self._providers[name] = provider
         return provider
 
+    def _progress_of(self, name: str) -> Callable[[int | None, str], None] | None:
+        report = self._on_launch_progress
+        if report is None:
+            return None
+        return lambda percent, message: report(name, percent, message)
+
     def launcher(self, name: str) -> ProviderLauncher | None:
         """Return the launcher of instance ``name`` if it has a ``[launch]`` table."""
         instance = self.configuration.providers.get(name)
@@ -74,6 +92,7 @@ class Runtime:
                 instance.launch,
                 run_dir=self.configuration.paths.data_root / "run",
                 source=instance.source,
+                on_progress=self._progress_of(instance.name),
             )
             self._launchers[instance.name] = launcher
         return launcher

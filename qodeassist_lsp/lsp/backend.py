@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.config.secrets import SecretsPort
-    from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.core.runtime import LaunchProgress, Runtime
     from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
@@ -51,6 +51,12 @@ class Backend:
         self._signature: Signature = ()
         self._watcher: asyncio.Task[None] | None = None
         self.listeners: list[ReloadListener] = []
+        self.launch_listeners: list[LaunchProgress] = []
+        """Hear how far starting model servers got (the embedded model's download)."""
+
+    def _launch_progress(self, instance: str, percent: int | None, message: str) -> None:
+        for listener in self.launch_listeners:
+            listener(instance, percent, message)
 
     @property
     def configuration_now(self) -> Configuration:
@@ -129,7 +135,7 @@ class Backend:
                 # Heavy (see _load), and by now imported: the worker thread warmed it.
                 from qodeassist_lsp.core.runtime import Runtime
 
-                self._runtime = Runtime(config, self._secrets)
+                self._runtime = Runtime(config, self._secrets, self._launch_progress)
             else:
                 await self._runtime.reload(config)
             self._ready.set()

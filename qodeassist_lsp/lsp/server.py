@@ -22,6 +22,7 @@ from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, D
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import MessageThrottle
 
@@ -56,6 +57,7 @@ class QodeAssistServer(LanguageServer):
         self.features: list[LanguageFeature] = []
         self._ignore: IgnoreFilter | None = None
         self.backend.listeners.append(self._on_reload)
+        self.backend.launch_listeners.append(LaunchProgressReporter(self))
         self.documents.add_listener(self._on_document)
 
     def add_feature(self, feature: LanguageFeature) -> None:

@@ -36,10 +36,11 @@ class HeadlessGate:
             return None
         if decision == "ask" and permission in self._allowed():
             return None
+        kind = f"{'an' if permission[:1] in 'aeiou' else 'a'} {permission} tool"
         if decision == "deny":
-            return f"{tool.spec.name} is a {permission} tool and [tools] denies {permission} tools"
+            return f"{tool.spec.name} is {kind} and [tools] denies {permission} tools"
         return (
-            f"{tool.spec.name} is a {permission} tool: [tools] says to ask the user first, and "
+            f"{tool.spec.name} is {kind}: [tools] says to ask the user first, and "
             f'an MCP client cannot be asked; add "{permission}" to [mcp] server_allow to let '
             "MCP clients run it"
         )

@@ -131,3 +131,67 @@ def test_doctor_says_when_a_fim_model_refuses_the_suffix(
     assert [p["check"] for p in agent["problems"]] == ["fim"]
     assert "base/code model" in agent["problems"][0]["fix"]
     assert "suffix" in replay.last.json
+
+
+def test_a_missing_key_is_reported_as_such_before_anything_is_sent(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion=CLAUDE, chat=CLAUDE)
+    workspace.extra_env["ANTHROPIC_API_KEY"] = ""
+
+    doctor = workspace.run("doctor", "--json")
+    chat = workspace.run("chat", "--agent", CLAUDE, "hi")
+    sample = workspace.project / "a.py"
+    sample.write_text("def add(a, b):\n    return \n")
+    complete = workspace.run(
+        "complete", str(sample), "--line", "2", "--col", "12", "--agent", "Claude Completion"
+    )
+
+    assert doctor.returncode == 1, doctor.describe()
+    claude = _agent(json.loads(doctor.stdout), CLAUDE)
+    assert [p["check"] for p in claude["problems"]] == ["auth"], claude
+    assert claude["problems"][0]["message"].startswith("missing API key for Claude")
+    assert claude["checks"]["reachable"] == "not_checked"
+    for result in (chat, complete):
+        assert result.returncode == 3, result.describe()
+        assert "auth error: missing API key for Claude: set ANTHROPIC_API_KEY" in result.stderr
+        assert "network" not in result.stderr
+    assert replay.requests == []  # offline or not, nothing was sent
+
+
+LLAMA = "E2E llama.cpp (no tools)"
+
+
+def test_a_busy_llama_cpp_server_is_busy_not_failing(tmp_path: Path, replay: ReplayServer) -> None:
+    """Its one slot serves another request: the probe would only queue behind it."""
+    workspace = _workspace(tmp_path, replay, completion=LLAMA, chat=LLAMA)
+    replay.route("/v1/models", Reply.json({"data": [{"id": USER_AGENT_MODEL}]}))
+    replay.route("/slots", Reply.json([{"id": 0, "is_processing": True}]))
+
+    result = workspace.run("doctor", "--json")
+
+    assert result.returncode == 0, result.describe()
+    agent = _agent(json.loads(result.stdout), LLAMA)
+    assert agent["checks"]["reachable"] == "ok" and agent["checks"]["probe"] == "busy", agent
+    assert agent["problems"] == [] and agent["working"] is True
+    assert any(
+        note.startswith("busy: the server is serving another request") for note in agent["notes"]
+    )
+    assert not any(r.path == "/v1/chat/completions" for r in replay.requests)
+    text = workspace.run("doctor")
+    assert "probe busy" in text.stdout and "FAIL" not in text.stdout, text.describe()
+
+
+def test_a_llama_cpp_server_that_times_out_idle_is_a_failure(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    workspace = _workspace(tmp_path, replay, completion=LLAMA, chat=LLAMA)
+    replay.route("/v1/models", Reply.json({"data": [{"id": USER_AGENT_MODEL}]}))
+    replay.route("/slots", Reply.json([{"id": 0, "is_processing": False}]))
+    replay.script("/v1/chat/completions", Reply(hold_open=True))
+
+    result = workspace.run("doctor", "--json", "--timeout", "2")
+
+    assert result.returncode == 1, result.describe()
+    agent = _agent(json.loads(result.stdout), LLAMA)
+    assert agent["checks"]["probe"] == "problem" and agent["working"] is False, agent

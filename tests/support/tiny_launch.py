@@ -8,6 +8,7 @@ it logs each spawn and each probe to files so tests can count them.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -34,6 +35,7 @@ parser.add_argument("--delay", type=float, default=0.0)
 parser.add_argument("--ready-after", type=float, default=0.0)
 parser.add_argument("--status", type=int, default=200)
 parser.add_argument("--ignore-term", action="store_true")
+parser.add_argument("--progress", action="store_true", help="print download progress lines first")
 parser.add_argument("extra", nargs="*")
 args = parser.parse_args()
 started = time.monotonic()
@@ -43,6 +45,10 @@ if args.spawn_log:
 if args.report:
     with open(args.report, "w") as report:
         json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}, report)
+if args.progress:
+    for percent in (0, 50, 100):
+        print(f"tiny: progress: {percent}% downloading model.gguf: {percent} of 100 MiB", flush=True)
+        time.sleep(0.05)
 if args.exit is not None:
     print("tiny: loading the model failed: model.gguf is not a GGUF file", flush=True)
     print("tiny: giving up", file=sys.stderr, flush=True)
@@ -132,6 +138,15 @@ class Tiny:
         }
         values.update(fields)
         return LaunchConfig.model_validate(values)
+
+    def provider_file(self, name: str, *extra: str) -> str:
+        """A llama.cpp provider instance ``name`` whose ``[launch]`` runs this tiny server."""
+        args = [str(self.script), "--port", str(self.port), *extra]
+        return (
+            f'name = "{name}"\nclient_api = "llama.cpp"\nurl = "{self.url}"\n\n'
+            f"[launch]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n"
+            f'ready_url = "{self.url}/health"\nready_timeout_s = 20\nauto_start = true\n'
+        )
 
     def launcher(self, *extra: str, name: str = "Tiny", **fields: Any) -> ProviderLauncher:
         return ProviderLauncher(

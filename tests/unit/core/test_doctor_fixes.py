@@ -1,0 +1,42 @@
+"""The doctor's fixes name the user's own files, never the read-only bundled ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.config.configuration import Configuration, load_configuration
+from qodeassist_lsp.config.definitions import Layer
+from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.core.agent import AgentFactory
+from qodeassist_lsp.core.doctor_fixes import instance_file, model_fix, reach_fix
+
+
+@pytest.fixture(scope="module")
+def configuration(tmp_path_factory: pytest.TempPathFactory) -> Configuration:
+    """The bundled agents, loaded for real."""
+    root: Path = tmp_path_factory.mktemp("doctor")
+    return load_configuration(ConfigPaths(root / "config", root / "data", bundled_root()))
+
+
+def test_fixes_point_at_user_files_never_at_bundled_ones(
+    configuration: Configuration, tmp_path: Path
+) -> None:
+    """The bundled files are inside the installed package: a fix names the user's override."""
+    factory = AgentFactory(configuration)
+    root = configuration.paths.config_root
+    bundled = str(bundled_root())
+    llama = factory.create("llama.cpp Chat")
+    fix = reach_fix(llama, root)
+    assert str(root / "providers" / "llama_cpp.toml") in fix and "url" in fix
+    assert bundled not in fix
+    claude = factory.create("Claude Chat — Sonnet")
+    assert str(root / "agent_models.json") in model_fix(claude, root)
+    ollama = factory.create("Ollama Chat — Simple")
+    assert str(root / "agent_models.json") in model_fix(ollama, root)
+    assert bundled not in instance_file(claude.provider, root)
+    mine = claude.provider.model_copy(
+        update={"source": tmp_path / "mine.toml", "layer": Layer.USER}
+    )
+    assert instance_file(mine, root) == str(tmp_path / "mine.toml")
