@@ -179,6 +179,8 @@ class ToolSwitches(Section):
     )
     delete_file: bool = Field(default=True, description="Delete a file.")
     load_skill: bool = Field(default=True, description="Load a skill's instructions.")
+    memory_read: bool = Field(default=True, description="Search the persistent memory.")
+    memory_write: bool = Field(default=True, description="Add an entry to the persistent memory.")
 
 
 PermissionPolicy = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(lower_choice)]
@@ -357,6 +359,24 @@ class SkillsSettings(Section):
 
 
 # --------------------------------------------------------------------------------------------
+class MemorySettings(Section):
+    """``[memory]``: the persistent memory offered to chat."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Put the relevant memory entries into the chat's system prompt.",
+    )
+    budget_tokens: int = Field(
+        default=1000,
+        ge=50,
+        le=100_000,
+        description="Most tokens (about four characters each) the memory layer of the chat's "
+        "system prompt may take; the entries most similar to the message, then the newest, "
+        "come first.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 class ResilienceSettings(Section):
     """``[resilience]``: the circuit breaker every provider instance has."""
 
@@ -410,5 +430,6 @@ class Settings(Section):
     tools: ToolsSettings = ToolsSettings()
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()
+    memory: MemorySettings = MemorySettings()
     resilience: ResilienceSettings = ResilienceSettings()
     logging: LoggingSettings = LoggingSettings()
