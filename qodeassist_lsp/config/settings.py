@@ -119,6 +119,13 @@ class ChatSettings(Section):
         le=10_000_000,
         description="Estimated tokens at which `auto_compress` kicks in.",
     )
+    router_timeout_ms: int = Field(
+        default=5000,
+        ge=100,
+        le=120_000,
+        description='How long `agent: "auto"` waits for the `chat_router` agent\'s choice '
+        "before the first chat agent answers instead.",
+    )
     connect_timeout_s: ConnectTimeout = 10.0
     first_byte_timeout_s: FirstByteTimeout = 300.0
     request_timeout_s: RequestTimeout = 120.0

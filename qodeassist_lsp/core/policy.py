@@ -25,6 +25,7 @@ class Pipeline(enum.StrEnum):
     COMPLETION = "code_completion"
     CHAT = "chat_assistant"
     COMPRESSION = "chat_compression"
+    ROUTER = "chat_router"
     REFACTOR = "quick_refactor"
 
 
@@ -54,5 +55,6 @@ def policy_for(pipeline: Pipeline, settings: Settings) -> RequestPolicy:
         inactivity=_seconds(section.request_timeout_s),
     )
     # A completion is worthless after a retry's back-off; only chat-like work retries.
-    retry = RetryPolicy(max_attempts=1) if pipeline is Pipeline.COMPLETION else RetryPolicy()
+    once = pipeline in (Pipeline.COMPLETION, Pipeline.ROUTER)  # late is worse than a fallback
+    retry = RetryPolicy(max_attempts=1) if once else RetryPolicy()
     return RequestPolicy(timeouts, retry, settings.tools.max_tool_continuations)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -27,13 +28,13 @@ from qodeassist_lsp.core.content import (
     Message,
     TextBlock,
 )
-from qodeassist_lsp.core.events import SessionEvent, UsageEvent
+from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.chat import memory_use, mentions, skill_use
+from qodeassist_lsp.features.chat import memory_use, mentions, router, skill_use
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
@@ -169,7 +170,11 @@ class ChatService:
         if not message and not params.attachments:
             raise ChatInputError("nothing to send: the message is empty")
         chat = self._open(params.chat_id) if params.chat_id else None
-        agent = self._agent(params.agent, chat.file.agent if chat is not None else "")
+        choice = await self._route(params.agent, message)
+        requested = choice.agent if choice is not None else params.agent
+        if requested == router.AUTO:  # a /remember message needs no choice
+            requested = None
+        agent = self._agent(requested, chat.file.agent if chat is not None else "")
         access = self.files()
         linked = None
         if params.linked_files is not None:
@@ -217,10 +222,27 @@ class ChatService:
         chat.file.agent = agent
         start = len(chat.history)
         request = session.send(blocks)
+        if choice is not None:
+            self._sink(chat.chat_id, AgentChosenEvent(request.id, *dataclasses.astuple(choice)))
         chat.request = request
         chat.request_start = start
         self._saver.schedule(chat)
         return chat.chat_id, request
+
+    async def _route(self, requested: str | None, message: str) -> router.Choice | None:
+        """Let the ``chat_router`` agent pick the agent when ``requested`` is ``auto``."""
+        if requested != router.AUTO or memory_use.remembered(message) is not None:
+            return None
+        config = self._runtime.configuration
+        if not config.pipelines.chat_router:
+            raise ChatInputError(
+                'agent "auto" needs a chat_router agent: set pipelines.chat_router in '
+                "pipelines.toml, or pick a chat agent"
+            )
+        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        if not roster:
+            return None  # _agent says what to configure
+        return await router.choose(self._runtime.sessions, config, roster, message)
 
     async def _remember(
         self, chat: Chat | None, agent: str, params: SendInput
