@@ -121,6 +121,9 @@ A new edit gets a block; a known one a new header line."
 \(GET KEY...) returns its field KEY, or a nested one: (GET :error :message)."
   (pcase (funcall get :kind)
     ("text" (qodeassist-chat-insert (or (funcall get :text) "")))
+    ("agentChosen"
+     (qodeassist-chat-insert
+      (format "[agent: %s — %s]\n" (funcall get :agent) (or (funcall get :reason) ""))))
     ("toolCall"
      (qodeassist-chat-insert
       (format "\n[tool %s%s %s]\n" (funcall get :name)

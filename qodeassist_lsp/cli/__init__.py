@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         doctor_cmd,
         embedded_cmd,
         mcp_cmd,
+        memory_cmd,
         models_cmd,
         refactor_cmd,
         secrets_cmd,
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_cmd.register(commands, shared)
     embedded_cmd.register(commands, shared)
     mcp_cmd.register(commands, shared)
+    memory_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
     refactor_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)

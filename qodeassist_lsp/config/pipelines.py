@@ -19,7 +19,7 @@ from qodeassist_lsp.config.toml_source import TomlFile, read_toml
 
 MAX_NAME_LENGTH = 256
 LIST_SLOTS = ("code_completion", "chat_assistant", "next_edit")
-SINGLE_SLOTS = ("chat_compression", "quick_refactor")
+SINGLE_SLOTS = ("chat_compression", "quick_refactor", "chat_router")
 
 
 class PipelinesStatus(enum.StrEnum):
@@ -43,11 +43,13 @@ class Pipelines:
     quick_refactor: str = ""
     next_edit: tuple[str, ...] = ()
     """Ordered like ``code_completion``: the first agent whose ``[match]`` accepts the file."""
+    chat_router: str = ""
+    """Picks the chat agent for ``agent: "auto"`` (empty: no "auto")."""
     status: PipelinesStatus = PipelinesStatus.FILE_MISSING
 
     def agent_names(self) -> set[str]:
         """Every agent name any pipeline mentions."""
-        singles = {self.chat_compression, self.quick_refactor} - {""}
+        singles = {self.chat_compression, self.quick_refactor, self.chat_router} - {""}
         return {*self.code_completion, *self.chat_assistant, *self.next_edit, *singles}
 
     def pipelines_of(self, agent: str) -> list[str]:

@@ -121,6 +121,13 @@ class ChatSettings(Section):
         le=10_000_000,
         description="Estimated tokens at which `auto_compress` kicks in.",
     )
+    router_timeout_ms: int = Field(
+        default=5000,
+        ge=100,
+        le=120_000,
+        description='How long `agent: "auto"` waits for the `chat_router` agent\'s choice '
+        "before the first chat agent answers instead.",
+    )
     connect_timeout_s: ConnectTimeout = 10.0
     first_byte_timeout_s: FirstByteTimeout = 300.0
     request_timeout_s: RequestTimeout = 120.0
@@ -181,6 +188,8 @@ class ToolSwitches(Section):
     )
     delete_file: bool = Field(default=True, description="Delete a file.")
     load_skill: bool = Field(default=True, description="Load a skill's instructions.")
+    memory_read: bool = Field(default=True, description="Search the persistent memory.")
+    memory_write: bool = Field(default=True, description="Add an entry to the persistent memory.")
 
 
 PermissionPolicy = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(lower_choice)]
@@ -360,6 +369,24 @@ class SkillsSettings(Section):
 
 
 # --------------------------------------------------------------------------------------------
+class MemorySettings(Section):
+    """``[memory]``: the persistent memory offered to chat."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Put the relevant memory entries into the chat's system prompt.",
+    )
+    budget_tokens: int = Field(
+        default=1000,
+        ge=50,
+        le=100_000,
+        description="Most tokens (about four characters each) the memory layer of the chat's "
+        "system prompt may take; the entries most similar to the message, then the newest, "
+        "come first.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 class ResilienceSettings(Section):
     """``[resilience]``: the circuit breaker every provider instance has."""
 
@@ -414,5 +441,6 @@ class Settings(Section):
     tools: ToolsSettings = ToolsSettings()
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()
+    memory: MemorySettings = MemorySettings()
     resilience: ResilienceSettings = ResilienceSettings()
     logging: LoggingSettings = LoggingSettings()

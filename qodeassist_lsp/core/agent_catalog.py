@@ -3,7 +3,8 @@
 Shared by ``agents list --json`` and ``qodeassist/agents/list``. A pipeline may be named by its
 slot (``chat_assistant``), its short CLI alias (``chat``) or its camelCase LSP form
 (``chatAssistant``); filtered lists keep the roster's order, so a picker shows the user's
-preferred agent first.
+preferred agent first. The ``chat_assistant`` list ends with a pseudo-agent ``auto`` (flagged
+``"auto": true``) when a ``chat_router`` agent is configured.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "source": str(profile.source) if profile.source else None,
             }
         )
+    if slot == "chat_assistant" and config.pipelines.chat_router in config.agents and out:
+        out.append(_auto_entry(config.pipelines.chat_router))
     return out
 
 
@@ -78,3 +81,21 @@ def _serves_demo(config: Configuration, name: str) -> bool:
         instance = config.agents[name].provider_instance
     provider = config.providers.get(instance)
     return provider is not None and provider.demo
+
+
+def _auto_entry(router: str) -> dict[str, Any]:
+    """Return the picker entry of ``auto``: the ``chat_router`` agent picks per message."""
+    return {
+        "name": "auto",
+        "description": f"{router} picks the chat agent for each message",
+        "provider": "",
+        "model": "",
+        "pipelines": ["chat_assistant"],
+        "tags": [],
+        "tools": False,
+        "thinking": False,
+        "hidden": False,
+        "source": None,
+        "auto": True,
+        "demo": False,
+    }

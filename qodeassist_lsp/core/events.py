@@ -1,9 +1,9 @@
 """The session event stream: what a request produced, as features and clients see it.
 
 Deltas (``text``, ``thinking``, ``toolCall``, ``toolResult``, ``fileEdit``, ``usage``) may
-repeat; exactly one terminal event (``finished``, ``failed``, ``cancelled``) ends every request.
-``to_json`` gives the camelCase wire form used by ``qodeassist/chat/event`` and
-``chat --events jsonl``.
+repeat (``agentChosen`` comes first, once, for a chat sent with ``agent: "auto"``); exactly one
+terminal event (``finished``, ``failed``, ``cancelled``) ends every request. ``to_json`` gives
+the camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events jsonl``.
 """
 
 from __future__ import annotations
@@ -171,6 +171,28 @@ class UsageEvent:
 
 
 @dataclass(frozen=True)
+class AgentChosenEvent:
+    """Which agent ``agent: "auto"`` picked for the request, and the router's one-line reason."""
+
+    request_id: str
+    agent: str
+    reason: str
+    fallback: bool = False
+    """True when the router failed or was late and the first chat agent answers instead."""
+    kind: Literal["agentChosen"] = "agentChosen"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "agent": self.agent,
+            "reason": self.reason,
+            "fallback": self.fallback,
+        }
+
+
+@dataclass(frozen=True)
 class FinishedEvent:
     """Terminal: the model finished (``stop_reason`` normalised: end_turn, max_tokens, …)."""
 
@@ -228,6 +250,7 @@ SessionEvent = (
     | ToolResultEvent
     | FileEditEvent
     | UsageEvent
+    | AgentChosenEvent
     | FinishedEvent
     | FailedEvent
     | CancelledEvent

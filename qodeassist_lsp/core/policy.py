@@ -26,6 +26,7 @@ class Pipeline(enum.StrEnum):
     COMPLETION = "code_completion"
     CHAT = "chat_assistant"
     COMPRESSION = "chat_compression"
+    ROUTER = "chat_router"
     REFACTOR = "quick_refactor"
     NEXT_EDIT = "next_edit"
 
@@ -58,7 +59,8 @@ def policy_for(pipeline: Pipeline, settings: Settings) -> RequestPolicy:
         first_byte=_seconds(section.first_byte_timeout_s),
         inactivity=_seconds(section.request_timeout_s),
     )
-    # A completion or next edit is worthless after a retry's back-off.
-    fast = pipeline in (Pipeline.COMPLETION, Pipeline.NEXT_EDIT)
-    retry = RetryPolicy(max_attempts=1) if fast else RetryPolicy()
+    # A completion or next edit is worthless after a retry's back-off, and a late router is
+    # worse than its fallback; only chat-like work retries.
+    once = pipeline in (Pipeline.COMPLETION, Pipeline.NEXT_EDIT, Pipeline.ROUTER)
+    retry = RetryPolicy(max_attempts=1) if once else RetryPolicy()
     return RequestPolicy(timeouts, retry, settings.tools.max_tool_continuations)

@@ -177,6 +177,7 @@ class ToolKitFeature(LanguageFeature):
         """Add the kit's contributor and set the gate, once: the registry outlives reloads."""
         if self._wired:
             return
+        from qodeassist_lsp.core.memory import Memory
         from qodeassist_lsp.tools.kit import KitSources, ToolKit
         from qodeassist_lsp.tools.permissions import PermissionGate
 
@@ -185,6 +186,7 @@ class ToolKitFeature(LanguageFeature):
                 settings=lambda: self.server.runtime.configuration.settings.tools,
                 workspace=self.workspace,
                 diagnostics=EditorDiagnostics(self.server),
+                memory=lambda: Memory.of(self.server.runtime.configuration.paths),
             )
         )
         contributors.add(kit.contribute)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qodeassist_lsp.config.settings import ToolsSettings
+from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import Tool, ToolRegistry
 from qodeassist_lsp.tools.build import BuildTool
@@ -20,6 +21,7 @@ from qodeassist_lsp.tools.diagnostics import DiagnosticsSource, DiagnosticsTool
 from qodeassist_lsp.tools.find_files import FindFilesTool
 from qodeassist_lsp.tools.git import GitDiffTool, GitLogTool, GitStatusTool
 from qodeassist_lsp.tools.list_folder import ListFolderTool
+from qodeassist_lsp.tools.memory import MemoryReadTool, MemoryWriteTool
 from qodeassist_lsp.tools.read_file import ReadFileTool
 from qodeassist_lsp.tools.search_text import SearchTextTool
 from qodeassist_lsp.tools.terminal import TerminalTool
@@ -35,6 +37,8 @@ class KitSources:
     workspace: Callable[[], ToolWorkspace]
     diagnostics: DiagnosticsSource | None = None
     """None: no editor to ask (the CLI), so no ``diagnostics`` tool."""
+    memory: Callable[[], Memory] | None = None
+    """The persistent memory; None: no ``memory_read`` / ``memory_write`` tools."""
 
 
 class ToolKit:
@@ -57,6 +61,8 @@ class ToolKit:
         ]
         if sources.diagnostics is not None:
             tools.insert(4, DiagnosticsTool(workspace, sources.diagnostics))
+        if sources.memory is not None:
+            tools += [MemoryReadTool(sources.memory), MemoryWriteTool(sources.memory)]
         self.tools = tuple(tools)
 
     def available(self, pipeline: Pipeline) -> list[Tool]:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.config.confinement import Confinement, PathRefused
+from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -26,16 +26,15 @@ from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import (
     Block,
     Message,
-    StoredAttachmentBlock,
-    StoredImageBlock,
     TextBlock,
 )
-from qodeassist_lsp.core.events import SessionEvent, UsageEvent
+from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
+from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.chat import mentions, skill_use
+from qodeassist_lsp.features.chat import memory_use, mentions, router, skill_use
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
@@ -48,7 +47,9 @@ from qodeassist_lsp.features.chat.files import (
     StoredContentLoader,
     store_attachments,
 )
+from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
+from qodeassist_lsp.features.chat.saver import ChatSaver
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
@@ -83,7 +84,7 @@ class ChatService:
         self._ignore = ignore
         self._skills = skills
         self._chats: dict[str, Chat] = {}
-        self._saves: set[asyncio.Task[None]] = set()
+        self._saver = ChatSaver(self.store, lambda: self.settings.chat.autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
 
@@ -170,12 +171,12 @@ class ChatService:
         message = params.message.strip()
         if not message and not params.attachments:
             raise ChatInputError("nothing to send: the message is empty")
-        if params.chat_id:
-            chat = self._open(params.chat_id)
-            agent = self._agent(params.agent, chat.file.agent)
-        else:
-            agent = self._agent(params.agent, "")
-            chat = None
+        chat = self._open(params.chat_id) if params.chat_id else None
+        choice = await self._route(params.agent, message)
+        requested = choice.agent if choice is not None else params.agent
+        if requested == router.AUTO:  # a /remember message needs no choice
+            requested = None
+        agent = self._agent(requested, chat.file.agent if chat is not None else "")
         access = self.files()
         linked = None
         if params.linked_files is not None:
@@ -183,7 +184,9 @@ class ChatService:
             for path in linked:
                 access.check(Path(path))
         if chat is not None:
-            self._check_history(chat, access, keep_linked=linked is None)
+            check_history(chat, self.store(), access, keep_linked=linked is None)
+        if memory_use.remembered(message) is not None:
+            return await self._remember(chat, agent, params)
         library = await self._skills() if self._skills is not None else None
         invoked = skill_use.invoked(library, message)
         typed = skill_use.message_text(library, params.message)
@@ -214,43 +217,58 @@ class ChatService:
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
         session.system_prompt.set_layer(CLIENT_LAYER, params.system, priority=60)
         skill_use.add_layer(session, library, self.settings.skills.catalog_budget_tokens)
+        if self.settings.memory.enabled:
+            budget = self.settings.memory.budget_tokens
+            memory_use.add_layer(session, self.memory(), text, budget)
         session.listeners.append(lambda event: self._on_event(chat, event))
         chat.file.agent = agent
         start = len(chat.history)
         request = session.send(blocks)
+        if choice is not None:
+            self._sink(chat.chat_id, AgentChosenEvent(request.id, *dataclasses.astuple(choice)))
         self._demo.arm(chat.chat_id, request.id, session.agent)
         chat.request = request
         chat.request_start = start
-        self._schedule_save(chat)
+        self._saver.schedule(chat)
         return chat.chat_id, request
 
-    def _check_history(self, chat: Chat, access: FileAccess, *, keep_linked: bool) -> None:
-        """Refuse to send from a history file that points outside where it may read.
+    async def _route(self, requested: str | None, message: str) -> router.Choice | None:
+        """Let the ``chat_router`` agent pick the agent when ``requested`` is ``auto``."""
+        if requested != router.AUTO or memory_use.remembered(message) is not None:
+            return None
+        config = self._runtime.configuration
+        if not config.pipelines.chat_router:
+            raise ChatInputError(
+                'agent "auto" needs a chat_router agent: set pipelines.chat_router in '
+                "pipelines.toml, or pick a chat agent"
+            )
+        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        if not roster:
+            return None  # _agent says what to configure
+        return await router.choose(self._runtime.sessions, config, roster, message)
 
-        A history file is data anyone could have placed in the history folder: its linked files
-        must pass the same confinement as the ones a client sends, and its stored attachments
-        must be names inside the chat's content folder.
-        """
-        store = self.store()
-        where = f"chat {chat.chat_id!r} ({store.path(chat.chat_id)})"
-        if keep_linked:
-            for raw in chat.file.linked_files:
-                try:
-                    access.roots.resolve(raw)
-                except PathRefused as exc:
-                    raise ChatInputError(
-                        f"{where} links a file that may not be read: {exc}. Send with "
-                        "linkedFiles set to replace the chat's linked files"
-                    ) from None
-        for message in chat.history.messages:
-            for block in message.blocks:
-                if isinstance(block, (StoredAttachmentBlock, StoredImageBlock)):
-                    try:
-                        store.stored_file(chat.chat_id, block.stored_path)
-                    except PathRefused as exc:
-                        raise ChatInputError(str(exc)) from None
-                    except OSError:
-                        pass  # gone: sent as "[Attachment unavailable]"
+    async def _remember(
+        self, chat: Chat | None, agent: str, params: SendInput
+    ) -> tuple[str, Request]:
+        """Store what a ``/remember`` message says and confirm it without a model call."""
+        created = chat is None
+        target = chat or self._new(params.message, agent, params.history)
+        await self._stop(target)
+        start = len(target.history)
+        try:
+            request = await memory_use.remember(
+                self.memory(), params.message, target.history, lambda e: self._on_event(target, e)
+            )
+        except ChatInputError:
+            if created:  # the client never learns this chat's id
+                self._chats.pop(target.chat_id, None)
+            raise
+        target.request, target.request_start = request, start
+        return target.chat_id, request
+
+    def memory(self) -> Memory:
+        """Return the persistent memory (global, and the workspace's)."""
+        return Memory.of(self._runtime.configuration.paths)
 
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
@@ -294,49 +312,14 @@ class ChatService:
         if event.kind in ("finished", "failed", "cancelled"):
             # The terminal event goes out once the chat is on disk: a client that lists or
             # reopens chats right after it sees the answer.
-            self._schedule_save(chat, then=lambda: self._sink(chat.chat_id, event))
+            self._saver.schedule(chat, then=lambda: self._sink(chat.chat_id, event))
         else:
             self._sink(chat.chat_id, event)
 
     # -- persistence -----------------------------------------------------------------------
-    def _schedule_save(self, chat: Chat, then: Callable[[], None] | None = None) -> None:
-        if not self.settings.chat.autosave:
-            if then is not None:
-                then()
-            return
-        chat.file.messages = list(chat.history.messages)
-        # A snapshot: the history goes on changing while the save waits for its turn.
-        snapshot = dataclasses.replace(
-            chat.file,
-            messages=list(chat.file.messages),
-            linked_files=list(chat.file.linked_files),
-            usage=dict(chat.file.usage),
-        )
-        task = asyncio.create_task(
-            self._write(chat, snapshot, then), name=f"qa-save-{chat.chat_id}"
-        )
-        self._saves.add(task)
-        task.add_done_callback(self._saves.discard)
-
-    async def _write(self, chat: Chat, snapshot: ChatFile, then: Callable[[], None] | None) -> None:
-        """Save ``snapshot``, keeping what other writers added to the file meanwhile."""
-        store = self.store()
-        try:
-            async with chat.saving:  # writes of one chat land in the order they were made
-                await asyncio.to_thread(store.save_merged, chat.chat_id, snapshot, chat.seen)
-                # What this server holds, not the merge: another writer's messages are not in
-                # its history, so the next save must find them in the file again and keep them.
-                chat.seen = tuple(snapshot.messages)
-        except OSError as exc:
-            log.error("could not save chat %s in %s: %s", chat.chat_id, store.root, exc)
-        finally:
-            if then is not None:
-                then()
-
     async def flush(self) -> None:
         """Wait until every scheduled save is written."""
-        while self._saves:
-            await asyncio.gather(*list(self._saves), return_exceptions=True)
+        await self._saver.flush()
 
     # -- other methods ---------------------------------------------------------------------
     def open_new(self, agent: str | None = None) -> str:

@@ -472,6 +472,7 @@ def test_chat_cancelled_mid_stream(plugin: RunPlugin, replay: ReplayServer, vers
         message="Explain add",
         first="Partial answer",
         synthetic=[
+            {"kind": "agentChosen", "agent": "Big", "reason": "It needs depth.", "fallback": False},
             {"kind": "thinking", "text": "Look at the file."},
             {"kind": "toolCall", "id": "t1", "name": "read_file", "arguments": {"path": "add.py"}},
             {
@@ -516,6 +517,8 @@ def test_chat_cancelled_mid_stream(plugin: RunPlugin, replay: ReplayServer, vers
     # The other event kinds, rendered into a new chat.
     rendered = run.snapshot("rendered")
     assert rendered["chat_lines"] == [
+        "_(agent: Big — It needs depth.)_",
+        "",
         "````thinking",
         "Look at the file.",
         "````",

@@ -186,7 +186,7 @@ async def test_read_inside_and_outside_and_terminal_under_ask_and_deny(
 
 READ_CLASS = {
     "read_file", "list_folder", "find_files", "search_text", "diagnostics",
-    "git_status", "git_diff", "git_log", "todo",
+    "git_status", "git_diff", "git_log", "todo", "memory_read",
 }  # fmt: skip
 
 

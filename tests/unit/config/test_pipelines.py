@@ -78,3 +78,11 @@ def test_pipelines_of() -> None:
     p = Pipelines(code_completion=("A",), chat_assistant=("A", "B"), quick_refactor="A")
     assert p.pipelines_of("A") == ["code_completion", "chat_assistant", "quick_refactor"]
     assert p.pipelines_of("B") == ["chat_assistant"]
+
+
+def test_chat_router_is_one_agent_and_off_by_default(tree) -> None:
+    assert tree.load().pipelines.chat_router == ""
+    tree.write("config/pipelines.toml", '[pipelines]\nchat_router = ["Router", "Other"]\n')
+    pipelines = tree.load().pipelines
+    assert pipelines.chat_router == "Router" and "Router" in pipelines.agent_names()
+    assert pipelines.pipelines_of("Router") == ["chat_router"]

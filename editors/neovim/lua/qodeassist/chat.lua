@@ -346,6 +346,12 @@ function handlers.fileEdit(ev)
   end
 end
 
+function handlers.agentChosen(ev)
+  close_block()
+  local reason = (ev.reason or ''):gsub('\n', ' ')
+  add_lines({ ('_(agent: %s — %s)_'):format(ev.agent or '?', reason) })
+end
+
 function handlers.usage(ev)
   chat.usage = ev
   update_status()

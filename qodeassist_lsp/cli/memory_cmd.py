@@ -1,0 +1,97 @@
+"""``qodeassist-lsp memory list | add | search | forget``: the persistent memory from a shell.
+
+Entries are global (``<data root>/memory.json``) unless ``--project`` selects the current
+folder's ``.qodeassist/memory.json``; ``list`` without ``--project`` shows both scopes, and
+``forget`` finds the id in either. Text that looks like a secret is refused (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from qodeassist_lsp.cli.common import EXIT_OK, CliError
+from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.core.memory import Memory, MemoryEntry, MemoryRefused, Scope
+
+
+def register(commands: Any, shared: argparse.ArgumentParser) -> None:
+    """Add the ``memory`` command group (its ``--project`` is a scope flag)."""
+    del shared  # its --project DIR would clash with the --project scope flag below
+    memory = commands.add_parser("memory", help="list, add, search or forget memory entries")
+    sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", parents=[_options()], help="list the entries, oldest first")
+    listing.set_defaults(handler=list_entries)
+    add = sub.add_parser("add", parents=[_options()], help="remember TEXT")
+    add.add_argument("text", nargs="+", metavar="TEXT")
+    add.set_defaults(handler=add_entry)
+    search = sub.add_parser("search", parents=[_options()], help="the entries similar to QUERY")
+    search.add_argument("query", nargs="+", metavar="QUERY")
+    search.set_defaults(handler=search_entries)
+    forget = sub.add_parser("forget", parents=[_options()], help="remove the entry ID")
+    forget.add_argument("id", metavar="ID")
+    forget.set_defaults(handler=forget_entry)
+
+
+def _options() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--project",
+        dest="scope_project",
+        action="store_true",
+        help="the project's memory: .qodeassist/memory.json of the current folder",
+    )
+    options.add_argument("--json", action="store_true", help="print JSON")
+    return options
+
+
+def _memory(args: argparse.Namespace) -> Memory:
+    project = Path.cwd()
+    return Memory.of(ConfigPaths.discover(project=project, env=dict(os.environ)))
+
+
+def _print(args: argparse.Namespace, entries: list[MemoryEntry]) -> int:
+    if args.json:
+        print(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
+    elif not entries:
+        print("no memory entries")
+    for entry in [] if args.json else entries:
+        print(f"{entry.id}  {entry.scope:<7}  {entry.created}  {entry.text}")
+    return EXIT_OK
+
+
+def list_entries(args: argparse.Namespace) -> int:
+    """Print the entries (both scopes, or the project's with ``--project``)."""
+    scope: Scope | None = "project" if args.scope_project else None
+    try:
+        return _print(args, _memory(args).entries(scope))
+    except MemoryRefused as exc:
+        raise CliError(str(exc)) from exc
+
+
+def add_entry(args: argparse.Namespace) -> int:
+    """Store TEXT; refuse empty or secret-looking text."""
+    scope: Scope = "project" if args.scope_project else "global"
+    try:
+        entry = _memory(args).add(" ".join(args.text), "cli", scope)
+    except MemoryRefused as exc:
+        raise CliError(str(exc)) from exc
+    return _print(args, [entry])
+
+
+def search_entries(args: argparse.Namespace) -> int:
+    """Print the entries most similar to QUERY, best first."""
+    return _print(args, _memory(args).search(" ".join(args.query)))
+
+
+def forget_entry(args: argparse.Namespace) -> int:
+    """Remove the entry ID from whichever scope holds it."""
+    try:
+        entry = _memory(args).forget(args.id)
+    except MemoryRefused as exc:
+        raise CliError(str(exc)) from exc
+    print(f"forgot {entry.id}: {entry.text}")
+    return EXIT_OK

@@ -1,0 +1,39 @@
+"""``memory add | list | search | forget`` and a secret refused, through the real parser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.unit.cli.conftest import RunCli
+
+
+def test_add_list_search_forget(run_cli: RunCli, tmp_path: Path) -> None:
+    code, out, err = run_cli("memory", "add", "Use", "tabs", "in", "Makefiles", "--json")
+    assert code == 0, err
+    [entry] = json.loads(out)
+    assert (entry["text"], entry["scope"], entry["source"]) == (
+        "Use tabs in Makefiles",
+        "global",
+        "cli",
+    )
+    assert run_cli("memory", "add", "--project", "The tests run with pytest")[0] == 0
+    assert (tmp_path / ".qodeassist/memory.json").is_file()
+    code, out, _ = run_cli("memory", "list")
+    assert "Use tabs in Makefiles" in out and "The tests run with pytest" in out
+    code, out, _ = run_cli("memory", "list", "--project")
+    assert "Use tabs" not in out and "The tests run with pytest" in out
+    code, out, _ = run_cli("memory", "search", "makefile", "tabs")
+    assert code == 0 and entry["id"] in out and "pytest" not in out
+    code, out, _ = run_cli("memory", "forget", entry["id"])
+    assert code == 0 and f"forgot {entry['id']}" in out
+    assert "Use tabs" not in run_cli("memory", "list")[1]
+    code, _, err = run_cli("memory", "forget", entry["id"])
+    assert code == 1 and "no memory entry" in err
+
+
+def test_a_secret_is_refused_with_exit_1(run_cli: RunCli, tmp_path: Path) -> None:
+    code, _, err = run_cli("memory", "add", "token: Bearer abcdefghijklmnop")
+    assert code == 1 and "looks like a secret" in err and "secrets set" in err
+    assert run_cli("memory", "list")[1].strip() == "no memory entries"
+    assert not (tmp_path / "data/memory.json").exists()
