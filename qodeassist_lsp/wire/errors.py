@@ -47,6 +47,9 @@ so existing ``except LookupError`` and the like still hold)::
     ├── BodyTooLarge                        http_api.errors: a body passed the size limit
     ├── NotReady                            http_api.host: the configuration is not loaded yet
     ├── ListenFailed                        http_api.app: uvicorn could not start serving
+    ├── MemoryRefused [ValueError]          core.memory: an entry is empty, too long or a secret
+    ├── FetchFailed                         cli.model_download: the model wheel was not fetched
+    │   └── CorruptDownload                 … its SHA-256 is not the index's
     ├── EmbeddedError                       cli.embedded_model
     └── CliError                            cli.common: a command cannot go on
 
