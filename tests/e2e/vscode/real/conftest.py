@@ -58,6 +58,14 @@ class VSCode:
     replay: ReplayServer
     config: Path
 
+    def output_channel(self) -> Path | None:
+        """The QodeAssist output channel's file of the newest extension host."""
+        channels = sorted(
+            (self.server.user_data / "logs").glob("*/exthost*/*/QodeAssist.log"),
+            key=lambda p: p.stat().st_mtime,
+        )
+        return channels[-1] if channels else None
+
 
 def _settings(config: Path, data: Path) -> dict[str, Any]:
     return {
@@ -169,13 +177,9 @@ def workbench(
             shot = bench.screenshot(ARTEFACTS / f"{name}.png")
             log = ARTEFACTS / f"{name}.code-server.log"
             shutil.copyfile(vscode.server.log, log)
-            # The extension's output channel of this page's extension host (the newest one).
-            channels = sorted(
-                (vscode.server.user_data / "logs").glob("*/exthost*/*/QodeAssist.log"),
-                key=lambda p: p.stat().st_mtime,
-            )
-            if channels:
-                shutil.copyfile(channels[-1], ARTEFACTS / f"{name}.QodeAssist.log")
+            channel = vscode.output_channel()
+            if channel:
+                shutil.copyfile(channel, ARTEFACTS / f"{name}.QodeAssist.log")
             print(f"\nscreenshot of the failure: {shot}\ncode-server log: {log}")
         page.goto("about:blank")  # a graceful disconnect: code-server ends that extension host
         context.close()
