@@ -18,7 +18,7 @@ import { Methods, ServerCommands, ServerStatus } from './protocol';
 import { registerEditorRequests } from './editorRequests';
 import { NextEdits } from './nextEdit';
 import { Refactor } from './refactor';
-import { Server, inlineCompletionEnabled } from './server';
+import { ASK_AND_REFACTOR, Server, inlineCompletionEnabled } from './server';
 import { StatusBar, showMenu } from './statusBar';
 
 let server: Server | undefined;
@@ -53,6 +53,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     registerCheckpointCommand(srv, () => chat.currentChat),
     vscode.commands.registerCommand('qodeassist.refactorSelection', () => refactor.refactorSelection()),
     vscode.commands.registerCommand('qodeassist.repeatLastRefactor', () => refactor.repeatLast()),
+    vscode.commands.registerCommand(ASK_AND_REFACTOR, (kind, target) => refactor.askAndRun(kind, target)),
     vscode.commands.registerCommand('qodeassist.toggleInlineCompletion', async () => {
       const enabled = !inlineCompletionEnabled();
       await vscode.workspace

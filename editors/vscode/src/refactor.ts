@@ -7,8 +7,15 @@
  */
 
 import * as vscode from 'vscode';
-import { Instruction, Methods, RefactorCommandResult, ServerCommands } from './protocol';
 import {
+  Instruction,
+  Methods,
+  RefactorCommandArgument,
+  RefactorCommandResult,
+  ServerCommands,
+} from './protocol';
+import {
+  AskingAction,
   CUSTOM_LABEL,
   InstructionPick,
   RefactorChoice,
@@ -82,21 +89,38 @@ export class Refactor {
       return (picked as PickWithChoice).choice;
     }
     if (picked.custom || picked.label === CUSTOM_LABEL) {
-      const text = await vscode.window.showInputBox({
-        title: 'QodeAssist: refactor with an instruction',
-        prompt: 'What should be done to the selected code?',
-        placeHolder: 'e.g. Add type hints and a docstring',
-        value: this.context.workspaceState.get<string>(LAST_CUSTOM) ?? '',
-        ignoreFocusOut: true,
-        validateInput: (value) => (value.trim() ? undefined : 'Type an instruction'),
-      });
-      if (!text?.trim()) {
-        return undefined;
-      }
-      await this.context.workspaceState.update(LAST_CUSTOM, text);
-      return { instruction: text, label: text.length > 60 ? `${text.slice(0, 59)}…` : text };
+      return this.askInstruction('refactor');
     }
     return picked.instructionId ? { instructionId: picked.instructionId, label: picked.label } : undefined;
+  }
+
+  /** Ask for the user's own instruction (remembered as the next default text). */
+  private async askInstruction(kind: AskingAction): Promise<RefactorChoice | undefined> {
+    const text = await vscode.window.showInputBox({
+      title: kind === 'insert' ? 'QodeAssist: generate code here' : 'QodeAssist: refactor with an instruction',
+      prompt: kind === 'insert' ? 'What code should be written at the cursor?' : 'What should be done to the selected code?',
+      placeHolder: kind === 'insert' ? 'e.g. A function that parses the date' : 'e.g. Add type hints and a docstring',
+      value: this.context.workspaceState.get<string>(LAST_CUSTOM) ?? '',
+      ignoreFocusOut: true,
+      validateInput: (value) => (value.trim() ? undefined : 'Type an instruction'),
+    });
+    if (!text?.trim()) {
+      return undefined;
+    }
+    await this.context.workspaceState.update(LAST_CUSTOM, text);
+    return { instruction: text, label: text.length > 60 ? `${text.slice(0, 59)}…` : text };
+  }
+
+  /**
+   * The light bulb's "Refactor with instruction…" / "Generate code here…" (the server's action
+   * `data`, see `askingAction`): ask for the instruction, then run it on that range.
+   */
+  async askAndRun(kind: AskingAction, target: RefactorCommandArgument): Promise<void> {
+    const choice = await this.askInstruction(kind);
+    if (choice) {
+      const { uri, range, version } = target;
+      await this.execute(refactorArgument({ uri, range, version }, choice), choice);
+    }
   }
 
   private async run(editor: vscode.TextEditor, choice: RefactorChoice): Promise<void> {
@@ -114,6 +138,10 @@ export class Refactor {
       },
       choice,
     );
+    await this.execute(argument, choice);
+  }
+
+  private async execute(argument: RefactorCommandArgument, choice: RefactorChoice): Promise<void> {
     await this.context.workspaceState.update(LAST_REFACTOR, choice);
     let result: RefactorCommandResult | null | undefined;
     try {

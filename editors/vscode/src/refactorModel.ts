@@ -73,3 +73,26 @@ function oneLine(text: string, max = 100): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
+
+/** The server's code actions that run the default instruction when picked in a plain menu. */
+export type AskingAction = 'refactor' | 'insert';
+
+/**
+ * Whether a server code action's `data` is "Refactor with instruction…" (a selection) or
+ * "Generate code here…" (an empty range): a refactor target with no instruction of its own.
+ * VS Code can ask for the text, so the extension asks instead of running the default.
+ */
+export function askingAction(data: unknown): AskingAction | undefined {
+  if (!data || typeof data !== 'object') {
+    return undefined;
+  }
+  const d = data as Partial<RefactorCommandArgument>;
+  if (typeof d.uri !== 'string' || !d.range?.start || !d.range.end) {
+    return undefined;
+  }
+  if (d.instruction !== undefined || d.instructionId !== undefined) {
+    return undefined;
+  }
+  const { start, end } = d.range;
+  return start.line === end.line && start.character === end.character ? 'insert' : 'refactor';
+}

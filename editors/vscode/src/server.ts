@@ -15,6 +15,11 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { Methods, ServerStatus } from './protocol';
+import { TraceChannel, serverStdio } from './serverOutput';
+import { askingAction } from './refactorModel';
+
+/** The extension's command behind "Refactor with instruction…" / "Generate code here…". */
+export const ASK_AND_REFACTOR = 'qodeassist.refactorWithInstruction';
 import {
   SECTION,
   contributedProperties,
@@ -22,6 +27,8 @@ import {
   serverSettings,
   stableJson,
 } from './settings';
+
+const STATUS_REFRESH_MS = 1000;
 
 export type ClientState = 'starting' | 'running' | 'stopped';
 
@@ -44,6 +51,8 @@ export class Server implements vscode.Disposable {
   private readonly started = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   private starting: Promise<void> | undefined;
+  private readonly trace: TraceChannel;
+  private statusTimer: NodeJS.Timeout | undefined;
 
   /** The client started, stopped or got a new status. */
   readonly onDidChange = this.changed.event;
@@ -56,7 +65,9 @@ export class Server implements vscode.Disposable {
     readonly output: vscode.LogOutputChannel,
   ) {
     this.keys = serverKeys(contributedProperties(context.extension.packageJSON));
+    this.trace = new TraceChannel(output, SECTION);
     this.disposables.push(
+      this.trace,
       this.changed,
       this.statusChanged,
       this.started,
@@ -131,14 +142,34 @@ export class Server implements vscode.Disposable {
       synchronize: { configurationSection: SECTION },
       initializationOptions: { [SECTION]: initial },
       outputChannel: this.output,
+      traceOutputChannel: this.trace.channel,
+      stdioOptions: serverStdio(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       middleware: {
-        provideInlineCompletionItems: (document, position, context, token, next) =>
-          inlineCompletionEnabled() ? next(document, position, context, token) : undefined,
+        provideInlineCompletionItems: async (document, position, context, token, next) => {
+          if (!inlineCompletionEnabled()) {
+            return undefined;
+          }
+          try {
+            return await next(document, position, context, token);
+          } finally {
+            // The server announces reloads, not provider failures: ask for the status after
+            // a burst of completions so the status bar shows a provider that went down.
+            this.refreshStatusSoon();
+          }
+        },
         // The server's textDocument/completion is the fallback for editors without inline
         // completion. VS Code has it: a second copy of the suggestion in the suggest widget
         // would only cost a request and, while the widget is open, suppress the ghost text.
         provideCompletionItem: () => undefined,
+        // "Refactor with instruction…" and "Generate code here…" run the default instruction
+        // in menus that cannot ask; VS Code can, so those two ask for the text first.
+        provideCodeActions: async (document, range, context, token, next) => {
+          const actions = await next(document, range, context, token);
+          return actions?.map((action) => askingCodeAction(action) ?? action);
+        },
+        resolveCodeAction: (item, token, next) =>
+          item.command?.command === ASK_AND_REFACTOR ? item : next(item, token),
         workspace: {
           configuration: async (params, token, next) => {
             const answer = await next(params, token);
@@ -254,6 +285,12 @@ export class Server implements vscode.Disposable {
     }
   }
 
+  /** `refreshStatus` once things are quiet for a second (debounced). */
+  refreshStatusSoon(): void {
+    clearTimeout(this.statusTimer);
+    this.statusTimer = setTimeout(() => void this.refreshStatus(), STATUS_REFRESH_MS);
+  }
+
   private setStatus(status: ServerStatus): void {
     if (!status || typeof status !== 'object') {
       return;
@@ -281,6 +318,7 @@ export class Server implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.statusTimer);
     void this.stop();
     for (const d of this.disposables) {
       d.dispose();
@@ -290,6 +328,17 @@ export class Server implements vscode.Disposable {
 
 export function inlineCompletionEnabled(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>('inlineCompletion.enabled', true);
+}
+
+function askingCodeAction(action: vscode.Command | vscode.CodeAction): vscode.CodeAction | undefined {
+  const data = (action as { data?: unknown }).data;
+  const kind = askingAction(data);
+  if (!kind || !(action instanceof vscode.CodeAction)) {
+    return undefined;
+  }
+  const asking = new vscode.CodeAction(action.title, action.kind);
+  asking.command = { title: action.title, command: ASK_AND_REFACTOR, arguments: [kind, data] };
+  return asking;
 }
 
 function pick(settings: Record<string, unknown>, path: string[]): unknown {

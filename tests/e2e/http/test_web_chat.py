@@ -33,7 +33,7 @@ def browser_page(tmp_path: Path) -> Iterator[Any]:
             str(tmp_path / "chromium-profile"),
             executable_path=executable,
             headless=True,
-            args=LAUNCH_ARGS,
+            args=list(LAUNCH_ARGS),
             bypass_csp=True,  # the page's CSP forbids eval, which wait_for_function uses
         )
         try:

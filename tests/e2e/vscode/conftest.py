@@ -2,7 +2,8 @@
 
 ``installed`` is a temporary copy of ``editors/vscode`` (the checkout is never written to)
 after ``npm ci`` from the committed ``package-lock.json``; ``compiled`` is that copy after
-``npm run compile``. Without npm the tests fail (never skip): CI must prove the extension builds.
+``npm run compile``; ``packaged`` is the .vsix ``npm run package`` builds from ``installed``.
+Without npm the tests fail (never skip): CI must prove the extension builds.
 """
 
 from __future__ import annotations
@@ -73,3 +74,12 @@ def compiled(installed: Path) -> Path:
     run([npm(), "run", "compile"], installed)
     assert (installed / "out" / "extension.js").is_file()
     return installed
+
+
+@pytest.fixture(scope="session")
+def packaged(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extension packaged by ``npm run package`` (vsce) from the installed copy."""
+    vsix = tmp_path_factory.mktemp("vsix") / "qodeassist.vsix"
+    run([npm(), "run", "package", "--", "--out", str(vsix)], installed)
+    assert vsix.is_file()
+    return vsix

@@ -2,10 +2,11 @@
 
 In a temporary copy of the folder (the checkout is never written to): ``npm ci`` from the
 committed ``package-lock.json``, ``npm run compile`` (tsc), ``npm test`` (the pure modules under
-``node --test``) and ``npm run package`` (``vsce package``). The .vsix must hold the compiled
-extension, its manifest, the webview files and the runtime dependencies, and the packaged
-``extension.js`` must load in plain Node with a stand-in ``vscode`` module (every ``require`` of
-the shipped code resolves inside the .vsix).
+``node --test``) and ``npm run package`` (``vsce package``). The .vsix must hold exactly the bundled extension
+(``dist/extension.js``: esbuild puts vscode-languageclient inside it), its manifest, README,
+licence and webview files — no sources, compiled tests or ``node_modules`` — and the packaged
+``extension.js`` must load in plain Node with a stand-in ``vscode`` module (nothing outside the
+bundle is required but ``vscode`` and Node's own modules).
 
 Fails (never skips) when npm is missing: CI must prove the extension builds. Cheap consistency
 checks against the server run without npm: the extension's own command ids never equal a server
@@ -62,35 +63,30 @@ def test_compiles_and_unit_tests_pass(compiled: Path) -> None:
     assert failed and int(failed[1]) == 0, output[-3000:]
 
 
-def test_packages_a_vsix_that_loads(installed: Path, tmp_path: Path) -> None:
-    vsix = tmp_path / "qodeassist.vsix"
-    run([npm(), "run", "package", "--", "--out", str(vsix)], installed)
-    assert vsix.is_file()
-    with zipfile.ZipFile(vsix) as archive:
+def test_packages_a_vsix_that_loads(packaged: Path, tmp_path: Path) -> None:
+    with zipfile.ZipFile(packaged) as archive:
         names = set(archive.namelist())
         manifest = json.loads(archive.read("extension/package.json"))
         archive.extractall(tmp_path / "unpacked")
-    for required in (
+    assert names == {
         "extension.vsixmanifest",
+        "[Content_Types].xml",
         "extension/package.json",
-        "extension/out/extension.js",
-        "extension/out/chatModel.js",
+        "extension/readme.md",
+        "extension/LICENSE.txt",
+        "extension/dist/extension.js",
         "extension/media/chat.html",
         "extension/media/chat.js",
         "extension/media/chat.css",
         "extension/media/qodeassist.svg",
-        "extension/node_modules/vscode-languageclient/package.json",
-        "extension/LICENSE.txt",
-    ):
-        assert required in names, f"{required} is not in the .vsix"
-    assert not [n for n in names if n.startswith(("extension/src/", "extension/out/test/"))]
-    assert manifest["main"] == "./out/extension.js"
+    }, sorted(names)
+    assert manifest["main"] == "./dist/extension.js"
     assert manifest["contributes"]["views"]["qodeassist"][0]["id"] == "qodeassist.chat"
 
     stubs = tmp_path / "stubs" / "vscode"
     stubs.mkdir(parents=True)
     (stubs / "index.js").write_text(VSCODE_STUB)
-    extension_js = tmp_path / "unpacked" / "extension" / "out" / "extension.js"
+    extension_js = tmp_path / "unpacked" / "extension" / "dist" / "extension.js"
     script = (
         f"const m = require({json.dumps(str(extension_js))});"
         "if (typeof m.activate !== 'function' || typeof m.deactivate !== 'function') {"

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { CUSTOM_LABEL, instructionPicks, parseChoice, refactorArgument } from '../refactorModel';
+import { CUSTOM_LABEL, askingAction, instructionPicks, parseChoice, refactorArgument } from '../refactorModel';
 
 const RANGE = { start: { line: 1, character: 0 }, end: { line: 4, character: 12 } };
 
@@ -52,5 +52,16 @@ describe('refactor', () => {
     assert.equal(parseChoice({ instruction: '  ' }), undefined);
     assert.equal(parseChoice(undefined), undefined);
     assert.equal(parseChoice('improve'), undefined);
+  });
+
+  test('the actions without an instruction of their own ask for one (refactor or insert)', () => {
+    const uri = 'file:///p/a.py';
+    assert.equal(askingAction({ uri, range: RANGE, version: 3, title: 'QodeAssist: Refactor with instruction…' }), 'refactor');
+    const here = { start: { line: 2, character: 4 }, end: { line: 2, character: 4 } };
+    assert.equal(askingAction({ uri, range: here, title: 'QodeAssist: Generate code here…' }), 'insert');
+    assert.equal(askingAction({ uri, range: RANGE, instructionId: 'improve' }), undefined);
+    assert.equal(askingAction({ uri, range: RANGE, instruction: 'Repeat this', instructionId: null }), undefined);
+    assert.equal(askingAction(undefined), undefined);
+    assert.equal(askingAction({ range: RANGE }), undefined);
   });
 });
