@@ -1,7 +1,10 @@
-"""The thirteen ``client_api`` values a provider instance may name.
+"""The ``client_api`` values a provider instance may name: thirteen HTTP APIs, two processes.
 
-Each maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
-the endpoint used when an agent gives none and the model-listing endpoint.
+Each HTTP one maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
+the endpoint used when an agent gives none and the model-listing endpoint. A process one
+(``process`` set) names a local program started from the instance's ``command`` and spoken to
+over its pipes; its agents' ``[body]`` is rendered in the OpenAI chat shape, and the process
+provider takes the prompt from its ``messages``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ class ClientApi:
     """Model listing uses ``/models`` when the URL ends in ``/v1``, else ``/v1/models``."""
     key_optional: bool = False
     """A local server that needs no key unless its owner switched authentication on."""
+    process: str = ""
+    """``acp`` or ``claude-stream-json`` for a program on pipes; empty for an HTTP API."""
 
+
+ACP = "acp"
+"""An Agent Client Protocol agent (``opencode acp``, ``qwen --acp``, ...) on stdio."""
+CLAUDE_STREAM_JSON = "claude-stream-json"
+"""A ``claude -p --output-format stream-json``-shaped program: one JSON event per line."""
 
 _OPENAI = WireProtocol.OPENAI_CHAT
 _RESPONSES = WireProtocol.OPENAI_RESPONSES
@@ -61,6 +71,8 @@ CLIENT_APIS: dict[str, ClientApi] = {
             "LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True, True
         ),
         ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True, True),
+        ClientApi("ACP Agent", _OPENAI, "", "", key_optional=True, process=ACP),
+        ClientApi("Claude Code", _OPENAI, "", "", key_optional=True, process=CLAUDE_STREAM_JSON),
     )
 }
 

@@ -1,0 +1,24 @@
+"""Providers that are local agent programs on pipes (ACP agents, Claude Code), not HTTP servers.
+
+`make_provider` picks the provider class by the instance's ``client_api``, so the runtime,
+sessions and features handle every provider alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qodeassist_lsp.config.client_apis import ACP
+from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.secrets import SecretsPort
+from qodeassist_lsp.core.agent_process.acp_provider import AcpProvider
+from qodeassist_lsp.core.provider import GenericProvider
+
+
+def make_provider(
+    instance: ProviderInstance, secrets: SecretsPort, **kwargs: Any
+) -> GenericProvider:
+    """Return the provider of ``instance``: HTTP, or the process kind its ``client_api`` names."""
+    if instance.api.process == ACP:
+        return AcpProvider(instance, secrets, **kwargs)
+    return GenericProvider(instance, secrets, **kwargs)
