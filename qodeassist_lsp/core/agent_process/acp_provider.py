@@ -46,6 +46,7 @@ log = logging.getLogger("qodeassist.acp_provider")
 START_TIMEOUT_S = 120.0
 """How long an agent may take to answer ``initialize`` and ``session/new`` (npx is slow)."""
 CANCEL_GRACE_S = 5.0
+EXIT_WAIT_S = 1.0
 _STOPS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
@@ -187,9 +188,13 @@ class AcpProvider(ProcessProvider):
                 if prompt in done and prompt.exception() is None:
                     yield [MessageStop(_STOPS.get(prompt.result().stop_reason, "other"))]
                     return
+                if prompt in done:  # a broken connection is usually a process that died
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(exited), EXIT_WAIT_S)
+                code = link.process.returncode
                 why = (
-                    f"the agent exited with code {link.process.returncode} mid-turn"
-                    if prompt not in done
+                    f"the agent exited with code {code} mid-turn"
+                    if code is not None
                     else f"the agent failed the turn: {prompt.exception()}"
                 )
                 yield [failure(f"provider {self.instance.name!r}: {why}", link.exit_detail())]
