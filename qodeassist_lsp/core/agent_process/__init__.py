@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from qodeassist_lsp.config.client_apis import ACP
+from qodeassist_lsp.config.client_apis import ACP, CLAUDE_STREAM_JSON
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort
 from qodeassist_lsp.core.agent_process.acp_provider import AcpProvider
+from qodeassist_lsp.core.agent_process.claude_code import ClaudeCodeProvider
 from qodeassist_lsp.core.provider import GenericProvider
 
 
@@ -21,4 +22,6 @@ def make_provider(
     """Return the provider of ``instance``: HTTP, or the process kind its ``client_api`` names."""
     if instance.api.process == ACP:
         return AcpProvider(instance, secrets, **kwargs)
+    if instance.api.process == CLAUDE_STREAM_JSON:
+        return ClaudeCodeProvider(instance, secrets, **kwargs)
     return GenericProvider(instance, secrets, **kwargs)
