@@ -1,4 +1,4 @@
-"""The ``client_api`` values a provider instance may name: thirteen HTTP APIs, two processes.
+"""The ``client_api`` values a provider instance may name: thirteen HTTP APIs, three processes.
 
 Each HTTP one maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
 the endpoint used when an agent gives none and the model-listing endpoint. A process one
@@ -27,13 +27,16 @@ class ClientApi:
     key_optional: bool = False
     """A local server that needs no key unless its owner switched authentication on."""
     process: str = ""
-    """``acp`` or ``claude-stream-json`` for a program on pipes; empty for an HTTP API."""
+    """``acp``, ``claude-stream-json`` or ``gemini-stream-json``: a program on pipes; else ""."""
 
 
 ACP = "acp"
 """An Agent Client Protocol agent (``opencode acp``, ``qwen --acp``, ...) on stdio."""
 CLAUDE_STREAM_JSON = "claude-stream-json"
 """A ``claude -p --output-format stream-json``-shaped program: one JSON event per line."""
+
+GEMINI_STREAM_JSON = "gemini-stream-json"
+"""Gemini CLI's headless ``--output-format stream-json``: one JSON event per line."""
 
 _OPENAI = WireProtocol.OPENAI_CHAT
 _RESPONSES = WireProtocol.OPENAI_RESPONSES
@@ -73,6 +76,7 @@ CLIENT_APIS: dict[str, ClientApi] = {
         ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True, True),
         ClientApi("ACP Agent", _OPENAI, "", "", key_optional=True, process=ACP),
         ClientApi("Claude Code", _OPENAI, "", "", key_optional=True, process=CLAUDE_STREAM_JSON),
+        ClientApi("Gemini CLI", _OPENAI, "", "", key_optional=True, process=GEMINI_STREAM_JSON),
     )
 }
 

@@ -19,7 +19,7 @@ import json
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, Protocol
 
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort
@@ -85,7 +85,7 @@ class ClaudeCodeProvider(ProcessProvider):
         assert process.stdout is not None
         stderr: list[str] = []
         tail = asyncio.create_task(stderr_tail(process, stderr))
-        reader = _Reader(self, host.scope)
+        reader = self.reader(host.scope)
         try:
             process.stdin.write(text.encode())
             with contextlib.suppress(ConnectionError):
@@ -101,11 +101,15 @@ class ClaudeCodeProvider(ProcessProvider):
             detail = "\n".join(stderr[-10:])
             name = self.instance.name
             yield [
-                failure(f"provider {name!r}: Claude Code exited with code {code} mid-turn", detail)
+                failure(f"provider {name!r}: the program exited with code {code} mid-turn", detail)
             ]
         finally:
             await stop_process(process)
             tail.cancel()
+
+    def reader(self, scope: str) -> LineReader:
+        """Return the translator of one run's output lines for chat ``scope``."""
+        return _Reader(self, scope)
 
     def remember(self, scope: str, session_id: str) -> None:
         """Keep ``session_id`` as the Claude Code session of chat ``scope``."""
@@ -115,8 +119,19 @@ class ClaudeCodeProvider(ProcessProvider):
             self._sessions.popitem(last=False)
 
 
+class LineReader(Protocol):
+    """Translates the JSON lines of one run into wire events."""
+
+    ended: bool
+    """Whether the run's final line was read."""
+
+    def read(self, raw: bytes) -> list[WireEvent]:
+        """Return the events of one output line."""
+        ...
+
+
 class _Reader:
-    """Translates the stream-json lines of one run into wire events."""
+    """Translates Claude Code's stream-json lines of one run into wire events."""
 
     def __init__(self, provider: ClaudeCodeProvider, scope: str) -> None:
         self._provider = provider

@@ -17,7 +17,7 @@ def test_every_client_api_is_accepted(tree, api: str) -> None:
     assert tree.load().providers["P"].client_api == api
 
 
-@pytest.mark.parametrize("api", ["ACP Agent", "Claude Code"])
+@pytest.mark.parametrize("api", ["ACP Agent", "Claude Code", "Gemini CLI"])
 def test_a_process_client_api_takes_a_command_and_env_instead_of_a_url(tree, api: str) -> None:
     tree.write(
         "config/providers/p.toml",
@@ -46,9 +46,13 @@ def test_an_http_client_api_without_a_url_is_refused(tree) -> None:
     assert any("needs url = an http:// or https:// URL" in m for m in tree.messages(config))
 
 
-def test_thirteen_http_client_apis_and_two_processes() -> None:
+def test_thirteen_http_client_apis_and_three_processes() -> None:
     assert len([api for api in CLIENT_APIS.values() if not api.process]) == 13
-    assert [api.name for api in CLIENT_APIS.values() if api.process] == ["ACP Agent", "Claude Code"]
+    assert [api.name for api in CLIENT_APIS.values() if api.process] == [
+        "ACP Agent",
+        "Claude Code",
+        "Gemini CLI",
+    ]
 
 
 def test_unknown_client_api_suggests_the_closest(tree) -> None:
