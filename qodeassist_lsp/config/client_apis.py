@@ -1,7 +1,10 @@
-"""The thirteen ``client_api`` values a provider instance may name.
+"""The ``client_api`` values a provider instance may name: thirteen HTTP APIs, three processes.
 
-Each maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
-the endpoint used when an agent gives none and the model-listing endpoint.
+Each HTTP one maps to one wire protocol (how bytes are spoken) plus the defaults of the original:
+the endpoint used when an agent gives none and the model-listing endpoint. A process one
+(``process`` set) names a local program started from the instance's ``command`` and spoken to
+over its pipes; its agents' ``[body]`` is rendered in the OpenAI chat shape, and the process
+provider takes the prompt from its ``messages``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ class ClientApi:
     """Model listing uses ``/models`` when the URL ends in ``/v1``, else ``/v1/models``."""
     key_optional: bool = False
     """A local server that needs no key unless its owner switched authentication on."""
+    process: str = ""
+    """``acp``, ``claude-stream-json`` or ``gemini-stream-json``: a program on pipes; else ""."""
 
+
+ACP = "acp"
+"""An Agent Client Protocol agent (``opencode acp``, ``qwen --acp``, ...) on stdio."""
+CLAUDE_STREAM_JSON = "claude-stream-json"
+"""A ``claude -p --output-format stream-json``-shaped program: one JSON event per line."""
+
+GEMINI_STREAM_JSON = "gemini-stream-json"
+"""Gemini CLI's headless ``--output-format stream-json``: one JSON event per line."""
 
 _OPENAI = WireProtocol.OPENAI_CHAT
 _RESPONSES = WireProtocol.OPENAI_RESPONSES
@@ -62,6 +75,9 @@ CLIENT_APIS: dict[str, ClientApi] = {
             "LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True, True
         ),
         ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True, True),
+        ClientApi("ACP Agent", _OPENAI, "", "", key_optional=True, process=ACP),
+        ClientApi("Claude Code", _OPENAI, "", "", key_optional=True, process=CLAUDE_STREAM_JSON),
+        ClientApi("Gemini CLI", _OPENAI, "", "", key_optional=True, process=GEMINI_STREAM_JSON),
     )
 }
 

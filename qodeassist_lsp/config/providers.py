@@ -60,7 +60,16 @@ class ProviderInstance(pydantic.BaseModel):
     name: str
     client_api: str
     description: str = ""
-    url: str
+    url: str = ""
+    """The server's base URL (HTTP ``client_api`` values; a process one has ``command``)."""
+    command: tuple[str, ...] = ()
+    """A process ``client_api``'s program and arguments; its first item is looked up on PATH."""
+    env: dict[str, str] = {}
+    """Extra environment of the ``command`` process (``[env]``)."""
+    package: str = ""
+    """The npm package that provides ``command`` (named when the program is missing)."""
+    max_processes: int = pydantic.Field(default=4, ge=1)
+    """How many ``command`` processes (one per chat) stay running; the oldest is closed."""
     api_key_ref: str = ""
     """Opaque id of the (first) key in the secrets store (env var, ``.env`` or OS keyring)."""
     api_key_env: str = ""
@@ -117,13 +126,35 @@ class ProviderInstance(pydantic.BaseModel):
             )
         return value
 
+    @pydantic.field_validator("command", mode="before")
+    @classmethod
+    def _argv(cls, value: Any) -> Any:
+        """Accept the TOML list as the argv tuple."""
+        return tuple(value) if isinstance(value, list) else value
+
     @pydantic.field_validator("url")
     @classmethod
     def _valid_url(cls, value: str) -> str:
+        if not value:
+            return value  # a process client_api has none; `_url_or_command` checks the pair
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"url {value!r} must be an http:// or https:// URL with a host")
         return value.rstrip("/")
+
+    @pydantic.model_validator(mode="after")
+    def _url_or_command(self) -> ProviderInstance:
+        """Require a ``url`` of an HTTP ``client_api``, a ``command`` of a process one."""
+        if self.api.process and not (self.command and self.command[0]):
+            raise ValueError(
+                f"client_api {self.client_api!r} starts a program: give its argv as "
+                'command = ["program", "arg", ...]'
+            )
+        if not self.api.process and not self.url:
+            raise ValueError(
+                f"client_api {self.client_api!r} needs url = an http:// or https:// URL with a host"
+            )
+        return self
 
     @property
     def api(self) -> ClientApi:
@@ -132,7 +163,9 @@ class ProviderInstance(pydantic.BaseModel):
 
     @property
     def is_loopback(self) -> bool:
-        """Whether the URL points at this machine."""
+        """Whether the URL points at this machine (a local program always does)."""
+        if self.api.process:
+            return True
         return is_loopback_host(urlsplit(self.url).hostname or "")
 
 
@@ -145,6 +178,9 @@ PROVIDER_SCHEMA = DefinitionSchema(
             "client_api",
             "description",
             "url",
+            "command",
+            "package",
+            "max_processes",
             "api_key_ref",
             "api_key_env",
             "demo",
@@ -166,7 +202,7 @@ PROVIDER_SCHEMA = DefinitionSchema(
             }
         )
     },
-    free_tables=frozenset({"extras"}),
+    free_tables=frozenset({"extras", "env"}),
     max_depth=16,
     non_inherited=frozenset({"name", "abstract", "extends"}),
 )

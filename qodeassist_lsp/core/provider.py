@@ -24,6 +24,7 @@ from qodeassist_lsp.core.breaker import Breaker
 from qodeassist_lsp.core.health import ProviderHealth
 from qodeassist_lsp.core.keys import KeyRotation
 from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.request_host import RequestHost
 from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
 from qodeassist_lsp.wire.errors import (
     CategorizedError,
@@ -105,8 +106,12 @@ class GenericProvider:
         retry: RetryPolicy,
         request_id: str,
         api_key: str | None = None,
+        host: RequestHost | None = None,
     ) -> AsyncGenerator[list[WireEvent], None]:
         """Send ``request`` and yield its typed events, a list per read.
+
+        ``host`` (the chat, permission gate and workspace) is for agent-process providers;
+        an HTTP one has no use for it.
 
         Raises ``WireError`` when no answer starts, ``LaunchError`` when the ``[launch]``
         server cannot be started, ``CircuitOpenError`` (without sending) while the provider's

@@ -16,6 +16,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
+from qodeassist_lsp.core.agent_process import make_provider
 from qodeassist_lsp.core.breaker import BreakerSnapshot
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
@@ -62,7 +63,7 @@ class Runtime:
             instance = self.configuration.providers.get(name)
             if instance is None:
                 raise AgentNotAvailable(f"provider instance {name!r} is not loaded")
-            provider = GenericProvider(
+            provider = make_provider(
                 instance,
                 self._secrets,
                 launcher=self._launcher_for(instance),

@@ -20,8 +20,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
+from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.system_prompt import PromptRoots, SystemPromptError, SystemPromptRenderer
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import Agent
@@ -50,8 +50,10 @@ from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.keys import is_key_failure
 from qodeassist_lsp.core.policy import RequestPolicy
 from qodeassist_lsp.core.provider import GenericProvider
-from qodeassist_lsp.core.repetition import REPETITION_STOP, RepetitionWatch
+from qodeassist_lsp.core.repetition import REPETITION_STOP
 from qodeassist_lsp.core.request import EventListener, Request, new_request_id
+from qodeassist_lsp.core.request_host import RequestHost
+from qodeassist_lsp.core.round_usage import RoundState, RoundUsage
 from qodeassist_lsp.core.system_prompt_builder import AGENT_LAYER, SystemPromptBuilder
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
 from qodeassist_lsp.wire import events as wire
@@ -66,41 +68,6 @@ class ToolLimitError(CategorizedError):
 
 class _Stopped(Exception):
     """An inline request was cancelled: end it as ``cancelled`` at the next event."""
-
-
-@dataclass
-class _RoundUsage:
-    """Token usage of one round (or the sum of finished rounds).
-
-    Within a round providers report running totals, so the largest values are kept.
-    """
-
-    values: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    reported: bool = False
-
-    def add(self, usage: wire.Usage) -> None:
-        """Take a usage report of this round (a running total)."""
-        self.reported = True
-        new = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens)
-        self.values = [max(a, b) for a, b in zip(self.values, new, strict=True)]
-
-    def add_round(self, other: _RoundUsage) -> None:
-        """Add the usage of a finished round (totals over rounds are sums)."""
-        self.reported = self.reported or other.reported
-        self.values = [a + b for a, b in zip(self.values, other.values, strict=True)]
-
-
-@dataclass
-class _RoundState:
-    """What one round has seen so far: its usage and the stop reason."""
-
-    usage: _RoundUsage = field(default_factory=_RoundUsage)
-    stop: str = "end_turn"
-    repetition: RepetitionWatch = field(default_factory=RepetitionWatch)
-
-
-def _four(values: list[int]) -> tuple[int, int, int, int]:
-    return values[0], values[1], values[2], values[3]
 
 
 class Session:
@@ -133,6 +100,8 @@ class Session:
         """Loads stored attachments (``stored_image``/``stored_attachment``) when they are sent."""
         self.pinned: dict[str, Callable[[], Sequence[Block]]] = {}
         """Named providers of blocks that lead the last user message of every round."""
+        self.workspace: Confinement | None = None
+        """Where an agent-process provider may read and write files for this conversation."""
         self._renderer = SystemPromptRenderer(prompt_roots)
         self._current: Request | None = None
         self.listeners: list[EventListener] = []
@@ -161,6 +130,7 @@ class Session:
         self.pinned = {}
         self.language = ""
         self.listeners = []
+        self.workspace = None
 
     def cancel(self) -> None:
         """Cancel the request in flight, if any."""
@@ -218,7 +188,7 @@ class Session:
             priority=0,
         )
 
-    async def _first_round(self, request: Request, totals: _RoundUsage) -> str:
+    async def _first_round(self, request: Request, totals: RoundUsage) -> str:
         """Run the first round, going down the ``fallback`` agents while nothing has arrived."""
         candidates = [(self.agent, self.provider), *self.fallbacks]
         for index, (agent, provider) in enumerate(candidates):
@@ -239,7 +209,7 @@ class Session:
         raise AssertionError("unreachable: the last candidate re-raises")
 
     async def _round_rotating_keys(
-        self, request: Request, totals: _RoundUsage, provider: GenericProvider
+        self, request: Request, totals: RoundUsage, provider: GenericProvider
     ) -> str:
         """Run a round; a key refused before the first byte hands over to the next key."""
         for _ in range(len(provider.keys) - 1):
@@ -256,7 +226,7 @@ class Session:
 
     async def _run(self, request: Request, rollback: int) -> None:
         rid = request.id
-        totals = _RoundUsage()  # over all rounds
+        totals = RoundUsage()  # over all rounds
         try:
             rounds = 0
             while True:
@@ -315,10 +285,10 @@ class Session:
             return True
         return not self._pending_calls(request.id)
 
-    def _finish(self, request: Request, totals: _RoundUsage, stop: str) -> None:
+    def _finish(self, request: Request, totals: RoundUsage, stop: str) -> None:
         """End ``request``: its usage (when the provider reported any), then ``finished``."""
         if totals.reported:  # no made-up zeros when the provider reported nothing
-            request.emit(UsageEvent(request.id, *_four(totals.values)))
+            request.emit(UsageEvent(request.id, *totals.counts()))
         request.emit(FinishedEvent(request.id, stop, self._serving(request).name))
         log.info("[%s] finished: %s", request.id, stop)
 
@@ -329,7 +299,7 @@ class Session:
             self.history.truncate(rollback)
         request.emit(FailedEvent(request.id, info))
 
-    async def _round(self, request: Request, totals: _RoundUsage) -> str:
+    async def _round(self, request: Request, totals: RoundUsage) -> str:
         """Send one request of the conversation so far; return the normalised stop reason.
 
         ``totals`` gets this round's usage. When the model stops for good, the request ends
@@ -348,13 +318,14 @@ class Session:
         )
         key = provider.api_key()
         prepared = agent.build_request(ctx, key, self.tools.specs())
-        state = _RoundState()
+        state = RoundState()
         stream = provider.stream(
             prepared,
             timeouts=self.policy.timeouts,
             retry=self.policy.retry,
             request_id=rid,
             api_key=key,
+            host=RequestHost(self.scope or rid, rid, self.tools, request.emit, self.workspace),
         )
         async with contextlib.aclosing(stream) as batches:
             async for batch in batches:
@@ -371,7 +342,7 @@ class Session:
         return state.stop
 
     def _take(
-        self, request: Request, event: wire.WireEvent, state: _RoundState, totals: _RoundUsage
+        self, request: Request, event: wire.WireEvent, state: RoundState, totals: RoundUsage
     ) -> bool:
         """Apply one wire event to the history and the request; True if it ended the request."""
         rid = request.id
@@ -387,7 +358,7 @@ class Session:
                 )
                 state.stop = REPETITION_STOP
                 totals.add_round(state.usage)
-                state.usage = _RoundUsage()
+                state.usage = RoundUsage()
                 self._finish(request, totals, REPETITION_STOP)
                 return True
         elif isinstance(event, wire.ThinkingDelta):
@@ -404,12 +375,18 @@ class Session:
             )
             permission = self.tools.permission_of(event.name)
             request.emit(ToolCallEvent(rid, event.id, event.name, event.arguments, permission))
+        elif isinstance(event, wire.AgentToolCall):  # the agent runs it: shown, not kept
+            request.emit(
+                ToolCallEvent(rid, event.id, event.name, event.arguments, event.permission)
+            )
+        elif isinstance(event, wire.AgentToolResult):
+            request.emit(ToolResultEvent(rid, event.id, event.name, event.content, event.is_error))
         elif isinstance(event, wire.Usage):
             state.usage.add(event)
         elif isinstance(event, wire.MessageStop):
             state.stop = event.stop_reason
             totals.add_round(state.usage)
-            state.usage = _RoundUsage()  # counted
+            state.usage = RoundUsage()  # counted
             if self._is_last_round(state.stop, request):
                 self._finish(request, totals, state.stop)
                 return True

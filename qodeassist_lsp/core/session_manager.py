@@ -93,6 +93,8 @@ class SessionManager:
         return primary.breaker.snapshot()
 
     def _contribute(self, session: Session, pipeline: Pipeline) -> None:
+        # An agent-process provider asks the gate about its own tools, offered ones or not.
+        session.tools.gate = self.contributors.gate
         if session.agent.enable_tools and pipeline in _TOOL_PIPELINES:
             self.contributors.apply_to(session.tools, pipeline)
 

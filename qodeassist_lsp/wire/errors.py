@@ -14,6 +14,7 @@ so existing ``except LookupError`` and the like still hold)::
     ├── CategorizedError                    carries an ErrorInfo: the category on the wire
     │   ├── WireError                       a provider request failed before its stream began
     │   ├── LaunchError                     core.launcher: a [launch] server did not come up
+    │   ├── ProcessConfigError              core.agent_process: an agent program cannot start
     │   ├── ToolLimitError                  core.session: a request ran out of tool rounds
     │   ├── CircuitOpenError                core.breaker: refused unsent, the circuit is open
     │   └── CompressionFailed               features.chat.compressor: no summary was made

@@ -10,6 +10,8 @@ above handle one stream. Conventions every parser keeps:
   single delta with empty text, the opaque data as ``signature`` and ``redacted=True``;
 * `ToolCallStart` precedes its `ToolCallEnd`; arguments arrive parsed, complete, in the end;
 * a finished reply ends with `Usage` (when the provider reported any) then `MessageStop`;
+* a local agent process (ACP, Claude Code) runs its own tools: it reports them as
+  `AgentToolCall`/`AgentToolResult`, which are shown but neither run nor sent back;
 * a failed reply ends with a `StreamError`; the only one with ``final=False`` reports a single
   unusable tool call (bad or cut-off arguments) and the reply's usage and stop still follow.
 """
@@ -103,6 +105,37 @@ class StreamError:
     kind: Literal["error"] = "error"
 
 
+@dataclass(frozen=True, slots=True)
+class AgentToolCall:
+    """A tool call an agent process made and runs itself (shown, never run or kept by us)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    permission: str = ""
+    """``read``, ``write`` or ``execute`` as the agent classified the call; "" if unknown."""
+    kind: Literal["agent_tool_call"] = "agent_tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolResult:
+    """The outcome of an `AgentToolCall`, as the agent process reported it."""
+
+    id: str
+    name: str
+    content: str
+    is_error: bool = False
+    kind: Literal["agent_tool_result"] = "agent_tool_result"
+
+
 WireEvent = (
-    TextDelta | ThinkingDelta | ToolCallStart | ToolCallEnd | Usage | MessageStop | StreamError
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStart
+    | ToolCallEnd
+    | AgentToolCall
+    | AgentToolResult
+    | Usage
+    | MessageStop
+    | StreamError
 )

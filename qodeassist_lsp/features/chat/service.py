@@ -213,6 +213,7 @@ class ChatService:
             raise ChatInputError(str(exc)) from None
         session.scope = chat.chat_id
         session.content_loader = chat.loader
+        session.workspace = access.roots
         session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
         session.system_prompt.set_layer(CLIENT_LAYER, params.system, priority=60)

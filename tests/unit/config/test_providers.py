@@ -11,14 +11,48 @@ def test_bundled_provider_loads(tree) -> None:
     assert local.api.name == "OpenAI Compatible" and local.is_loopback
 
 
-@pytest.mark.parametrize("api", sorted(CLIENT_APIS))
+@pytest.mark.parametrize("api", sorted(a.name for a in CLIENT_APIS.values() if not a.process))
 def test_every_client_api_is_accepted(tree, api: str) -> None:
     tree.write("config/providers/p.toml", f'name = "P"\nclient_api = "{api}"\nurl = "https://x"\n')
     assert tree.load().providers["P"].client_api == api
 
 
-def test_thirteen_client_apis() -> None:
-    assert len(CLIENT_APIS) == 13
+@pytest.mark.parametrize("api", ["ACP Agent", "Claude Code", "Gemini CLI"])
+def test_a_process_client_api_takes_a_command_and_env_instead_of_a_url(tree, api: str) -> None:
+    tree.write(
+        "config/providers/p.toml",
+        f'name = "P"\nclient_api = "{api}"\ncommand = ["agent-x", "--acp"]\n'
+        'package = "agent-x-npm"\nmax_processes = 2\n[env]\nAGENT_MODEL = "m"\n',
+    )
+    config = tree.load()
+    instance = config.providers["P"]
+    assert instance.command == ("agent-x", "--acp") and instance.env == {"AGENT_MODEL": "m"}
+    assert instance.package == "agent-x-npm" and instance.max_processes == 2
+    assert instance.url == "" and instance.is_loopback
+    assert tree.messages(config) == []
+
+
+def test_a_process_client_api_without_a_command_is_refused(tree) -> None:
+    path = tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "ACP Agent"\n')
+    config = tree.load()
+    assert "P" not in config.providers
+    assert any(str(path) in m and "command = [" in m for m in tree.messages(config))
+
+
+def test_an_http_client_api_without_a_url_is_refused(tree) -> None:
+    tree.write("config/providers/p.toml", 'name = "P"\nclient_api = "Claude"\ncommand = ["x"]\n')
+    config = tree.load()
+    assert "P" not in config.providers
+    assert any("needs url = an http:// or https:// URL" in m for m in tree.messages(config))
+
+
+def test_thirteen_http_client_apis_and_three_processes() -> None:
+    assert len([api for api in CLIENT_APIS.values() if not api.process]) == 13
+    assert [api.name for api in CLIENT_APIS.values() if api.process] == [
+        "ACP Agent",
+        "Claude Code",
+        "Gemini CLI",
+    ]
 
 
 def test_unknown_client_api_suggests_the_closest(tree) -> None:
