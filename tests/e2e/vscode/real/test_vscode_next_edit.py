@@ -1,24 +1,117 @@
-"""Next-edit suggestions in a real VS Code: waits for the server method (issue 28).
+"""Next-edit suggestions in a real VS Code: rename a function, Tab takes its calls along.
 
-The server in this branch has no ``textDocument/copilotInlineEdit``, and the extension no client
-for it, so the test skips. Once the method exists the skip lifts and the test fails until it
-drives the feature like the others here: a next-edit suggestion shown away from the cursor,
-accepted with Tab, the file compared on disk.
+With ``qodeassist.inlineCompletion.nextEdit`` on in the user's settings, a user renames ``area``
+in its definition. Half a second later the extension asks the server
+(``textDocument/copilotInlineEdit``), the server asks the loopback provider (which answers the
+rewritten window, as the model would), and the edit — the two calls, lines away from the
+cursor — is shown as a decoration after the replaced text. Tab accepts it; the file is
+compared on disk, and the server's ``nextEdit`` counters show it was shown and accepted.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import re
+from collections.abc import Iterator
 
 import pytest
 
-LSP = Path(__file__).resolve().parents[4] / "qodeassist_lsp" / "lsp"
-HAS_NEXT_EDIT = any("copilotInlineEdit" in p.read_text() for p in LSP.glob("*.py"))
+from tests.e2e.vscode.real.conftest import VSCode
+from tests.support.streams import chat_reply
+from tests.support.vscode_page import Workbench
+from tests.support.vscode_web import wait_until
+
+DOC = "def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\nprint(area(4, 5))\n"
+RENAMED = DOC.replace("def area", "def surface")
+SUGGESTED = RENAMED.replace("print(area", "print(surface")
 
 
-@pytest.mark.skipif(not HAS_NEXT_EDIT, reason="needs next-edit (issue 28)")
-def test_a_next_edit_suggestion_is_shown_and_accepted() -> None:
-    pytest.fail(
-        "the server has textDocument/copilotInlineEdit now: write this test (and the "
-        "extension's client for it)"
+@pytest.fixture
+def next_edit_on(vscode: VSCode) -> Iterator[None]:
+    """Turn next edit on in the user's settings for one test (before its page loads)."""
+    path = vscode.server.user_data / "User" / "settings.json"
+    before = path.read_text()
+    vscode.server.write_settings(
+        {**json.loads(before), "qodeassist.inlineCompletion.nextEdit": True}
     )
+    try:
+        yield
+    finally:
+        path.write_text(before)
+
+
+def rewrite(text: str) -> str:
+    """The chat format's answer: the whole window, rewritten."""
+    return f"<updated>\n{text.rstrip(chr(10))}\n</updated>"
+
+
+def decoration_text(workbench: Workbench) -> str:
+    """The text of the after-line decorations (the next edit's preview) on screen."""
+    return str(
+        workbench.page.evaluate(
+            """() => {
+              const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+              const spans = [...editor.querySelectorAll('.view-lines span')];
+              // A CSS ::after content, or injected text (VS Code renders either).
+              const after = spans.map((s) => getComputedStyle(s, '::after').content)
+                .filter((c) => c && c.includes('\u2192'));
+              const injected = spans.filter((s) => !s.children.length)
+                .map((s) => s.textContent).filter((t) => t.includes('\u2192'));
+              return [...after, ...injected].join('\\n');
+            }"""
+        )
+    )
+
+
+def status_counters(workbench: Workbench) -> dict[str, int]:
+    """``nextEdit.shown`` / ``accepted`` from **QodeAssist: Show Server Status**'s document."""
+    workbench.command("QodeAssist: Show Server Status")
+    workbench.page.locator('.tab.active[data-resource-name^="Untitled"]').wait_for(timeout=15_000)
+    workbench.focus_editor()
+    workbench.press("Control+f")
+    workbench.type('"nextEdit"')
+    workbench.press("Escape")  # the cursor stays on the match, which is scrolled into view
+    text = workbench.page.locator(
+        ".editor-group-container.active .monaco-editor .view-lines"
+    ).inner_text()
+    block = text.replace("\u00a0", " ").split('"nextEdit"', 1)[-1]
+    return {k: int(v) for k, v in re.findall(r'"(shown|accepted)": (\d+)', block)[:2]}
+
+
+def test_a_next_edit_suggestion_is_shown_and_accepted(
+    next_edit_on: None, workbench: Workbench, vscode: VSCode
+) -> None:
+    (workbench.folder / "geo.py").write_text(DOC)
+    # Repeated: a pause while typing may ask before the rename is complete.
+    vscode.replay.script("/v1/chat/completions", chat_reply(rewrite(SUGGESTED), repeat=10))
+    workbench.open_file("geo.py")
+    workbench.goto(1, 5)
+    workbench.press("Control+Shift+ArrowRight")  # select "area"
+    workbench.type("surface")
+
+    preview = wait_until(
+        lambda: "surface" in (shown := decoration_text(workbench)) and shown,
+        "the next edit's preview after the calls",
+        timeout=40,
+        explain=lambda: f"\nchat requests: {len(vscode.replay.requests)}",
+    )
+    assert "print(surface(2, 3))" in preview and "print(surface" in preview, preview
+    prompt = vscode.replay.requests[-1].json["messages"][-1]["content"]
+    assert "def surface<|cursor|>(w, h):" in prompt, prompt
+    assert workbench.line_text(5) == "print(area(2, 3))"  # shown, not applied
+
+    workbench.press("Tab")
+    wait_until(lambda: workbench.line_text(6) == "print(surface(4, 5))", "the accepted edit")
+    assert workbench.line_text(5) == "print(surface(2, 3))"
+    assert workbench.line_text(1) == "def surface(w, h):"  # the cursor's line: no tab typed
+    assert decoration_text(workbench) == ""
+    workbench.save()
+    assert (workbench.folder / "geo.py").read_text() == SUGGESTED
+
+    # Accepting ran the edit's command: the server counted it.
+    counters = wait_until(
+        lambda: (c := status_counters(workbench)).get("accepted") == 1 and c,
+        "the server to count the accepted next edit",
+        timeout=20,
+    )
+    assert counters["shown"] >= 1, counters  # an early pause while typing may show one more
