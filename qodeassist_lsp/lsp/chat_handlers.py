@@ -155,7 +155,7 @@ def _follow(
 @contextlib.contextmanager
 def _answer_errors(progress: WorkDoneProgress | None = None) -> Iterator[None]:
     """Turn the chat's typed failures into JSON-RPC errors (ending ``progress`` first)."""
-    from qodeassist_lsp.core.agent_catalog import UnknownPipeline
+    from qodeassist_lsp.config.pipelines import UnknownPipeline
     from qodeassist_lsp.features.chat.compressor import CompressionFailed
     from qodeassist_lsp.features.chat.files import ChatInputError
     from qodeassist_lsp.features.chat.history_format import HistoryFormatError

@@ -18,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qodeassist_lsp import __version__
+from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
@@ -142,10 +143,7 @@ class QodeAssistServer(LanguageServer):
             },
             **{f.status_key: f.status() for f in self.features if f.status_key is not None},
             "pipelines": {
-                "codeCompletion": list(config.pipelines.code_completion),
-                "chatAssistant": list(config.pipelines.chat_assistant),
-                "chatCompression": config.pipelines.chat_compression,
-                "quickRefactor": config.pipelines.quick_refactor,
+                spec.status_key: config.pipelines.shown(spec) for spec in pipeline_specs()
             },
         }
 

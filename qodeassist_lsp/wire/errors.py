@@ -33,7 +33,7 @@ so existing ``except LookupError`` and the like still hold)::
     ├── ToolInputError [ValueError]         tools.base: a tool call's arguments cannot be used
     ├── DiagnosticsUnavailable              tools.diagnostics: the editor gave none
     ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
-    ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name
+    ├── UnknownPipeline [ValueError]        config.pipelines: not a pipeline name
     ├── EditRefused [ValueError]            tools.edits.blocks: a file change cannot be made
     ├── CheckpointNotFound [LookupError]    tools.edits.checkpoints: no such checkpoint
     ├── ChatNotFound [LookupError]          features.chat.store

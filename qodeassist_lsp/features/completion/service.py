@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -45,7 +46,6 @@ from qodeassist_lsp.context.documents import (
     DocumentEventKind,
     DocumentStore,
 )
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.answer import answer
 from qodeassist_lsp.features.completion.context_builder import (
@@ -320,7 +320,7 @@ class CompletionService:
         generation = Generation(
             anchor,
             agent,
-            lambda: sessions.acquire(agent, Pipeline.COMPLETION),
+            lambda: sessions.acquire(agent, CODE_COMPLETION),
             plan.context,
             layer=plan.layer,
             language=plan.language,
