@@ -22,7 +22,7 @@ from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
-from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import MessageThrottle
@@ -95,7 +95,8 @@ class QodeAssistServer(LanguageServer):
 
     def _on_reload(self, config: Configuration) -> None:
         for feature in self.features:
-            feature.reloaded(config)
+            with isolated(feature, "reloaded"):
+                feature.reloaded(config)
         for document in self.documents:
             self.publish_config_diagnostics(document.uri)
         errors = config.errors
@@ -225,7 +226,8 @@ def setup(server: QodeAssistServer) -> None:
         await _pull_configuration(ls)
         ls.backend.watch()
         for feature in ls.features:
-            await feature.initialized()
+            with isolated(feature, "initialized"):
+                await feature.initialized()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -248,7 +250,8 @@ def setup(server: QodeAssistServer) -> None:
     async def shutdown(ls: QodeAssistServer, params: None) -> None:
         ls.shutdown_received = True
         for feature in ls.features:
-            await feature.aclose()
+            with isolated(feature, "aclose"):
+                await feature.aclose()
         await ls.backend.aclose()
 
     @server.feature(methods.STATUS)
