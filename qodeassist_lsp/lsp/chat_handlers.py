@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
@@ -32,13 +30,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("qodeassist.server")
 
 PROGRESS_EVERY_CHARS = 200
-
-
-class RequestFailed(QodeAssistError, JsonRpcException):
-    """LSP ``RequestFailed``: valid params, but the work failed (the message says why)."""
-
-    CODE = -32803
-    MESSAGE = "RequestFailed"
 
 
 class EventGate:
@@ -125,12 +116,6 @@ class ChatFeature(LanguageFeature):
             await self._service.aclose()
 
 
-def _failed(info: Any) -> RequestFailed:
-    """Return the error answered for a failure with a typed ``ErrorInfo``."""
-    category = str(info.category)
-    return RequestFailed(f"{category} error: {info.message}", data={"category": category})
-
-
 def _follow(
     service: ChatService, chat_id: str, request: Request, progress: WorkDoneProgress
 ) -> None:
@@ -153,23 +138,13 @@ def _follow(
 
 
 @contextlib.contextmanager
-def _answer_errors(progress: WorkDoneProgress | None = None) -> Iterator[None]:
-    """Turn the chat's typed failures into JSON-RPC errors (ending ``progress`` first)."""
-    from qodeassist_lsp.config.pipelines import UnknownPipeline
-    from qodeassist_lsp.features.chat.compressor import CompressionFailed
-    from qodeassist_lsp.features.chat.files import ChatInputError
-    from qodeassist_lsp.features.chat.history_format import HistoryFormatError
-
+def _ending(progress: WorkDoneProgress) -> Iterator[None]:
+    """End ``progress`` with the failure when the work raises one of the package's errors."""
     try:
         yield
-    except (ChatInputError, HistoryFormatError, UnknownPipeline) as exc:
-        if progress is not None:
-            progress.end(f"failed: {exc}")
-        raise JsonRpcInvalidParams(str(exc)) from None
-    except CompressionFailed as exc:
-        if progress is not None:
-            progress.end(f"failed: {exc}")
-        raise _failed(exc.info) from None
+    except QodeAssistError as exc:
+        progress.end(f"failed: {exc}")
+        raise
 
 
 def setup(server: QodeAssistServer) -> None:
@@ -189,7 +164,7 @@ def setup(server: QodeAssistServer) -> None:
             await progress.begin()
         feature.events.hold()
         try:
-            with _answer_errors(progress):
+            with _ending(progress):
                 chat_id, request = await service.send(
                     SendInput(
                         args.message,
@@ -222,16 +197,14 @@ def setup(server: QodeAssistServer) -> None:
         from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
 
         args = parse(ChatIdParams, params)
-        with _answer_errors():
-            return (await feature.service()).get(args.chat_id)
+        return (await feature.service()).get(args.chat_id)
 
     @server.feature(methods.CHAT_DELETE)
     async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
         from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
 
         args = parse(ChatIdParams, params)
-        with _answer_errors():
-            await (await feature.service()).delete(args.chat_id)
+        await (await feature.service()).delete(args.chat_id)
 
     @server.feature(methods.CHAT_COMPRESS)
     async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -242,7 +215,7 @@ def setup(server: QodeAssistServer) -> None:
         progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
         if args.work_done_token is not None:
             await progress.begin()
-        with _answer_errors(progress):
+        with _ending(progress):
             new_id = await service.compress(args.chat_id)
         progress.end("done")
         return {"chatId": new_id}
@@ -252,8 +225,7 @@ def setup(server: QodeAssistServer) -> None:
         from qodeassist_lsp.lsp.chat_params import TokensParams, parse
 
         args = parse(TokensParams, params)
-        with _answer_errors():
-            return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
+        return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
 
     @server.feature(methods.AGENTS_LIST)
     async def agents_list(
@@ -264,5 +236,4 @@ def setup(server: QodeAssistServer) -> None:
 
         args = parse(AgentsParams, params)
         await ls.backend.runtime()
-        with _answer_errors():
-            return agent_summaries(ls.backend.configuration_now, args.pipeline)
+        return agent_summaries(ls.backend.configuration_now, args.pipeline)

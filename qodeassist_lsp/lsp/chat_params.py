@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import pydantic
 from pydantic.alias_generators import to_camel
-from pygls.exceptions import JsonRpcInvalidParams
+
+from qodeassist_lsp.lsp.errors import InvalidParams
 
 
 class Params(pydantic.BaseModel):
@@ -69,4 +70,4 @@ def parse(model: type[P], params: dict[str, Any] | None) -> P:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
         )
-        raise JsonRpcInvalidParams(f"{model.__name__}: {problems}") from None
+        raise InvalidParams(f"{model.__name__}: {problems}") from None

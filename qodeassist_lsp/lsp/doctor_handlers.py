@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.errors import InvalidParams
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
@@ -19,7 +18,7 @@ def _timeout(args: tuple[Any, ...]) -> float | None:
         value is not None
         and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0)
     ):
-        raise JsonRpcInvalidParams('qodeassist.doctor takes [] or [{"timeout": seconds > 0}]')
+        raise InvalidParams('qodeassist.doctor takes [] or [{"timeout": seconds > 0}]')
     return float(value) if value is not None else None
 
 

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.config.confinement import Confinement, real_path
 from qodeassist_lsp.context.documents import position_at
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.chat_handlers import ChatFeature, RequestFailed
+from qodeassist_lsp.lsp.chat_handlers import ChatFeature
+from qodeassist_lsp.lsp.errors import RequestFailed
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, to_client_units
 from qodeassist_lsp.lsp.server import QodeAssistServer
-from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -200,10 +199,6 @@ class EditFeature(LanguageFeature):
         self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
 
 
-def _refused(exc: QodeAssistError) -> JsonRpcInvalidParams:
-    return JsonRpcInvalidParams(str(exc))
-
-
 def setup(server: QodeAssistServer) -> None:
     """Register ``chat/editFile`` and the checkpoint requests and the edit feature."""
     feature = EditFeature(server)
@@ -213,14 +208,10 @@ def setup(server: QodeAssistServer) -> None:
     async def chat_edit_file(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         from qodeassist_lsp.lsp.chat_params import parse
         from qodeassist_lsp.lsp.edit_params import EditFileParams
-        from qodeassist_lsp.tools.edits.blocks import EditRefused
 
         args = parse(EditFileParams, params)
         manager = await feature.manager()
-        try:
-            status, message = await manager.act(args.chat_id, args.edit_id, args.action)
-        except EditRefused as exc:
-            raise _refused(exc) from None
+        status, message = await manager.act(args.chat_id, args.edit_id, args.action)
         return {"status": status, "message": message}
 
     @server.feature(methods.CHECKPOINTS_LIST)
@@ -240,15 +231,11 @@ def setup(server: QodeAssistServer) -> None:
     ) -> dict[str, Any]:
         from qodeassist_lsp.lsp.chat_params import parse
         from qodeassist_lsp.lsp.edit_params import RestoreParams
-        from qodeassist_lsp.tools.edits.blocks import EditRefused
-        from qodeassist_lsp.tools.edits.checkpoints import CheckpointNotFound
 
         args = parse(RestoreParams, params)
         manager = await feature.manager()
         try:
             return {"restored": await manager.restore(args.checkpoint_id)}
-        except (CheckpointNotFound, EditRefused) as exc:
-            raise _refused(exc) from None
         except OSError as exc:
             raise RequestFailed(
                 f"checkpoint {args.checkpoint_id} was not fully restored: {exc}"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -22,6 +23,7 @@ from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
+from qodeassist_lsp.lsp.errors import answering
 from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class QodeAssistServer(LanguageServer):
@@ -60,6 +63,26 @@ class QodeAssistServer(LanguageServer):
         self.backend.listeners.append(self._on_reload)
         self.backend.launch_listeners.append(LaunchProgressReporter(self))
         self.documents.add_listener(self._on_document)
+
+    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]:
+        """Register a handler (pygls's decorator); its errors are answered by `answering`."""
+        register = super().feature(feature_name, options)
+
+        def decorator(handler: F) -> F:
+            register(answering(handler))
+            return handler
+
+        return decorator
+
+    def command(self, command_name: str) -> Callable[[F], F]:
+        """Register a command (pygls's decorator); its errors are answered by `answering`."""
+        register = super().command(command_name)
+
+        def decorator(handler: F) -> F:
+            register(answering(handler))
+            return handler
+
+        return decorator
 
     def add_feature(self, feature: LanguageFeature) -> None:
         """Call ``feature``'s lifecycle hooks from now on."""

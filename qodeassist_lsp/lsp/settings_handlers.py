@@ -2,44 +2,27 @@
 
 The writing is ``config.settings_writer``'s (tomlkit, validated, atomic); after a write the
 configuration is reloaded before the answer, so the next request already sees the change. A
-change the writer refuses is answered -32602 with its message; nothing is written.
+change the writer refuses (``SettingsWriteError``, a ``ValueError`` of the error tree) is
+answered -32602 with its message (``lsp.errors``); nothing is written.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.errors import InvalidParams
 from qodeassist_lsp.lsp.server import QodeAssistServer
-from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings_writer import Scope, SettingsFile
 
 
-@contextlib.contextmanager
-def _refused_as_invalid_params() -> Iterator[None]:
-    """Answer a refused read or write (``SettingsWriteError``) with -32602 and its message."""
-    try:
-        yield
-    except QodeAssistError as exc:
-        # Already imported by `_file` (see there why lazily): only a module lookup here.
-        from qodeassist_lsp.config.settings_writer import SettingsWriteError
-
-        if isinstance(exc, SettingsWriteError):
-            raise JsonRpcInvalidParams(str(exc)) from None
-        raise
-
-
 def _scope(params: dict[str, Any] | None) -> Scope:
     value = (params or {}).get("scope", "user")
     if value not in ("user", "project"):
-        raise JsonRpcInvalidParams(f'scope must be "user" or "project", not {value!r}')
+        raise InvalidParams(f'scope must be "user" or "project", not {value!r}')
     return "project" if value == "project" else "user"
 
 
@@ -51,8 +34,7 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     await ls.backend.configuration()
     paths = ls.backend.paths
     assert paths is not None
-    with _refused_as_invalid_params():
-        return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
+    return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
 
 
 def setup(server: QodeAssistServer) -> None:
@@ -62,8 +44,7 @@ def setup(server: QodeAssistServer) -> None:
     async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
         scope = _scope(params)
         settings = await _file(ls, scope)
-        with _refused_as_invalid_params():
-            values = await asyncio.to_thread(settings.values)
+        values = await asyncio.to_thread(settings.values)
         config = await ls.backend.configuration()
         return {
             "scope": scope,
@@ -79,12 +60,11 @@ def setup(server: QodeAssistServer) -> None:
     ) -> dict[str, Any]:
         changes = (params or {}).get("changes")
         if not isinstance(changes, dict) or not changes:
-            raise JsonRpcInvalidParams(
+            raise InvalidParams(
                 'settings/update needs {"scope", "changes": {"section.key": value, ...}} '
                 "(null removes a key)"
             )
         settings = await _file(ls, _scope(params))
-        with _refused_as_invalid_params():
-            written = await asyncio.to_thread(settings.update, changes)
+        written = await asyncio.to_thread(settings.update, changes)
         await ls.backend.reload()
         return {"written": str(written)}
