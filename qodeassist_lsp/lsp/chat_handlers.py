@@ -147,93 +147,111 @@ def _ending(progress: WorkDoneProgress) -> Iterator[None]:
         raise
 
 
+async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Start a chat request; answer ``{chatId, requestId, agent}`` at once, stream the rest."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.features.chat.service import SendInput
+    from qodeassist_lsp.lsp.params import SendParams, parse
+
+    args = parse(SendParams, params)
+    service = await feature.service()
+    progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
+    if args.work_done_token is not None:
+        await progress.begin()
+    feature.events.hold()
+    try:
+        with _ending(progress):
+            chat_id, request = await service.send(
+                SendInput(
+                    args.message,
+                    chat_id=args.chat_id,
+                    agent=args.agent,
+                    attachments=args.attachments,
+                    linked_files=args.linked_files,
+                )
+            )
+    finally:
+        feature.events.release_after_answer()
+    _follow(service, chat_id, request, progress)
+    return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
+
+
+async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+    """Cancel the running request of a chat."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    (await feature.service()).cancel(args.chat_id)
+
+
+async def chat_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """List the saved chats, newest first."""
+    feature = ls.feature_of(ChatFeature)
+    return (await feature.service()).list()
+
+
+async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Return one chat with its messages."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    return (await feature.service()).get(args.chat_id)
+
+
+async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+    """Delete a chat and its history file."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    await (await feature.service()).delete(args.chat_id)
+
+
+async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Summarise a chat into a new, shorter one; answer the new chat's id."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import CompressParams, parse
+
+    args = parse(CompressParams, params)
+    service = await feature.service()
+    progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
+    if args.work_done_token is not None:
+        await progress.begin()
+    with _ending(progress):
+        new_id = await service.compress(args.chat_id)
+    progress.end("done")
+    return {"chatId": new_id}
+
+
+async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Estimate the tokens a chat with this draft and attachments would send."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import TokensParams, parse
+
+    args = parse(TokensParams, params)
+    return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
+
+
+async def agents_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """List the agents (optionally only one pipeline's) for the agent pickers."""
+    from qodeassist_lsp.core.agent_catalog import agent_summaries
+    from qodeassist_lsp.lsp.params import AgentsParams, parse
+
+    args = parse(AgentsParams, params)
+    await ls.backend.runtime()
+    return agent_summaries(ls.backend.configuration_now, args.pipeline)
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the chat and agent-list handlers and the chat feature on ``server``."""
-    feature = ChatFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(methods.CHAT_SEND)
-    async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.features.chat.service import SendInput
-        from qodeassist_lsp.lsp.chat_params import SendParams, parse
-
-        args = parse(SendParams, params)
-        service = await feature.service()
-        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
-        if args.work_done_token is not None:
-            await progress.begin()
-        feature.events.hold()
-        try:
-            with _ending(progress):
-                chat_id, request = await service.send(
-                    SendInput(
-                        args.message,
-                        chat_id=args.chat_id,
-                        agent=args.agent,
-                        attachments=args.attachments,
-                        linked_files=args.linked_files,
-                    )
-                )
-        finally:
-            feature.events.release_after_answer()
-        _follow(service, chat_id, request, progress)
-        return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
-
-    @server.feature(methods.CHAT_CANCEL)
-    async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        (await feature.service()).cancel(args.chat_id)
-
-    @server.feature(methods.CHAT_LIST)
-    async def chat_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        return (await feature.service()).list()
-
-    @server.feature(methods.CHAT_GET)
-    async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        return (await feature.service()).get(args.chat_id)
-
-    @server.feature(methods.CHAT_DELETE)
-    async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        await (await feature.service()).delete(args.chat_id)
-
-    @server.feature(methods.CHAT_COMPRESS)
-    async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import CompressParams, parse
-
-        args = parse(CompressParams, params)
-        service = await feature.service()
-        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
-        if args.work_done_token is not None:
-            await progress.begin()
-        with _ending(progress):
-            new_id = await service.compress(args.chat_id)
-        progress.end("done")
-        return {"chatId": new_id}
-
-    @server.feature(methods.CHAT_TOKENS)
-    async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import TokensParams, parse
-
-        args = parse(TokensParams, params)
-        return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
-
-    @server.feature(methods.AGENTS_LIST)
-    async def agents_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        from qodeassist_lsp.core.agent_catalog import agent_summaries
-        from qodeassist_lsp.lsp.chat_params import AgentsParams, parse
-
-        args = parse(AgentsParams, params)
-        await ls.backend.runtime()
-        return agent_summaries(ls.backend.configuration_now, args.pipeline)
+    server.add_feature(ChatFeature(server))
+    server.feature(methods.CHAT_SEND)(chat_send)
+    server.feature(methods.CHAT_CANCEL)(chat_cancel)
+    server.feature(methods.CHAT_LIST)(chat_list)
+    server.feature(methods.CHAT_GET)(chat_get)
+    server.feature(methods.CHAT_DELETE)(chat_delete)
+    server.feature(methods.CHAT_COMPRESS)(chat_compress)
+    server.feature(methods.CHAT_TOKENS)(chat_tokens)
+    server.feature(methods.AGENTS_LIST)(agents_list)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("qodeassist.server")
 F = TypeVar("F", bound=Callable[..., Any])
+L = TypeVar("L", bound=LanguageFeature)
 
 
 class QodeAssistServer(LanguageServer):
@@ -87,6 +88,13 @@ class QodeAssistServer(LanguageServer):
     def add_feature(self, feature: LanguageFeature) -> None:
         """Call ``feature``'s lifecycle hooks from now on."""
         self.features.append(feature)
+
+    def feature_of(self, kind: type[L]) -> L:
+        """Return the added feature of class ``kind`` (how a named handler finds its feature)."""
+        for feature in self.features:
+            if isinstance(feature, kind):
+                return feature
+        raise LookupError(f"no {kind.__name__} was added to the server")
 
     def ignore_filter(self) -> IgnoreFilter | None:
         """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
@@ -234,57 +242,71 @@ def _project_of(params: types.InitializeParams) -> Path | None:
     return Path(params.root_path) if params.root_path else None
 
 
+def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
+    """Start loading the configuration in the background; answer at once."""
+    settings = _editor_settings(params.initialization_options)
+    ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
+
+
+async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
+    """Pull the editor's settings, watch the config files, prepare the features."""
+    if ls.start_task is not None:
+        await ls.start_task
+    await _pull_configuration(ls)
+    ls.backend.watch()
+    for feature in ls.features:
+        with isolated(feature, "initialized"):
+            await feature.initialized()
+
+
+async def did_change_configuration(
+    ls: QodeAssistServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """Apply the editor's changed ``qodeassist`` settings."""
+    settings = _editor_settings(params.settings)
+    if settings is not None:
+        await ls.backend.set_editor_settings(settings)
+    else:
+        await _pull_configuration(ls)
+
+
+async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Reload the configuration when one of its files was saved in the editor."""
+    path = to_fs_path(params.text_document.uri)
+    paths = ls.backend.paths
+    if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
+        await ls.backend.reload()
+
+
+async def shutdown(ls: QodeAssistServer, params: None) -> None:
+    """Close every feature (each guarded), then the backend."""
+    ls.shutdown_received = True
+    for feature in ls.features:
+        with isolated(feature, "aclose"):
+            await feature.aclose()
+    await ls.backend.aclose()
+
+
+def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer ``qodeassist/status``."""
+    return ls.status()
+
+
+async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
+    """Reload the configuration; answer the agent and error counts."""
+    config = await ls.backend.reload()
+    return {"agents": len(config.agents), "errors": len(config.errors)}
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the lifecycle, settings, document and status handlers on ``server``."""
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
-        settings = _editor_settings(params.initialization_options)
-        ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
-        if ls.start_task is not None:
-            await ls.start_task
-        await _pull_configuration(ls)
-        ls.backend.watch()
-        for feature in ls.features:
-            with isolated(feature, "initialized"):
-                await feature.initialized()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: QodeAssistServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        settings = _editor_settings(params.settings)
-        if settings is not None:
-            await ls.backend.set_editor_settings(settings)
-        else:
-            await _pull_configuration(ls)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
-        path = to_fs_path(params.text_document.uri)
-        paths = ls.backend.paths
-        if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
-            await ls.backend.reload()
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: QodeAssistServer, params: None) -> None:
-        ls.shutdown_received = True
-        for feature in ls.features:
-            with isolated(feature, "aclose"):
-                await feature.aclose()
-        await ls.backend.aclose()
-
-    @server.feature(methods.STATUS)
-    def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        return ls.status()
-
-    @server.command(methods.CMD_RELOAD)
-    async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
-        config = await ls.backend.reload()
-        return {"agents": len(config.agents), "errors": len(config.errors)}
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(methods.STATUS)(status)
+    server.command(methods.CMD_RELOAD)(reload_configuration)
 
 
 async def _pull_configuration(ls: QodeAssistServer) -> None:

@@ -12,18 +12,10 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.errors import InvalidParams
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings_writer import Scope, SettingsFile
-
-
-def _scope(params: dict[str, Any] | None) -> Scope:
-    value = (params or {}).get("scope", "user")
-    if value not in ("user", "project"):
-        raise InvalidParams(f'scope must be "user" or "project", not {value!r}')
-    return "project" if value == "project" else "user"
 
 
 async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
@@ -37,34 +29,35 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
 
 
+async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer a settings file's values and the effective settings."""
+    from qodeassist_lsp.lsp.params import SettingsParams, parse
+
+    scope = parse(SettingsParams, params).scope
+    settings = await _file(ls, scope)
+    values = await asyncio.to_thread(settings.values)
+    config = await ls.backend.configuration()
+    return {
+        "scope": scope,
+        "path": str(settings.path),
+        "exists": settings.path.is_file(),
+        "values": values,
+        "effective": config.settings.model_dump(mode="json"),
+    }
+
+
+async def settings_update(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Write changes to a settings file, then reload the configuration."""
+    from qodeassist_lsp.lsp.params import SettingsUpdateParams, parse
+
+    args = parse(SettingsUpdateParams, params)
+    settings = await _file(ls, args.scope)
+    written = await asyncio.to_thread(settings.update, args.changes)
+    await ls.backend.reload()
+    return {"written": str(written)}
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the settings requests on ``server``."""
-
-    @server.feature(methods.SETTINGS_GET)
-    async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        scope = _scope(params)
-        settings = await _file(ls, scope)
-        values = await asyncio.to_thread(settings.values)
-        config = await ls.backend.configuration()
-        return {
-            "scope": scope,
-            "path": str(settings.path),
-            "exists": settings.path.is_file(),
-            "values": values,
-            "effective": config.settings.model_dump(mode="json"),
-        }
-
-    @server.feature(methods.SETTINGS_UPDATE)
-    async def settings_update(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        changes = (params or {}).get("changes")
-        if not isinstance(changes, dict) or not changes:
-            raise InvalidParams(
-                'settings/update needs {"scope", "changes": {"section.key": value, ...}} '
-                "(null removes a key)"
-            )
-        settings = await _file(ls, _scope(params))
-        written = await asyncio.to_thread(settings.update, changes)
-        await ls.backend.reload()
-        return {"written": str(written)}
+    server.feature(methods.SETTINGS_GET)(settings_get)
+    server.feature(methods.SETTINGS_UPDATE)(settings_update)
