@@ -94,7 +94,7 @@ class ChatFeature(LanguageFeature):
             server = self.server
             paths = server.backend.paths
             self._service = ChatService(
-                server.runtime,
+                server.backend,
                 server.documents,
                 self.events.emit,
                 workspace=paths.project if paths is not None else None,
@@ -241,7 +241,7 @@ async def agents_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> li
 
     args = parse(AgentsParams, params)
     await ls.backend.runtime()
-    return agent_summaries(ls.backend.configuration_now, args.pipeline)
+    return agent_summaries(ls.backend.configuration, args.pipeline)
 
 
 def setup(server: QodeAssistServer) -> None:

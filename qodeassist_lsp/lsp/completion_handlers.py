@@ -139,19 +139,9 @@ class CompletionFeature(LanguageFeature):
         if self.service is None:
             # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
-            from qodeassist_lsp.config.settings import Settings
             from qodeassist_lsp.features.completion.service import CompletionService
 
-            backend = self.server.backend
-            defaults = Settings()
-
-            def settings() -> Settings:
-                current = backend.current
-                return current.settings if current is not None else defaults
-
-            self.service = CompletionService(
-                self.server.runtime, self.server.documents, settings=settings
-            )
+            self.service = CompletionService(self.server.backend, self.server.documents)
         return self.service
 
     async def ready(self) -> CompletionService:

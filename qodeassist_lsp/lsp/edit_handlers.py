@@ -180,11 +180,11 @@ class EditFeature(LanguageFeature):
         return self._manager
 
     def _confinement(self) -> Confinement:
-        settings = self.server.runtime.configuration.settings
+        settings = self.server.backend.settings
         return Confinement.of(self.server.workspace_folders(), settings.general.allowed_roots)
 
     def _tools(self) -> ToolsSettings:
-        return self.server.runtime.configuration.settings.tools
+        return self.server.backend.settings.tools
 
     def _ignored(self, path: Path) -> bool:
         ignore = self.server.ignore_filter()

@@ -90,7 +90,7 @@ class McpFeature(LanguageFeature):
         await self._server.backend.runtime()
         self._offer_tools()
         self._started = True
-        self._spawn(self._configure(await self._server.backend.configuration()))
+        self._spawn(self._configure(self._server.backend.configuration))
 
     def _offer_tools(self) -> None:
         """Add the hub's contributor once (the runtime's registry outlives reloads)."""

@@ -79,7 +79,7 @@ class RefactorFeature(LanguageFeature):
             from qodeassist_lsp.features.refactor.service import RefactorService
 
             self._service = RefactorService(
-                self.server.runtime, self.server.documents, instructions=self.instructions
+                self.server.backend, self.server.documents, instructions=self.instructions
             )
         return self._service
 

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.context.ignore import IgnoreFilter
-    from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,8 +52,7 @@ class QodeAssistServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.backend = backend or Backend()
-        self.runtime = LiveRuntime(self.backend)
-        """What the feature services read of the runtime, per request (reload-safe)."""
+        """The runtime the feature services read, per request (reload-safe)."""
         self.documents: DocumentStore = self.protocol.documents
         self.throttle = MessageThrottle()
         self.start_task: asyncio.Task[None] | None = None
@@ -160,9 +158,9 @@ class QodeAssistServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """Return the ``qodeassist/status`` payload."""
-        config = self.backend.current
-        if config is None:
+        if not self.backend.loaded:
             return {"state": "loading", "version": __version__}
+        config = self.backend.configuration
         return {
             "state": "ready",
             "version": __version__,
@@ -178,24 +176,6 @@ class QodeAssistServer(LanguageServer):
                 spec.status_key: config.pipelines.shown(spec) for spec in pipeline_specs()
             },
         }
-
-
-class LiveRuntime:
-    """The `core.runtime_view.RuntimeView` of the feature services: the backend's, per request."""
-
-    def __init__(self, backend: Backend) -> None:
-        """Read ``backend``'s current configuration and sessions."""
-        self._backend = backend
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot."""
-        return self._backend.configuration_now
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        return self._backend.sessions
 
 
 def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:

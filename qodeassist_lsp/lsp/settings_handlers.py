@@ -23,7 +23,7 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     # the 450-650 ms of feature imports measured before `initialize` (see chat_handlers).
     from qodeassist_lsp.config.settings_writer import SettingsFile, settings_path
 
-    await ls.backend.configuration()
+    await ls.backend.runtime()
     paths = ls.backend.paths
     assert paths is not None
     return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
@@ -36,7 +36,7 @@ async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> d
     scope = parse(SettingsParams, params).scope
     settings = await _file(ls, scope)
     values = await asyncio.to_thread(settings.values)
-    config = await ls.backend.configuration()
+    config = ls.backend.configuration
     return {
         "scope": scope,
         "path": str(settings.path),

@@ -71,11 +71,11 @@ class SkillFeature(LanguageFeature):
     def _sources(self) -> SkillSources:
         from qodeassist_lsp.skills.service import SkillSources
 
-        config = self.server.backend.configuration_now
+        config = self.server.backend.configuration
         return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
 
     def _tool_enabled(self) -> bool:
-        settings = self.server.backend.configuration_now.settings
+        settings = self.server.backend.settings
         return settings.skills.enabled and settings.tools.enabled.load_skill
 
     def current(self) -> SkillLibrary | None:
