@@ -56,6 +56,8 @@ class PipelineSpec:
     tool_access: ToolAccess
     status_key: str
     """Its key in the ``pipelines`` part of ``qodeassist/status`` (camelCase)."""
+    routed: bool = False
+    """True: the first agent whose ``[match]`` accepts the file serves it (catch-alls last)."""
 
     @property
     def aliases(self) -> tuple[str, str]:
@@ -64,7 +66,14 @@ class PipelineSpec:
 
 
 CODE_COMPLETION = PipelineSpec(
-    "code_completion", "completion", True, "completion", False, ToolAccess.NONE, "codeCompletion"
+    "code_completion",
+    "completion",
+    True,
+    "completion",
+    False,
+    ToolAccess.NONE,
+    "codeCompletion",
+    True,
 )
 CHAT_ASSISTANT = PipelineSpec(
     "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant"
@@ -76,7 +85,7 @@ QUICK_REFACTOR = PipelineSpec(
     "quick_refactor", "refactor", False, "refactor", True, ToolAccess.READ, "quickRefactor"
 )
 NEXT_EDIT = PipelineSpec(
-    "next_edit", "next-edit", True, "next_edit", False, ToolAccess.NONE, "nextEdit"
+    "next_edit", "next-edit", True, "next_edit", False, ToolAccess.NONE, "nextEdit", True
 )
 CHAT_ROUTER = PipelineSpec(
     "chat_router", "router", False, "chat", False, ToolAccess.NONE, "chatRouter"

@@ -2,7 +2,7 @@
 
 ``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
 (held back until that answer is written, see ``EventGate``) and, with a work-done token, as
-``$/progress``. Params are validated with pydantic (``chat_params``, imported on first use so
+``$/progress``. Params are validated with pydantic (``params``, imported on first use so
 that ``initialize`` does not wait for it); a problem the user can fix comes back as
 ``InvalidParams`` with a message that says what to change.
 """

@@ -124,6 +124,48 @@ class DoctorParams(Params):
     timeout: float | None = pydantic.Field(default=None, gt=0)
 
 
+class DocumentRef(Params):
+    """``{uri, version?}``."""
+
+    uri: str
+    version: int | None = None
+
+
+class DiagnosticParam(Params):
+    """A diagnostic of the document (LSP ``Diagnostic``; only what the prompt uses)."""
+
+    range: dict[str, Any]
+    message: str
+    severity: int | None = None
+
+
+class InlineEditContext(Params):
+    """``context``: sidekick.nvim sends ``triggerKind``; ``diagnostics`` is our addition."""
+
+    trigger_kind: int | None = None
+    diagnostics: list[DiagnosticParam] = pydantic.Field(default_factory=list)
+
+
+class InlineEditParams(Params):
+    """``textDocument/copilotInlineEdit`` params."""
+
+    text_document: DocumentRef
+    position: Position
+    context: InlineEditContext | None = None
+
+
+class ShownParams(Params):
+    """``textDocument/didShowInlineEdit`` params: the item the editor showed."""
+
+    item: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+
+class FocusParams(Params):
+    """``textDocument/didFocus`` params."""
+
+    text_document: DocumentRef | None = None
+
+
 P = TypeVar("P", bound=Params)
 
 

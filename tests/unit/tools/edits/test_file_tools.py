@@ -88,7 +88,7 @@ async def test_preview_shows_the_change_without_keeping_it_and_the_event_names_t
     assert (tmp_path / "m.py").read_text() == "a = 1\n" and not (tmp_path / "n.py").exists()
     events: list[SessionEvent] = []
     tools = ToolRegistry()
-    edit_tools(edit_manager)(tools, Pipeline.CHAT)
+    edit_tools(edit_manager)(tools, CHAT_ASSISTANT)
     await tools.execute("edit_file", edits, ToolContext("chat", "req", "call-7", events.append))
     assert isinstance(events[0], FileEditEvent) and events[0].call_id == "call-7"
     assert edit_manager.get(events[0].edit_id) is not None
