@@ -186,7 +186,7 @@ class ToolKitFeature(LanguageFeature):
                 settings=lambda: self.server.backend.settings.tools,
                 workspace=self.workspace,
                 diagnostics=EditorDiagnostics(self.server),
-                memory=lambda: Memory.of(self.server.runtime.configuration.paths),
+                memory=lambda: Memory.of(self.server.backend.configuration.paths),
             )
         )
         contributors.add(kit.contribute)

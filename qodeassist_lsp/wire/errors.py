@@ -26,8 +26,6 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     │   └── PromptPathRefused               … a prompt path leads outside its roots
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
     ├── SettingsWriteError [ValueError]     config.settings_writer: a change was refused
-    ├── SetupWriteError                     core.setup.apply: setup could not write a file
-    ├── ProbeTargetError [ValueError]       core.setup.probe: not a loopback HOST:PORT
     ├── FolderLockTimeout [TimeoutError]    config.folder_lock: another writer held on
     ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
     │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root

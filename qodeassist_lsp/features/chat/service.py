@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.config.confinement import Confinement
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_COMPRESSION
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_COMPRESSION, CHAT_ROUTER
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -238,12 +238,12 @@ class ChatService:
         if requested != router.AUTO or memory_use.remembered(message) is not None:
             return None
         config = self._runtime.configuration
-        if not config.pipelines.chat_router:
+        if not config.pipelines.agent(CHAT_ROUTER):
             raise ChatInputError(
                 'agent "auto" needs a chat_router agent: set pipelines.chat_router in '
                 "pipelines.toml, or pick a chat agent"
             )
-        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
         if not roster:
             return None  # _agent says what to configure
         return await router.choose(self._runtime.sessions, config, roster, message)

@@ -1,6 +1,7 @@
 from qodeassist_lsp.config.pipelines import (
     CHAT_ASSISTANT,
     CHAT_COMPRESSION,
+    CHAT_ROUTER,
     CODE_COMPLETION,
     QUICK_REFACTOR,
     PipelinesStatus,
@@ -89,8 +90,8 @@ def test_pipelines_of() -> None:
 
 
 def test_chat_router_is_one_agent_and_off_by_default(tree) -> None:
-    assert tree.load().pipelines.chat_router == ""
+    assert tree.load().pipelines.agent(CHAT_ROUTER) == ""
     tree.write("config/pipelines.toml", '[pipelines]\nchat_router = ["Router", "Other"]\n')
     pipelines = tree.load().pipelines
-    assert pipelines.chat_router == "Router" and "Router" in pipelines.agent_names()
+    assert pipelines.agent(CHAT_ROUTER) == "Router" and "Router" in pipelines.agent_names()
     assert pipelines.pipelines_of("Router") == ["chat_router"]

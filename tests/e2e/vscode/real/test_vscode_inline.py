@@ -67,9 +67,7 @@ def test_partial_accept_takes_the_next_word_and_tab_the_rest(
     assert (workbench.folder / "add.py").read_text() == SUM.replace("a + b", "a + b  # the sum")
 
 
-def test_the_status_bar_item_shows_a_provider_failure(
-    workbench: Workbench, vscode: VSCode
-) -> None:
+def test_the_status_bar_item_shows_a_provider_failure(workbench: Workbench, vscode: VSCode) -> None:
     failure = Reply.json({"error": {"message": "model crashed"}}, status=500, repeat=30)
     vscode.replay.script("/v1/completions", failure)
     workbench.open_file("add.py")
