@@ -49,6 +49,7 @@ from qodeassist_lsp import __version__
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
 from qodeassist_lsp.acp_agent.updates import replay_updates, stop_reason
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent
 from qodeassist_lsp.features.chat.files import ChatInputError
@@ -143,7 +144,7 @@ class QodeAssistAgent:
 
     def _modes(self, session: AcpSession) -> SessionModeState | None:
         config = self.host.configuration
-        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
         if not roster:
             return None
         if session.agent not in roster:
@@ -231,7 +232,7 @@ class QodeAssistAgent:
         """Switch the session's chat agent (its modes are the chat agents)."""
         session = self._session(session_id)
         config = self.host.configuration
-        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
         if mode_id not in roster:
             raise _invalid(
                 f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}"

@@ -12,19 +12,13 @@ from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, secr
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
+from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.agent_catalog import agent_summaries
 from qodeassist_lsp.skills.discovery import discover, skill_roots
 from qodeassist_lsp.skills.skill import SKILL_FILE, load_skill
-
-CLI_PIPELINES = {
-    "completion": "code_completion",
-    "chat": "chat_assistant",
-    "compression": "chat_compression",
-    "refactor": "quick_refactor",
-}
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -37,7 +31,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     )
     listing.add_argument(
         "--pipeline",
-        choices=[*CLI_PIPELINES.values(), *CLI_PIPELINES],
+        choices=[name for spec in pipeline_specs() for name in (spec.slot, spec.alias)],
         help="only the agents of one pipeline",
     )
     listing.add_argument("--json", action="store_true", help="machine-readable output")

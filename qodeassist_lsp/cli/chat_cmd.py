@@ -23,6 +23,7 @@ from qodeassist_lsp.cli.common import (
     print_launch_progress,
 )
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import (
@@ -50,7 +51,7 @@ def pick_chat_agent(config: Configuration, requested: str | None) -> str:
     """Return the agent to chat with: the requested one or the first chat pipeline agent."""
     if requested:
         return requested
-    for name in config.pipelines.chat_assistant:
+    for name in config.pipelines.roster(CHAT_ASSISTANT):
         if name in config.agents:
             return name
     raise CliError("no chat agent is configured; set pipelines.chat_assistant or pass --agent")

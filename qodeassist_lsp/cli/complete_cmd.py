@@ -23,6 +23,7 @@ from qodeassist_lsp.cli.common import (
     read_source,
 )
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -54,7 +55,7 @@ def _with_agent(config: Configuration, agent: str | None) -> Configuration:
     if agent not in config.agents:
         hint = did_you_mean(agent, list(config.agents))
         raise CliError(f"no usable agent named {agent!r}{hint}")
-    pipelines = dataclasses.replace(config.pipelines, code_completion=(agent,))
+    pipelines = config.pipelines.with_roster(CODE_COMPLETION, (agent,))
     return dataclasses.replace(config, pipelines=pipelines)
 
 

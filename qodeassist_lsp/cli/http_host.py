@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 
 if TYPE_CHECKING:
     from qodeassist_lsp.http_api.host import Surroundings
@@ -119,9 +120,9 @@ def _alone(backend: Backend, project: Path) -> Surroundings:
     from qodeassist_lsp.http_api.host import Surroundings
 
     def status() -> dict[str, Any]:
-        config = backend.current
-        if config is None:
+        if not backend.loaded:
             return {"state": "loading", "version": __version__}
+        config = backend.configuration
         return {
             "state": "ready",
             "version": __version__,
@@ -132,7 +133,7 @@ def _alone(backend: Backend, project: Path) -> Surroundings:
                 "errors": len(config.errors),
                 "warnings": len(config.problems) - len(config.errors),
             },
-            "pipelines": {"chatAssistant": list(config.pipelines.chat_assistant)},
+            "pipelines": {CHAT_ASSISTANT.status_key: list(config.pipelines.roster(CHAT_ASSISTANT))},
         }
 
     return Surroundings(source=backend, folders=lambda: [project], status=status)

@@ -106,14 +106,14 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
 
 def tool_registry(runtime: Runtime, extra: Sequence[ToolContributor] = ()) -> ToolRegistry:
     """Return the CHAT pipeline's tools behind the headless gate of ``mcp serve``."""
-    from qodeassist_lsp.core.policy import Pipeline
+    from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
     from qodeassist_lsp.core.tools import ToolRegistry
     from qodeassist_lsp.mcp.server_gate import HeadlessGate
 
     registry = ToolRegistry()
-    runtime.contributors.apply_to(registry, Pipeline.CHAT)
+    runtime.contributors.apply_to(registry, CHAT_ASSISTANT)
     for contributor in extra:
-        contributor(registry, Pipeline.CHAT)
+        contributor(registry, CHAT_ASSISTANT)
     settings = runtime.configuration.settings
     registry.gate = HeadlessGate(
         lambda permission: tools_policy(settings, permission), lambda: settings.mcp.server_allow

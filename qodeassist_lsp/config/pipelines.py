@@ -1,4 +1,12 @@
-"""Pipelines: which agents serve completion, chat, compression, quick refactor and next edit.
+"""Pipelines: which agents serve each feature, and the one table that says what a pipeline is.
+
+``PIPELINE_TABLE`` has one `PipelineSpec` row per pipeline: its slot in ``pipelines.toml``, its
+short alias, whether it takes one agent or an ordered list, the settings section its timeouts
+come from, whether it retries, which tools its sessions get and how ``qodeassist/status`` shows
+it. Everything else derives from the rows: the aliases and CLI choices, the validation of
+``pipelines.toml``, the status payload, request policy and tool contribution. Lower layers ask a
+row (``spec.tool_access``, ``spec.retries``), never which pipeline it is; adding a pipeline is
+adding a row.
 
 The defaults are the bundled ``agents/pipelines.toml``; the user's ``pipelines.toml`` and then the
 project's ``.qodeassist/pipelines.toml`` replace them key by key. Parsing follows the original:
@@ -10,16 +18,110 @@ missing or broken leaves the defaults in place. An empty slot switches the featu
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.toml_source import TomlFile, read_toml
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 MAX_NAME_LENGTH = 256
-LIST_SLOTS = ("code_completion", "chat_assistant", "next_edit")
-SINGLE_SLOTS = ("chat_compression", "quick_refactor", "chat_router")
+
+
+class ToolAccess(enum.StrEnum):
+    """Which tools a pipeline's sessions are offered (when the agent enables tools)."""
+
+    NONE = "none"
+    READ = "read"
+    """The read-class tools of the kit and of MCP servers."""
+    ALL = "all"
+    """Every tool: the kit, file edits, skills and MCP servers."""
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """One pipeline: everything the code knows about it, as data."""
+
+    slot: str
+    """The key in ``pipelines.toml`` (``code_completion``)."""
+    alias: str
+    """The short name of the command line and the LSP methods (``completion``)."""
+    ordered: bool
+    """True: an ordered list of agents; False: one agent."""
+    settings: str
+    """The settings section (``settings.toml``) its timeouts come from."""
+    retries: bool
+    """Whether a request retries before its first byte (chat-like work does)."""
+    tool_access: ToolAccess
+    status_key: str
+    """Its key in the ``pipelines`` part of ``qodeassist/status`` (camelCase)."""
+    routed: bool = False
+    """True: the first agent whose ``[match]`` accepts the file serves it (catch-alls last)."""
+
+    @property
+    def aliases(self) -> tuple[str, str]:
+        """The other names accepted for the slot: the short alias and the status key."""
+        return (self.alias, self.status_key)
+
+
+CODE_COMPLETION = PipelineSpec(
+    "code_completion",
+    "completion",
+    True,
+    "completion",
+    False,
+    ToolAccess.NONE,
+    "codeCompletion",
+    True,
+)
+CHAT_ASSISTANT = PipelineSpec(
+    "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant"
+)
+CHAT_COMPRESSION = PipelineSpec(
+    "chat_compression", "compression", False, "chat", True, ToolAccess.NONE, "chatCompression"
+)
+QUICK_REFACTOR = PipelineSpec(
+    "quick_refactor", "refactor", False, "refactor", True, ToolAccess.READ, "quickRefactor"
+)
+NEXT_EDIT = PipelineSpec(
+    "next_edit", "next-edit", True, "next_edit", False, ToolAccess.NONE, "nextEdit", True
+)
+CHAT_ROUTER = PipelineSpec(
+    "chat_router", "router", False, "chat", False, ToolAccess.NONE, "chatRouter"
+)
+
+PIPELINE_TABLE: tuple[PipelineSpec, ...] = (
+    CODE_COMPLETION,
+    CHAT_ASSISTANT,
+    CHAT_COMPRESSION,
+    QUICK_REFACTOR,
+    NEXT_EDIT,
+    CHAT_ROUTER,
+)
+"""Every pipeline, in the order listings show them."""
+
+
+def pipeline_specs() -> tuple[PipelineSpec, ...]:
+    """Return the rows of the pipeline table (read at call time, so a test may add one)."""
+    return PIPELINE_TABLE
+
+
+def pipeline_slots() -> list[str]:
+    """Return every pipeline's slot name, in table order."""
+    return [spec.slot for spec in pipeline_specs()]
+
+
+class UnknownPipeline(QodeAssistError, ValueError):
+    """A pipeline name that is no row's slot or alias."""
+
+
+def find_pipeline(name: str) -> PipelineSpec:
+    """Return the row ``name`` (a slot or one of its aliases) names (raises ``UnknownPipeline``)."""
+    for spec in pipeline_specs():
+        if name == spec.slot or name in spec.aliases:
+            return spec
+    raise UnknownPipeline(f"unknown pipeline {name!r}; use one of {', '.join(pipeline_slots())}")
 
 
 class PipelinesStatus(enum.StrEnum):
@@ -35,27 +137,35 @@ class PipelinesStatus(enum.StrEnum):
 class Pipelines:
     """The agent names configured for each pipeline."""
 
-    code_completion: tuple[str, ...] = ()
-    """Ordered: the first agent whose ``[match]`` accepts the file serves it."""
-    chat_assistant: tuple[str, ...] = ()
-    """Allow-list for the chat agent picker."""
-    chat_compression: str = ""
-    quick_refactor: str = ""
-    next_edit: tuple[str, ...] = ()
-    """Ordered like ``code_completion``: the first agent whose ``[match]`` accepts the file."""
-    chat_router: str = ""
-    """Picks the chat agent for ``agent: "auto"`` (empty: no "auto")."""
+    rosters: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Slot → agents, in order (a one-agent slot holds at most one)."""
     status: PipelinesStatus = PipelinesStatus.FILE_MISSING
+
+    def roster(self, spec: PipelineSpec) -> tuple[str, ...]:
+        """Return the agents of ``spec``, in order (empty: the feature is off)."""
+        return self.rosters.get(spec.slot, ())
+
+    def agent(self, spec: PipelineSpec) -> str:
+        """Return the one agent of ``spec`` (``""``: the feature is off)."""
+        roster = self.roster(spec)
+        return roster[0] if roster else ""
+
+    def with_roster(self, spec: PipelineSpec, agents: tuple[str, ...]) -> Pipelines:
+        """Return a copy in which ``spec`` names ``agents``."""
+        return replace(self, rosters={**self.rosters, spec.slot: agents})
+
+    def shown(self, spec: PipelineSpec) -> list[str] | str:
+        """Return ``spec``'s agents as status shows them: a list, or one name."""
+        return list(self.roster(spec)) if spec.ordered else self.agent(spec)
 
     def agent_names(self) -> set[str]:
         """Every agent name any pipeline mentions."""
-        singles = {self.chat_compression, self.quick_refactor, self.chat_router} - {""}
-        return {*self.code_completion, *self.chat_assistant, *self.next_edit, *singles}
+        return {name for spec in pipeline_specs() for name in self.roster(spec)}
 
     def pipelines_of(self, agent: str) -> list[str]:
-        """Return the pipeline slots that name ``agent``."""
-        lists = [slot for slot in LIST_SLOTS if agent in getattr(self, slot)]
-        return lists + [slot for slot in SINGLE_SLOTS if getattr(self, slot) == agent]
+        """Return the pipeline slots that name ``agent`` (ordered lists first, as listed)."""
+        specs = sorted(pipeline_specs(), key=lambda spec: not spec.ordered)
+        return [spec.slot for spec in specs if agent in self.roster(spec)]
 
 
 def _clean_name(value: Any) -> str | None:
@@ -73,20 +183,22 @@ def parse_pipelines(source: TomlFile, base: Pipelines, problems: list[ConfigProb
             source.problem("error", "no [pipelines] table; the defaults are used", "pipelines")
         )
         return replace(base, status=PipelinesStatus.SCHEMA_ERROR)
-    changes: dict[str, Any] = {"status": PipelinesStatus.OK}
+    rosters = dict(base.rosters)
+    specs = {spec.slot: spec for spec in pipeline_specs()}
     for key, value in table.items():
-        if key in LIST_SLOTS:
-            changes[key] = _list_slot(source, key, value, problems)
-        elif key in SINGLE_SLOTS:
-            changes[key] = _single_slot(source, key, value, problems)
-        else:
-            hint = did_you_mean(key, [*LIST_SLOTS, *SINGLE_SLOTS])
+        spec = specs.get(key)
+        if spec is None:
+            hint = did_you_mean(key, list(specs))
             problems.append(
                 source.problem(
                     "warning", f"unknown pipeline {key!r} is ignored{hint}", "pipelines", key
                 )
             )
-    return replace(base, **changes)
+        elif spec.ordered:
+            rosters[key] = _list_slot(source, key, value, problems)
+        else:
+            rosters[key] = tuple(filter(None, [_single_slot(source, key, value, problems)]))
+    return Pipelines(rosters, PipelinesStatus.OK)
 
 
 def _list_slot(

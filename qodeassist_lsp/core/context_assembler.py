@@ -10,6 +10,7 @@ edits stay out of requests, and pinned blocks (linked files) lead the last user 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -123,31 +124,17 @@ def _replayable(block: Block, *, used: set[str], answered: set[str]) -> bool:
     return not isinstance(block, (CompletionBlock, FileEditBlock))
 
 
+_SENT = (TextBlock, ThinkingBlock, RedactedThinkingBlock, ImageBlock, ToolUseBlock, ToolResultBlock)
+
+
 def _block(block: Block, names: dict[str, str]) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if isinstance(block, RedactedThinkingBlock):
-        return {"type": "redacted_thinking", "data": block.data}
-    if isinstance(block, ImageBlock):
-        return {
-            "type": "image",
-            "data": block.data,
-            "media_type": block.media_type,
-            "is_url": block.is_url,
-        }
-    if isinstance(block, ToolUseBlock):
-        use = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-        if block.signature:
-            use["signature"] = block.signature
-        return use
+    """Return ``block`` as ``ctx.history`` shows it: its ``type``, then its fields by name."""
+    if not isinstance(block, _SENT):
+        raise TypeError(f"{type(block).__name__} is not sent to providers")
+    sent: dict[str, Any] = {"type": block.type}
+    sent |= {f.name: getattr(block, f.name) for f in dataclasses.fields(block) if f.name != "type"}
+    if isinstance(block, ToolUseBlock) and not block.signature:
+        del sent["signature"]
     if isinstance(block, ToolResultBlock):
-        return {
-            "type": "tool_result",
-            "tool_use_id": block.tool_use_id,
-            "name": names.get(block.tool_use_id, block.name),
-            "content": block.content,
-            "is_error": block.is_error,
-        }
-    raise TypeError(f"{type(block).__name__} is not sent to providers")
+        sent["name"] = names.get(block.tool_use_id, block.name)
+    return sent

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qodeassist_lsp.config.pipelines import LIST_SLOTS, SINGLE_SLOTS
+from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.template_context import complete_context
@@ -39,7 +39,6 @@ from qodeassist_lsp.wire.retry import RetryPolicy
 
 CheckState = Literal["ok", "problem", "busy", "not_checked", "not_applicable"]
 CHECKS = ("reachable", "auth", "model", "fim", "probe")
-PIPELINES = (*LIST_SLOTS, *SINGLE_SLOTS)
 DEFAULT_TIMEOUT_S = 20.0
 PROBE_TOKENS = 16
 """The probe asks for at most this many tokens and stops reading after as many deltas."""
@@ -173,11 +172,8 @@ class Doctor:
     async def run(self) -> DoctorReport:
         """Probe every pipeline agent in parallel and return the report."""
         config = self._runtime.configuration
-        pipelines: dict[str, list[str]] = {}
-        for slot in PIPELINES:
-            value = getattr(config.pipelines, slot)
-            pipelines[slot] = list(value) if isinstance(value, tuple) else [value] * bool(value)
-        names = list(dict.fromkeys(n for slot in PIPELINES for n in pipelines[slot]))
+        pipelines = {s.slot: list(config.pipelines.roster(s)) for s in pipeline_specs()}
+        names = list(dict.fromkeys(n for roster in pipelines.values() for n in roster))
         reports: list[AgentReport] = []
         agents: dict[str, Agent] = {}
         for name in names:

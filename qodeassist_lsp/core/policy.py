@@ -6,9 +6,9 @@ wait minutes for a reasoning model's first token. Retries happen only before the
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
+from qodeassist_lsp.config.pipelines import PipelineSpec
 from qodeassist_lsp.config.settings import (
     ChatSettings,
     CompletionSettings,
@@ -18,17 +18,6 @@ from qodeassist_lsp.config.settings import (
 )
 from qodeassist_lsp.wire.client import Timeouts
 from qodeassist_lsp.wire.retry import RetryPolicy
-
-
-class Pipeline(enum.StrEnum):
-    """The features that send requests."""
-
-    COMPLETION = "code_completion"
-    CHAT = "chat_assistant"
-    COMPRESSION = "chat_compression"
-    ROUTER = "chat_router"
-    REFACTOR = "quick_refactor"
-    NEXT_EDIT = "next_edit"
 
 
 @dataclass(frozen=True)
@@ -44,23 +33,16 @@ def _seconds(value: float) -> float | None:
     return None if value <= 0 else float(value)
 
 
-def policy_for(pipeline: Pipeline, settings: Settings) -> RequestPolicy:
+def policy_for(pipeline: PipelineSpec, settings: Settings) -> RequestPolicy:
     """Return the request policy of ``pipeline`` under ``settings``."""
-    section: CompletionSettings | ChatSettings | RefactorSettings | NextEditSettings
-    section = settings.chat
-    if pipeline is Pipeline.COMPLETION:
-        section = settings.completion
-    elif pipeline is Pipeline.REFACTOR:
-        section = settings.refactor
-    elif pipeline is Pipeline.NEXT_EDIT:
-        section = settings.next_edit
+    section: CompletionSettings | ChatSettings | RefactorSettings | NextEditSettings = getattr(
+        settings, pipeline.settings
+    )
     timeouts = Timeouts(
         connect=_seconds(section.connect_timeout_s),
         first_byte=_seconds(section.first_byte_timeout_s),
         inactivity=_seconds(section.request_timeout_s),
     )
-    # A completion or next edit is worthless after a retry's back-off, and a late router is
-    # worse than its fallback; only chat-like work retries.
-    once = pipeline in (Pipeline.COMPLETION, Pipeline.NEXT_EDIT, Pipeline.ROUTER)
-    retry = RetryPolicy(max_attempts=1) if once else RetryPolicy()
+    # A completion, a next edit or a late router choice is worthless after a retry's back-off.
+    retry = RetryPolicy() if pipeline.retries else RetryPolicy(max_attempts=1)
     return RequestPolicy(timeouts, retry, settings.tools.max_tool_continuations)

@@ -15,6 +15,7 @@ from typing import Any
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
+from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.agent_process import make_provider
 from qodeassist_lsp.core.breaker import BreakerSnapshot
@@ -46,6 +47,11 @@ class Runtime:
         self.configuration = configuration
         self.factory = AgentFactory(configuration)
         self.sessions = self._new_manager()
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of the current configuration."""
+        return self.configuration.settings
 
     def _new_manager(self) -> SessionManager:
         return SessionManager(

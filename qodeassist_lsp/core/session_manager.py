@@ -13,18 +13,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, PipelineSpec, ToolAccess
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.config.system_prompt import PromptRoots
 from qodeassist_lsp.core.agent import Agent, AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.breaker import BreakerSnapshot, CircuitState
 from qodeassist_lsp.core.history import ConversationHistory
-from qodeassist_lsp.core.policy import Pipeline, policy_for
+from qodeassist_lsp.core.policy import policy_for
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session import Session
 from qodeassist_lsp.core.tools import ToolContributorRegistry
 
 POOL_SIZE = 2
-_TOOL_PIPELINES = frozenset({Pipeline.CHAT, Pipeline.REFACTOR})
 
 
 class SessionManager:
@@ -43,12 +43,12 @@ class SessionManager:
         self._settings = settings
         self._roots = prompt_roots
         self.contributors = contributors or ToolContributorRegistry()
-        self._idle: dict[tuple[str, Pipeline], list[Session]] = {}
+        self._idle: dict[tuple[str, str], list[Session]] = {}
 
     def create(
         self,
         agent_name: str,
-        pipeline: Pipeline = Pipeline.CHAT,
+        pipeline: PipelineSpec = CHAT_ASSISTANT,
         history: ConversationHistory | None = None,
     ) -> Session:
         """Return a new session for ``agent_name`` (raises ``AgentNotAvailable``)."""
@@ -92,14 +92,14 @@ class SessionManager:
             return None
         return primary.breaker.snapshot()
 
-    def _contribute(self, session: Session, pipeline: Pipeline) -> None:
+    def _contribute(self, session: Session, pipeline: PipelineSpec) -> None:
         # An agent-process provider asks the gate about its own tools, offered ones or not.
         session.tools.gate = self.contributors.gate
-        if session.agent.enable_tools and pipeline in _TOOL_PIPELINES:
+        if session.agent.enable_tools and pipeline.tool_access is not ToolAccess.NONE:
             self.contributors.apply_to(session.tools, pipeline)
 
     @contextlib.asynccontextmanager
-    async def acquire(self, agent_name: str, pipeline: Pipeline) -> AsyncIterator[Session]:
+    async def acquire(self, agent_name: str, pipeline: PipelineSpec) -> AsyncIterator[Session]:
         """Lend a reset session of ``agent_name`` for one exchange, then take it back."""
         agent = self._factory.create(agent_name)
         session = self._take_idle(agent, pipeline)
@@ -112,8 +112,8 @@ class SessionManager:
         finally:
             self.release(session, pipeline)
 
-    def _take_idle(self, agent: Agent, pipeline: Pipeline) -> Session | None:
-        idle = self._idle.get((agent.name, pipeline), [])
+    def _take_idle(self, agent: Agent, pipeline: PipelineSpec) -> Session | None:
+        idle = self._idle.get((agent.name, pipeline.slot), [])
         while idle:
             session = idle.pop()
             if (session.agent.model, session.agent.provider) == (agent.model, agent.provider):
@@ -121,16 +121,16 @@ class SessionManager:
                 return session
         return None
 
-    def release(self, session: Session, pipeline: Pipeline) -> None:
+    def release(self, session: Session, pipeline: PipelineSpec) -> None:
         """Take ``session`` back into its agent's pool (dropped when the pool is full)."""
         session.cancel()
-        idle = self._idle.setdefault((session.agent.name, pipeline), [])
+        idle = self._idle.setdefault((session.agent.name, pipeline.slot), [])
         if len(idle) < POOL_SIZE and session not in idle:
             idle.append(session)
 
-    def idle_count(self, agent_name: str, pipeline: Pipeline) -> int:
+    def idle_count(self, agent_name: str, pipeline: PipelineSpec) -> int:
         """Return how many reset-ready sessions ``agent_name`` has pooled for ``pipeline``."""
-        return len(self._idle.get((agent_name, pipeline), []))
+        return len(self._idle.get((agent_name, pipeline.slot), []))
 
     def flush(self) -> None:
         """Drop every pooled session (configuration changed)."""

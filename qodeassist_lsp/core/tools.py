@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
+from qodeassist_lsp.config.pipelines import PipelineSpec
 from qodeassist_lsp.core.events import SessionEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.wire.tools import ToolSpec
 
 log = logging.getLogger("qodeassist.tools")
@@ -151,7 +151,7 @@ class ToolRegistry:
             return ToolOutput(f"Error: {exc}", is_error=True)
 
 
-ToolContributor = Callable[[ToolRegistry, Pipeline], None]
+ToolContributor = Callable[[ToolRegistry, PipelineSpec], None]
 """Registers tools on a session's registry; the pipeline lets refactor get read tools only."""
 
 
@@ -167,7 +167,7 @@ class ToolContributorRegistry:
         """Register ``contributor``; it runs for every session created afterwards."""
         self._contributors.append(contributor)
 
-    def apply_to(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
+    def apply_to(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         """Let every contributor register its tools on ``registry`` for ``pipeline``."""
         registry.gate = self.gate
         for contributor in self._contributors:

@@ -80,10 +80,10 @@ class McpEndpoint:
         await self.app(scope, receive, send)
 
     def _fill(self, runtime: Any) -> None:
-        from qodeassist_lsp.core.policy import Pipeline
+        from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
         from qodeassist_lsp.mcp.server_gate import HeadlessGate
 
-        runtime.contributors.apply_to(self.registry, Pipeline.CHAT)
+        runtime.contributors.apply_to(self.registry, CHAT_ASSISTANT)
         for name in REVIEWED_TOOLS:  # as in `mcp serve`: nobody would review their edits
             self.registry.unregister(name)
         view = self._host.surroundings.source

@@ -73,7 +73,7 @@ async def _invalid(request: Request, exc: Exception) -> Response:
 
 def exception_handlers() -> dict[Any, Any]:
     """Return the app's handlers: `ApiError`, `NotReady` and the chat's input errors."""
-    from qodeassist_lsp.core.agent_catalog import UnknownPipeline
+    from qodeassist_lsp.config.pipelines import UnknownPipeline
     from qodeassist_lsp.features.chat.compressor import CompressionFailed
     from qodeassist_lsp.features.chat.files import ChatInputError
     from qodeassist_lsp.features.chat.history_format import HistoryFormatError

@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.http_api.events import EventHub, Questions
 from qodeassist_lsp.http_api.gate import HttpGate
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.settings import ToolsSettings
     from qodeassist_lsp.core.runtime import Runtime
-    from qodeassist_lsp.core.session_manager import SessionManager
     from qodeassist_lsp.features.chat.service import ChatService
     from qodeassist_lsp.skills.library import SkillLibrary
     from qodeassist_lsp.tools.edits.pending import EditManager
@@ -35,8 +34,8 @@ READY_TIMEOUT_S = 30.0
 """How long a request waits for the first configuration load (beside an editor: its start)."""
 
 
-class RuntimeSource(Protocol):
-    """Where the runtime comes from: the server backend (``lsp.backend.Backend``)."""
+class RuntimeSource(RuntimeView, Protocol):
+    """Where the runtime comes from: the server's ``Backend``, also the chat's `RuntimeView`."""
 
     async def runtime(self) -> Runtime:
         """Return the runtime, waiting for the first load."""
@@ -63,23 +62,6 @@ class Surroundings:
     skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None
     edits: Callable[[], Awaitable[EditManager]] | None = None
     """The editor's edit manager; None: the host offers its own file tools (on disk)."""
-
-
-class _View:
-    """The `RuntimeView` of the chat service: the source's runtime, read per request."""
-
-    def __init__(self, source: RuntimeSource) -> None:
-        self._source = source
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot."""
-        return self._source.runtime_now.configuration
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        return self._source.runtime_now.sessions
 
 
 class HttpHost:
@@ -112,7 +94,7 @@ class HttpHost:
     def _wire(self, runtime: Runtime) -> None:
         from qodeassist_lsp.features.chat.service import ChatService
 
-        view = _View(self.surroundings.source)
+        view = self.surroundings.source
         skills = self.surroundings.skills
         if self.surroundings.edits is None:
             from qodeassist_lsp.http_api.skills import HostSkills
@@ -135,7 +117,7 @@ class HttpHost:
             skills=skills,
         )
 
-    def _wire_tools(self, runtime: Runtime, view: _View) -> EditManager:
+    def _wire_tools(self, runtime: Runtime, view: RuntimeView) -> EditManager:
         """Add the tool kit and the on-disk file tools to a runtime no editor wired."""
         from qodeassist_lsp.config.confinement import Confinement
         from qodeassist_lsp.context.ignore import FolderIgnores

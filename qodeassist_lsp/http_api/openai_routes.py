@@ -23,6 +23,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import Message, TextBlock
 from qodeassist_lsp.http_api.errors import ApiError, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
@@ -182,7 +183,7 @@ async def chat_completions(request: Request) -> Response:
 
 async def _check_model(host: HttpHost, model: str) -> None:
     config = (await host.runtime()).configuration
-    roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+    roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
     if model not in roster:
         raise ApiError(
             404,

@@ -1,9 +1,11 @@
 """The server's backend: configuration, editor settings, the core runtime and config watching.
 
-Kept free of pygls so it can be tested directly. The configuration is loaded off the event
-loop (it reads and dry-renders every agent), so ``initialize`` answers at once; handlers that
-need it await ``configuration()``. Config files are polled for changes (a few ``stat`` calls);
-a change reloads everything and flushes pooled sessions.
+Kept free of pygls so it can be tested directly. It is the server's
+``core.runtime_view.RuntimeView``: features read ``configuration``, ``sessions`` and
+``settings`` from it per request. The configuration is loaded off the event loop (it reads and
+dry-renders every agent), so ``initialize`` answers at once; handlers that need it
+``await runtime()``. Config files are polled for changes (a few ``stat`` calls); a change
+reloads everything and flushes pooled sessions.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.config.secrets import SecretsPort
+    from qodeassist_lsp.config.settings import Settings
     from qodeassist_lsp.core.runtime import LaunchProgress, Runtime
     from qodeassist_lsp.core.session_manager import SessionManager
 
@@ -47,6 +50,7 @@ class Backend:
         self._config: Configuration | None = None
         self._runtime: Runtime | None = None
         self._ready = asyncio.Event()
+        self._defaults: Settings | None = None
         self._lock = asyncio.Lock()
         self._signature: Signature = ()
         self._watcher: asyncio.Task[None] | None = None
@@ -59,10 +63,26 @@ class Backend:
             listener(instance, percent, message)
 
     @property
-    def configuration_now(self) -> Configuration:
-        """The current configuration (only valid once ``configuration()`` has returned)."""
+    def configuration(self) -> Configuration:
+        """The current configuration (only valid once ``runtime()`` has returned)."""
         assert self._config is not None, "configuration not loaded yet"
         return self._config
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the first configuration load has finished."""
+        return self._config is not None
+
+    @property
+    def settings(self) -> Settings:
+        """The current settings; the defaults while the first load runs."""
+        if self._config is not None:
+            return self._config.settings
+        if self._defaults is None:
+            from qodeassist_lsp.config.settings import Settings  # heavy: see _load
+
+            self._defaults = Settings()
+        return self._defaults
 
     @property
     def sessions(self) -> SessionManager:
@@ -75,11 +95,6 @@ class Backend:
         """The runtime (only valid once ``runtime()`` has returned, or in a reload listener)."""
         assert self._runtime is not None, "runtime not built yet"
         return self._runtime
-
-    @property
-    def current(self) -> Configuration | None:
-        """The configuration loaded so far, or None while the first load runs."""
-        return self._config
 
     def provider_health(self) -> list[dict[str, Any]]:
         """Return the health of every provider used so far (for ``qodeassist/status``)."""
@@ -96,12 +111,6 @@ class Backend:
         self._editor_settings = dict(editor_settings or {})
         self._initial_settings = dict(self._editor_settings)
         await self.reload()
-
-    async def configuration(self) -> Configuration:
-        """Return the current configuration, waiting for the first load."""
-        await self._ready.wait()
-        assert self._config is not None
-        return self._config
 
     async def runtime(self) -> Runtime:
         """Return the runtime, waiting for the first load."""

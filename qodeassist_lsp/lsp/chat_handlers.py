@@ -2,7 +2,7 @@
 
 ``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
 (held back until that answer is written, see ``EventGate``) and, with a work-done token, as
-``$/progress``. Params are validated with pydantic (``chat_params``, imported on first use so
+``$/progress``. Params are validated with pydantic (``params``, imported on first use so
 that ``initialize`` does not wait for it); a problem the user can fix comes back as
 ``InvalidParams`` with a message that says what to change.
 """
@@ -14,8 +14,6 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
-
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
@@ -32,13 +30,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("qodeassist.server")
 
 PROGRESS_EVERY_CHARS = 200
-
-
-class RequestFailed(QodeAssistError, JsonRpcException):
-    """LSP ``RequestFailed``: valid params, but the work failed (the message says why)."""
-
-    CODE = -32803
-    MESSAGE = "RequestFailed"
 
 
 class EventGate:
@@ -103,7 +94,7 @@ class ChatFeature(LanguageFeature):
             server = self.server
             paths = server.backend.paths
             self._service = ChatService(
-                server.runtime,
+                server.backend,
                 server.documents,
                 self.events.emit,
                 workspace=paths.project if paths is not None else None,
@@ -123,12 +114,6 @@ class ChatFeature(LanguageFeature):
         """Cancel the running chat requests."""
         if self._service is not None:
             await self._service.aclose()
-
-
-def _failed(info: Any) -> RequestFailed:
-    """Return the error answered for a failure with a typed ``ErrorInfo``."""
-    category = str(info.category)
-    return RequestFailed(f"{category} error: {info.message}", data={"category": category})
 
 
 def _follow(
@@ -153,116 +138,120 @@ def _follow(
 
 
 @contextlib.contextmanager
-def _answer_errors(progress: WorkDoneProgress | None = None) -> Iterator[None]:
-    """Turn the chat's typed failures into JSON-RPC errors (ending ``progress`` first)."""
-    from qodeassist_lsp.core.agent_catalog import UnknownPipeline
-    from qodeassist_lsp.features.chat.compressor import CompressionFailed
-    from qodeassist_lsp.features.chat.files import ChatInputError
-    from qodeassist_lsp.features.chat.history_format import HistoryFormatError
-
+def _ending(progress: WorkDoneProgress) -> Iterator[None]:
+    """End ``progress`` with the failure when the work raises one of the package's errors."""
     try:
         yield
-    except (ChatInputError, HistoryFormatError, UnknownPipeline) as exc:
-        if progress is not None:
-            progress.end(f"failed: {exc}")
-        raise JsonRpcInvalidParams(str(exc)) from None
-    except CompressionFailed as exc:
-        if progress is not None:
-            progress.end(f"failed: {exc}")
-        raise _failed(exc.info) from None
+    except QodeAssistError as exc:
+        progress.end(f"failed: {exc}")
+        raise
+
+
+async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Start a chat request; answer ``{chatId, requestId, agent}`` at once, stream the rest."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.features.chat.service import SendInput
+    from qodeassist_lsp.lsp.params import SendParams, parse
+
+    args = parse(SendParams, params)
+    service = await feature.service()
+    progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
+    if args.work_done_token is not None:
+        await progress.begin()
+    feature.events.hold()
+    try:
+        with _ending(progress):
+            chat_id, request = await service.send(
+                SendInput(
+                    args.message,
+                    chat_id=args.chat_id,
+                    agent=args.agent,
+                    attachments=args.attachments,
+                    linked_files=args.linked_files,
+                )
+            )
+    finally:
+        feature.events.release_after_answer()
+    _follow(service, chat_id, request, progress)
+    return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
+
+
+async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+    """Cancel the running request of a chat."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    (await feature.service()).cancel(args.chat_id)
+
+
+async def chat_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """List the saved chats, newest first."""
+    feature = ls.feature_of(ChatFeature)
+    return (await feature.service()).list()
+
+
+async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Return one chat with its messages."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    return (await feature.service()).get(args.chat_id)
+
+
+async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+    """Delete a chat and its history file."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import ChatIdParams, parse
+
+    args = parse(ChatIdParams, params)
+    await (await feature.service()).delete(args.chat_id)
+
+
+async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Summarise a chat into a new, shorter one; answer the new chat's id."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import CompressParams, parse
+
+    args = parse(CompressParams, params)
+    service = await feature.service()
+    progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
+    if args.work_done_token is not None:
+        await progress.begin()
+    with _ending(progress):
+        new_id = await service.compress(args.chat_id)
+    progress.end("done")
+    return {"chatId": new_id}
+
+
+async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Estimate the tokens a chat with this draft and attachments would send."""
+    feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.lsp.params import TokensParams, parse
+
+    args = parse(TokensParams, params)
+    return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
+
+
+async def agents_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """List the agents (optionally only one pipeline's) for the agent pickers."""
+    from qodeassist_lsp.core.agent_catalog import agent_summaries
+    from qodeassist_lsp.lsp.params import AgentsParams, parse
+
+    args = parse(AgentsParams, params)
+    await ls.backend.runtime()
+    return agent_summaries(ls.backend.configuration, args.pipeline)
 
 
 def setup(server: QodeAssistServer) -> None:
     """Register the chat and agent-list handlers and the chat feature on ``server``."""
-    feature = ChatFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(methods.CHAT_SEND)
-    async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.features.chat.service import SendInput
-        from qodeassist_lsp.lsp.chat_params import SendParams, parse
-
-        args = parse(SendParams, params)
-        service = await feature.service()
-        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
-        if args.work_done_token is not None:
-            await progress.begin()
-        feature.events.hold()
-        try:
-            with _answer_errors(progress):
-                chat_id, request = await service.send(
-                    SendInput(
-                        args.message,
-                        chat_id=args.chat_id,
-                        agent=args.agent,
-                        attachments=args.attachments,
-                        linked_files=args.linked_files,
-                    )
-                )
-        finally:
-            feature.events.release_after_answer()
-        _follow(service, chat_id, request, progress)
-        return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
-
-    @server.feature(methods.CHAT_CANCEL)
-    async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        (await feature.service()).cancel(args.chat_id)
-
-    @server.feature(methods.CHAT_LIST)
-    async def chat_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        return (await feature.service()).list()
-
-    @server.feature(methods.CHAT_GET)
-    async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        with _answer_errors():
-            return (await feature.service()).get(args.chat_id)
-
-    @server.feature(methods.CHAT_DELETE)
-    async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
-        from qodeassist_lsp.lsp.chat_params import ChatIdParams, parse
-
-        args = parse(ChatIdParams, params)
-        with _answer_errors():
-            await (await feature.service()).delete(args.chat_id)
-
-    @server.feature(methods.CHAT_COMPRESS)
-    async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import CompressParams, parse
-
-        args = parse(CompressParams, params)
-        service = await feature.service()
-        progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
-        if args.work_done_token is not None:
-            await progress.begin()
-        with _answer_errors(progress):
-            new_id = await service.compress(args.chat_id)
-        progress.end("done")
-        return {"chatId": new_id}
-
-    @server.feature(methods.CHAT_TOKENS)
-    async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import TokensParams, parse
-
-        args = parse(TokensParams, params)
-        with _answer_errors():
-            return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
-
-    @server.feature(methods.AGENTS_LIST)
-    async def agents_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        from qodeassist_lsp.core.agent_catalog import agent_summaries
-        from qodeassist_lsp.lsp.chat_params import AgentsParams, parse
-
-        args = parse(AgentsParams, params)
-        await ls.backend.runtime()
-        with _answer_errors():
-            return agent_summaries(ls.backend.configuration_now, args.pipeline)
+    server.add_feature(ChatFeature(server))
+    server.feature(methods.CHAT_SEND)(chat_send)
+    server.feature(methods.CHAT_CANCEL)(chat_cancel)
+    server.feature(methods.CHAT_LIST)(chat_list)
+    server.feature(methods.CHAT_GET)(chat_get)
+    server.feature(methods.CHAT_DELETE)(chat_delete)
+    server.feature(methods.CHAT_COMPRESS)(chat_compress)
+    server.feature(methods.CHAT_TOKENS)(chat_tokens)
+    server.feature(methods.AGENTS_LIST)(agents_list)

@@ -64,7 +64,7 @@ async def _complete(
 ) -> tuple[CompletionResult, str] | None:
     """Run one completion; return the result and the cursor line's text, or None if stale.
 
-    A line past the end of the document is refused (``JsonRpcInvalidParams``).
+    A line past the end of the document is refused (``InvalidParams``, -32602).
     """
     service = await feature.ready()
     # Imported late: see CompletionFeature.created.
@@ -139,19 +139,9 @@ class CompletionFeature(LanguageFeature):
         if self.service is None:
             # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
-            from qodeassist_lsp.config.settings import Settings
             from qodeassist_lsp.features.completion.service import CompletionService
 
-            backend = self.server.backend
-            defaults = Settings()
-
-            def settings() -> Settings:
-                current = backend.current
-                return current.settings if current is not None else defaults
-
-            self.service = CompletionService(
-                self.server.runtime, self.server.documents, settings=settings
-            )
+            self.service = CompletionService(self.server.backend, self.server.documents)
         return self.service
 
     async def ready(self) -> CompletionService:
@@ -181,83 +171,91 @@ class CompletionFeature(LanguageFeature):
             self.service.close()
 
 
+async def inline_completion(
+    ls: QodeAssistServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    """Answer ``textDocument/inlineCompletion`` with the service's suggestions."""
+    feature = ls.feature_of(CompletionFeature)
+    if params.context.selected_completion_info is not None:
+        # Items would have to extend the popup's selection; stay out of its way.
+        return types.InlineCompletionList(items=[])
+    answer = await _complete(
+        ls,
+        feature,
+        types.TEXT_DOCUMENT_INLINE_COMPLETION,
+        params.text_document.uri,
+        params.position.line,
+        params.position.character,
+        params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked,
+    )
+    if answer is None:
+        return types.InlineCompletionList(items=[])
+    result, line_text = answer
+    return types.InlineCompletionList(
+        items=[_inline_item(ls, line_text, item) for item in result.items]
+    )
+
+
+async def completion(ls: QodeAssistServer, params: types.CompletionParams) -> types.CompletionList:
+    """Answer ``textDocument/completion`` with one item, or empty within the budget."""
+    feature = ls.feature_of(CompletionFeature)
+    invoked = (
+        params.context is not None
+        and params.context.trigger_kind == types.CompletionTriggerKind.Invoked
+    )
+    try:
+        answer = await asyncio.wait_for(
+            _complete(
+                ls,
+                feature,
+                types.TEXT_DOCUMENT_COMPLETION,
+                params.text_document.uri,
+                params.position.line,
+                params.position.character,
+                invoked,
+            ),
+            FALLBACK_BUDGET_S,
+        )
+    except TimeoutError:
+        return types.CompletionList(is_incomplete=True, items=[])
+    if answer is None or not answer[0].items:
+        return types.CompletionList(is_incomplete=True, items=[])
+    result, line_text = answer
+    item = result.items[0]
+    first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
+    # Clients filter the menu by the word left of the cursor: the item must match it.
+    cursor = to_code_points(ls.workspace.position_codec, line_text, params.position.character)
+    word = _WORD_BEFORE.search(line_text[:cursor])
+    typed = word.group(0) if word else ""
+    return types.CompletionList(
+        is_incomplete=True,
+        items=[
+            types.CompletionItem(
+                label=first_line[:60] or item.insert_text[:60],
+                kind=types.CompletionItemKind.Text,
+                detail="qodeassist",
+                filter_text=typed + item.insert_text if typed else None,
+                documentation=_documentation(ls, item.insert_text),
+                sort_text="\U0010ffff",  # after every other server's items
+                text_edit=types.TextEdit(_range(ls, line_text, item), item.insert_text),
+                insert_text_format=types.InsertTextFormat.PlainText,
+                command=_accept_command(item),
+            )
+        ],
+    )
+
+
+async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
+    """Record that the user accepted completion item ``item_id``."""
+    feature = ls.feature_of(CompletionFeature)
+    return (await feature.ready()).accept(item_id)
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the completion handlers and feature on ``server``."""
-    feature = CompletionFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(
-        ls: QodeAssistServer, params: types.InlineCompletionParams
-    ) -> types.InlineCompletionList:
-        if params.context.selected_completion_info is not None:
-            # Items would have to extend the popup's selection; stay out of its way.
-            return types.InlineCompletionList(items=[])
-        answer = await _complete(
-            ls,
-            feature,
-            types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            params.text_document.uri,
-            params.position.line,
-            params.position.character,
-            params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked,
-        )
-        if answer is None:
-            return types.InlineCompletionList(items=[])
-        result, line_text = answer
-        return types.InlineCompletionList(
-            items=[_inline_item(ls, line_text, item) for item in result.items]
-        )
-
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())
-    async def completion(
-        ls: QodeAssistServer, params: types.CompletionParams
-    ) -> types.CompletionList:
-        invoked = (
-            params.context is not None
-            and params.context.trigger_kind == types.CompletionTriggerKind.Invoked
-        )
-        try:
-            answer = await asyncio.wait_for(
-                _complete(
-                    ls,
-                    feature,
-                    types.TEXT_DOCUMENT_COMPLETION,
-                    params.text_document.uri,
-                    params.position.line,
-                    params.position.character,
-                    invoked,
-                ),
-                FALLBACK_BUDGET_S,
-            )
-        except TimeoutError:
-            return types.CompletionList(is_incomplete=True, items=[])
-        if answer is None or not answer[0].items:
-            return types.CompletionList(is_incomplete=True, items=[])
-        result, line_text = answer
-        item = result.items[0]
-        first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
-        # Clients filter the menu by the word left of the cursor: the item must match it.
-        cursor = to_code_points(ls.workspace.position_codec, line_text, params.position.character)
-        word = _WORD_BEFORE.search(line_text[:cursor])
-        typed = word.group(0) if word else ""
-        return types.CompletionList(
-            is_incomplete=True,
-            items=[
-                types.CompletionItem(
-                    label=first_line[:60] or item.insert_text[:60],
-                    kind=types.CompletionItemKind.Text,
-                    detail="qodeassist",
-                    filter_text=typed + item.insert_text if typed else None,
-                    documentation=_documentation(ls, item.insert_text),
-                    sort_text="\U0010ffff",  # after every other server's items
-                    text_edit=types.TextEdit(_range(ls, line_text, item), item.insert_text),
-                    insert_text_format=types.InsertTextFormat.PlainText,
-                    command=_accept_command(item),
-                )
-            ],
-        )
-
-    @server.command(methods.CMD_ACCEPTED)
-    async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
-        return (await feature.ready()).accept(item_id)
+    server.add_feature(CompletionFeature(server))
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
+        inline_completion
+    )
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(completion)
+    server.command(methods.CMD_ACCEPTED)(accepted)

@@ -4,35 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
-def _timeout(args: tuple[Any, ...]) -> float | None:
-    options = args[0] if args else None
-    if options is None:
-        return None
-    value = options.get("timeout") if isinstance(options, dict) else None
-    if not isinstance(options, dict) or (
-        value is not None
-        and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0)
-    ):
-        raise JsonRpcInvalidParams('qodeassist.doctor takes [] or [{"timeout": seconds > 0}]')
-    return float(value) if value is not None else None
+async def doctor(ls: QodeAssistServer, *args: Any) -> dict[str, Any]:
+    """Probe every pipeline agent and answer the doctor report (JSON and text)."""
+    # Imported on first use: the doctor brings the core runtime, part of the 450-650 ms of
+    # feature imports measured before `initialize` (see chat_handlers).
+    from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor
+    from qodeassist_lsp.core.doctor_text import format_report
+    from qodeassist_lsp.lsp.params import DoctorParams, parse
+
+    limit = parse(DoctorParams, args[0] if args else None).timeout or DEFAULT_TIMEOUT_S
+    report = await Doctor(await ls.backend.runtime(), limit).run()
+    return {**report.to_json(), "text": format_report(report)}
 
 
 def setup(server: QodeAssistServer) -> None:
     """Register the doctor command on ``server``."""
-
-    @server.command(methods.CMD_DOCTOR)
-    async def doctor(ls: QodeAssistServer, *args: Any) -> dict[str, Any]:
-        # Imported on first use: the doctor brings the core runtime, part of the 450-650 ms of
-        # feature imports measured before `initialize` (see chat_handlers).
-        from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor
-        from qodeassist_lsp.core.doctor_text import format_report
-
-        limit = _timeout(args) or DEFAULT_TIMEOUT_S
-        report = await Doctor(await ls.backend.runtime(), limit).run()
-        return {**report.to_json(), "text": format_report(report)}
+    server.command(methods.CMD_DOCTOR)(doctor)

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.config.confinement import Confinement, real_path
 from qodeassist_lsp.context.documents import position_at
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.chat_handlers import ChatFeature, RequestFailed
+from qodeassist_lsp.lsp.chat_handlers import ChatFeature
+from qodeassist_lsp.lsp.errors import RequestFailed
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, to_client_units
 from qodeassist_lsp.lsp.server import QodeAssistServer
-from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -181,11 +180,11 @@ class EditFeature(LanguageFeature):
         return self._manager
 
     def _confinement(self) -> Confinement:
-        settings = self.server.runtime.configuration.settings
+        settings = self.server.backend.settings
         return Confinement.of(self.server.workspace_folders(), settings.general.allowed_roots)
 
     def _tools(self) -> ToolsSettings:
-        return self.server.runtime.configuration.settings.tools
+        return self.server.backend.settings.tools
 
     def _ignored(self, path: Path) -> bool:
         ignore = self.server.ignore_filter()
@@ -200,56 +199,49 @@ class EditFeature(LanguageFeature):
         self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
 
 
-def _refused(exc: QodeAssistError) -> JsonRpcInvalidParams:
-    return JsonRpcInvalidParams(str(exc))
+async def chat_edit_file(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Apply, reject or undo one proposed file edit of a chat."""
+    feature = ls.feature_of(EditFeature)
+    from qodeassist_lsp.lsp.params import EditFileParams, parse
+
+    args = parse(EditFileParams, params)
+    manager = await feature.manager()
+    status, message = await manager.act(args.chat_id, args.edit_id, args.action)
+    return {"status": status, "message": message}
+
+
+async def checkpoints_list(
+    ls: QodeAssistServer, params: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """List a chat's checkpoints (files as they were before its edits)."""
+    feature = ls.feature_of(EditFeature)
+    from qodeassist_lsp.lsp.params import CheckpointsListParams, parse
+
+    args = parse(CheckpointsListParams, params)
+    manager = await feature.manager()
+    return [c.to_json() for c in await manager.list_checkpoints(args.chat_id)]
+
+
+async def checkpoints_restore(
+    ls: QodeAssistServer, params: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Restore the files of one checkpoint."""
+    feature = ls.feature_of(EditFeature)
+    from qodeassist_lsp.lsp.params import RestoreParams, parse
+
+    args = parse(RestoreParams, params)
+    manager = await feature.manager()
+    try:
+        return {"restored": await manager.restore(args.checkpoint_id)}
+    except OSError as exc:
+        raise RequestFailed(
+            f"checkpoint {args.checkpoint_id} was not fully restored: {exc}"
+        ) from None
 
 
 def setup(server: QodeAssistServer) -> None:
     """Register ``chat/editFile`` and the checkpoint requests and the edit feature."""
-    feature = EditFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(methods.CHAT_EDIT_FILE)
-    async def chat_edit_file(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import parse
-        from qodeassist_lsp.lsp.edit_params import EditFileParams
-        from qodeassist_lsp.tools.edits.blocks import EditRefused
-
-        args = parse(EditFileParams, params)
-        manager = await feature.manager()
-        try:
-            status, message = await manager.act(args.chat_id, args.edit_id, args.action)
-        except EditRefused as exc:
-            raise _refused(exc) from None
-        return {"status": status, "message": message}
-
-    @server.feature(methods.CHECKPOINTS_LIST)
-    async def checkpoints_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        from qodeassist_lsp.lsp.chat_params import parse
-        from qodeassist_lsp.lsp.edit_params import CheckpointsListParams
-
-        args = parse(CheckpointsListParams, params)
-        manager = await feature.manager()
-        return [c.to_json() for c in await manager.list_checkpoints(args.chat_id)]
-
-    @server.feature(methods.CHECKPOINTS_RESTORE)
-    async def checkpoints_restore(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        from qodeassist_lsp.lsp.chat_params import parse
-        from qodeassist_lsp.lsp.edit_params import RestoreParams
-        from qodeassist_lsp.tools.edits.blocks import EditRefused
-        from qodeassist_lsp.tools.edits.checkpoints import CheckpointNotFound
-
-        args = parse(RestoreParams, params)
-        manager = await feature.manager()
-        try:
-            return {"restored": await manager.restore(args.checkpoint_id)}
-        except (CheckpointNotFound, EditRefused) as exc:
-            raise _refused(exc) from None
-        except OSError as exc:
-            raise RequestFailed(
-                f"checkpoint {args.checkpoint_id} was not fully restored: {exc}"
-            ) from None
+    server.add_feature(EditFeature(server))
+    server.feature(methods.CHAT_EDIT_FILE)(chat_edit_file)
+    server.feature(methods.CHECKPOINTS_LIST)(checkpoints_list)
+    server.feature(methods.CHECKPOINTS_RESTORE)(checkpoints_restore)

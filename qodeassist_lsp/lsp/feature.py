@@ -3,15 +3,21 @@
 A feature module (``completion_handlers``, ``refactor_handlers``, ``chat_handlers``) has a
 ``setup(server)`` function, listed once in ``app.FEATURES``, that registers its handlers and
 custom methods and adds its `LanguageFeature` (esbonio's ``esbonio_setup`` and
-``LanguageFeature``). The server then calls the hooks; it knows no feature by name.
+``LanguageFeature``). The server then calls the hooks; it knows no feature by name. Each hook
+call runs `isolated`: one feature that raises is logged and the others, and the shutdown, go on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
+
+log = logging.getLogger("qodeassist.server")
 
 
 class LanguageFeature:
@@ -32,3 +38,12 @@ class LanguageFeature:
 
     async def aclose(self) -> None:
         """Stop everything in flight (``shutdown``)."""
+
+
+@contextlib.contextmanager
+def isolated(feature: LanguageFeature, hook: str) -> Iterator[None]:
+    """Log an exception of ``feature``'s ``hook`` instead of letting it stop the other features."""
+    try:
+        yield
+    except Exception:  # one broken feature must not stop the others' hooks or the shutdown
+        log.exception("%s.%s failed; the other features go on", type(feature).__name__, hook)

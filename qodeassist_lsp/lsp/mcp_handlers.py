@@ -26,7 +26,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
-    from qodeassist_lsp.core.policy import Pipeline
+    from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.core.tools import ToolRegistry
     from qodeassist_lsp.mcp.definitions import ServerDefinition
     from qodeassist_lsp.mcp.hub import HubConfig, McpHub
@@ -90,7 +90,7 @@ class McpFeature(LanguageFeature):
         await self._server.backend.runtime()
         self._offer_tools()
         self._started = True
-        self._spawn(self._configure(await self._server.backend.configuration()))
+        self._spawn(self._configure(self._server.backend.configuration))
 
     def _offer_tools(self) -> None:
         """Add the hub's contributor once (the runtime's registry outlives reloads)."""
@@ -120,7 +120,7 @@ class McpFeature(LanguageFeature):
                 self.hub = McpHub(store, EditorApprovalAsker(self._server), self._changed)
             await self.hub.configure(config)
 
-    def _contribute(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
+    def _contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         if self.hub is not None:
             self.hub.contribute(registry, pipeline)
 

@@ -61,22 +61,14 @@ class NextEditFeature(LanguageFeature):
         """Return the service, creating it (and its document listeners) now."""
         if self.service is None:
             # Imported on first use, like completion: keeps `initialize` fast.
-            from qodeassist_lsp.config.settings import Settings
             from qodeassist_lsp.features.next_edit.service import NextEditService
 
             backend = self.server.backend
-            defaults = Settings()
-
-            def settings() -> Settings:
-                current = backend.current
-                return current.settings if current is not None else defaults
-
             self.service = NextEditService(
-                self.server.runtime,
+                backend,
                 self.server.documents,
-                settings=settings,
                 is_ignored=self._is_ignored,
-                is_ready=lambda: backend.current is not None,
+                is_ready=lambda: backend.loaded,
             )
             _follow_completion(self.server, self.service)
         return self.service
@@ -115,10 +107,6 @@ def _follow_completion(server: QodeAssistServer, service: NextEditService) -> No
             feature.created().upstream_listeners.append(service.yield_to)
 
 
-def _feature(ls: QodeAssistServer) -> NextEditFeature:
-    return next(f for f in ls.features if isinstance(f, NextEditFeature))
-
-
 def _client_position(ls: QodeAssistServer, text: str, offset: int) -> dict[str, int]:
     line, column = position_at(text, offset)
     _start, line_text = line_at(text, line)
@@ -150,11 +138,10 @@ async def inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> di
     """Answer ``textDocument/copilotInlineEdit`` (and ``qodeassist/inlineEdit``)."""
     from qodeassist_lsp.features.next_edit.prompts import DiagnosticNote
     from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome
-    from qodeassist_lsp.lsp.chat_params import parse
-    from qodeassist_lsp.lsp.next_edit_params import InlineEditParams
+    from qodeassist_lsp.lsp.params import InlineEditParams, parse
 
     request = parse(InlineEditParams, params)
-    service = await _feature(ls).ready()
+    service = await ls.feature_of(NextEditFeature).ready()
     uri = request.text_document.uri
     document = ls.documents.get(uri)
     if document is None:
@@ -188,29 +175,27 @@ async def inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> di
 
 async def did_show_inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
     """Count a next edit the editor showed (``textDocument/didShowInlineEdit``)."""
-    from qodeassist_lsp.lsp.chat_params import parse
-    from qodeassist_lsp.lsp.next_edit_params import ShownParams
+    from qodeassist_lsp.lsp.params import ShownParams, parse
 
     item = parse(ShownParams, params).item
     command = item.get("command")
     arguments = command.get("arguments") if isinstance(command, dict) else None
     if isinstance(arguments, list) and arguments and isinstance(arguments[0], str):
-        (await _feature(ls).ready()).stats.record_shown(arguments[0])
+        (await ls.feature_of(NextEditFeature).ready()).stats.record_shown(arguments[0])
 
 
 async def did_focus(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
     """Mark the focused document as recently viewed (``textDocument/didFocus``)."""
-    from qodeassist_lsp.lsp.chat_params import parse
-    from qodeassist_lsp.lsp.next_edit_params import FocusParams
+    from qodeassist_lsp.lsp.params import FocusParams, parse
 
     document = parse(FocusParams, params).text_document
     if document is not None:
-        _feature(ls).created().focus(document.uri)
+        ls.feature_of(NextEditFeature).created().focus(document.uri)
 
 
 async def next_edit_accepted(ls: QodeAssistServer, edit_id: str) -> bool:
     """Count an accepted next edit (the edit's ``command``)."""
-    return (await _feature(ls).ready()).stats.record_accepted(edit_id)
+    return (await ls.feature_of(NextEditFeature).ready()).stats.record_accepted(edit_id)
 
 
 def setup(server: QodeAssistServer) -> None:

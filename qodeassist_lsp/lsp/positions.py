@@ -9,10 +9,10 @@ encoding them, at C speed.
 
 from __future__ import annotations
 
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace.position_codec import PositionCodec
 
 from qodeassist_lsp.context.documents import has_line, line_start_offset
+from qodeassist_lsp.lsp.errors import InvalidParams
 
 _CODECS = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2)}
 """Position encodings that differ from code points: the Python codec and bytes per unit."""
@@ -26,14 +26,14 @@ def line_at(text: str, line: int) -> tuple[int, str]:
 
 
 def require_line(method: str, uri: str, text: str, line: int) -> None:
-    """Raise ``JsonRpcInvalidParams`` when the document ``uri`` has no ``line``.
+    """Raise ``InvalidParams`` (-32602) when the document ``uri`` has no ``line``.
 
     A column past a line's end is clamped, as LSP says; a line past the document's end has no
     meaning, and answering it would put text where the user never was.
     """
     if not has_line(text, line):
         lines = text.count("\n") + 1
-        raise JsonRpcInvalidParams(
+        raise InvalidParams(
             f"{method}: line {line} is past the end of {uri}, which has {lines} "
             f"line{'s' if lines != 1 else ''} (lines count from 0)"
         )

@@ -79,7 +79,7 @@ class RefactorFeature(LanguageFeature):
             from qodeassist_lsp.features.refactor.service import RefactorService
 
             self._service = RefactorService(
-                self.server.runtime, self.server.documents, instructions=self.instructions
+                self.server.backend, self.server.documents, instructions=self.instructions
             )
         return self._service
 
@@ -125,7 +125,7 @@ def _supports_llm_tag(ls: QodeAssistServer) -> bool:
 
 
 def _require_range(method: str, uri: str, text: str, selection: types.Range) -> None:
-    """Refuse (``JsonRpcInvalidParams``) a range with a line past the end of the document."""
+    """Refuse (``InvalidParams``) a range with a line past the end of the document."""
     for position in (selection.start, selection.end):
         require_line(method, uri, text, position.line)
 
@@ -137,25 +137,27 @@ async def _run(
     args: dict[str, Any],
     token: types.ProgressToken | None,
 ) -> tuple[RefactorResult | None, str]:
-    """Run the refactor ``args`` describes; return the result and the instruction's title.
+    """Run the refactor ``args`` (`params.RefactorParams`) describes; return the result and title.
 
-    A range past the end of the document is refused (``JsonRpcInvalidParams``), never edited.
+    Params that do not validate, and a range past the end of the document, are refused
+    (``InvalidParams``, -32602), never edited.
     """
     from qodeassist_lsp.features.refactor.service import RefactorRequest  # see service()
+    from qodeassist_lsp.lsp.params import RefactorParams, parse
 
+    params = parse(RefactorParams, args)
     service = await feature.service()
-    uri = str(args.get("uri", ""))
+    uri = params.uri
     document = ls.documents.get(uri)
     if document is None:
         return None, "the document is not open"
-    if "version" in args and args["version"] != document.version:
+    if params.version is not None and params.version != document.version:
         return None, "the document changed since the action was offered; run it again"
-    try:
-        selection = types.Range(
-            types.Position(**args["range"]["start"]), types.Position(**args["range"]["end"])
-        )
-    except (KeyError, TypeError, ValueError):
-        return None, 'expected {"uri", "range": {"start": {line, character}, "end": {…}}}'
+    start_at, end_at = params.range.start, params.range.end
+    selection = types.Range(
+        types.Position(start_at.line, start_at.character),
+        types.Position(end_at.line, end_at.character),
+    )
     if (selection.end.line, selection.end.character) < (
         selection.start.line,
         selection.start.character,
@@ -170,10 +172,10 @@ async def _run(
         start[1],
         end[0],
         end[1],
-        instruction=args.get("instruction"),
-        instruction_id=args.get("instructionId"),
+        instruction=params.instruction,
+        instruction_id=params.instruction_id,
     )
-    title = str(args.get("title") or "QodeAssist: Refactor")
+    title = params.title or "QodeAssist: Refactor"
     progress = WorkDoneProgress(ls, token, title)
     await progress.begin()
     task = asyncio.ensure_future(service.refactor(request, progress.report))
@@ -268,118 +270,127 @@ async def _offer_refused(
     return {**outcome, "applied": applied.applied}
 
 
+async def code_action(
+    ls: QodeAssistServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    """Offer the refactor code actions for the selection (or cursor)."""
+    feature = ls.feature_of(RefactorFeature)
+    only = params.context.only
+    if only and not any(str(kind).startswith("refactor") for kind in only):
+        return None
+    document = ls.documents.get(params.text_document.uri)
+    if document is None:
+        return None
+    _require_range(
+        types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
+    )
+    service = await feature.service()
+    empty = params.range.start == params.range.end
+    base = {
+        "uri": params.text_document.uri,
+        "range": {
+            "start": {
+                "line": params.range.start.line,
+                "character": params.range.start.character,
+            },
+            "end": {"line": params.range.end.line, "character": params.range.end.character},
+        },
+        "version": document.version,
+    }
+    entries: list[tuple[str, dict[str, Any]]] = []
+    last = service.last_instruction
+    if last is not None and not empty:
+        entries.append(
+            (
+                "QodeAssist: Repeat last instruction",
+                {**base, "instruction": last.instruction, "instructionId": last.instruction_id},
+            )
+        )
+    if empty:
+        # No selection: the model writes new code at the cursor (nothing is replaced).
+        entries.append((INSERT_TITLE, dict(base)))
+    else:
+        entries += [
+            (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})
+            for i in service.list_instructions()
+        ]
+        entries.append((DEFAULT_TITLE, dict(base)))
+    lazy = _supports_resolve(ls)
+    tags = [types.CodeActionTag.LlmGenerated] if _supports_llm_tag(ls) else None
+    actions = []
+    for title, data in entries:
+        data = {**data, "title": title}
+        actions.append(
+            types.CodeAction(
+                title=title,
+                kind=types.CodeActionKind.RefactorRewrite,
+                data=data if lazy else None,
+                command=None
+                if lazy
+                else types.Command(title=title, command=methods.CMD_REFACTOR, arguments=[data]),
+                tags=tags,
+            )
+        )
+    return actions
+
+
+async def resolve_code_action(ls: QodeAssistServer, action: types.CodeAction) -> types.CodeAction:
+    """Run the refactor of a lazily offered code action and fill in its edit."""
+    feature = ls.feature_of(RefactorFeature)
+    data = action.data if isinstance(action.data, dict) else None
+    if data is None:
+        return action
+    result, reason = await _run(ls, feature, types.CODE_ACTION_RESOLVE, data, None)
+    if result is not None and result.outcome == "refused":
+        # The client waits for this answer: ask in the background, return no edit now.
+        feature.ask_in_background(_offer_refused(ls, str(data["uri"]), result, reason))
+        action.disabled = types.CodeActionDisabled(reason=result.message)
+        return action
+    if result is None or result.outcome != "ok":
+        _explain(ls, result, reason)
+        return action
+    action.edit = _edit(ls, str(data["uri"]), result)
+    return action
+
+
+async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
+    """Run the refactor the ``qodeassist.refactor`` command names and apply it."""
+    feature = ls.feature_of(RefactorFeature)
+    result, title = await _run(ls, feature, f"{methods.CMD_REFACTOR} command", args, None)
+    if result is not None and result.outcome == "refused":
+        return await _offer_refused(ls, str(args["uri"]), result, title)
+    if result is None or result.outcome != "ok":
+        _explain(ls, result, title)
+        return {"applied": False, "message": result.message if result else title}
+    answer = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=_edit(ls, str(args["uri"]), result), label=title)
+    )
+    if not answer.applied:
+        _explain(ls, None, answer.failure_reason or "the editor did not apply the edit")
+    return {"applied": answer.applied, "message": answer.failure_reason or ""}
+
+
+async def list_instructions(
+    ls: QodeAssistServer, params: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """List the refactor instructions (bundled, user, project)."""
+    feature = ls.feature_of(RefactorFeature)
+    service = await feature.service()
+    return [
+        {"id": i.id, "name": i.name, "body": i.body, "default": i.default, "agent": i.agent}
+        for i in service.list_instructions()
+    ]
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the refactor handlers and feature on ``server``."""
-    feature = RefactorFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(
+    server.add_feature(RefactorFeature(server))
+    server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
             code_action_kinds=[types.CodeActionKind.RefactorRewrite], resolve_provider=True
         ),
-    )
-    async def code_action(
-        ls: QodeAssistServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction] | None:
-        only = params.context.only
-        if only and not any(str(kind).startswith("refactor") for kind in only):
-            return None
-        document = ls.documents.get(params.text_document.uri)
-        if document is None:
-            return None
-        _require_range(
-            types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
-        )
-        service = await feature.service()
-        empty = params.range.start == params.range.end
-        base = {
-            "uri": params.text_document.uri,
-            "range": {
-                "start": {
-                    "line": params.range.start.line,
-                    "character": params.range.start.character,
-                },
-                "end": {"line": params.range.end.line, "character": params.range.end.character},
-            },
-            "version": document.version,
-        }
-        entries: list[tuple[str, dict[str, Any]]] = []
-        last = service.last_instruction
-        if last is not None and not empty:
-            entries.append(
-                (
-                    "QodeAssist: Repeat last instruction",
-                    {**base, "instruction": last.instruction, "instructionId": last.instruction_id},
-                )
-            )
-        if empty:
-            # No selection: the model writes new code at the cursor (nothing is replaced).
-            entries.append((INSERT_TITLE, dict(base)))
-        else:
-            entries += [
-                (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})
-                for i in service.list_instructions()
-            ]
-            entries.append((DEFAULT_TITLE, dict(base)))
-        lazy = _supports_resolve(ls)
-        tags = [types.CodeActionTag.LlmGenerated] if _supports_llm_tag(ls) else None
-        actions = []
-        for title, data in entries:
-            data = {**data, "title": title}
-            actions.append(
-                types.CodeAction(
-                    title=title,
-                    kind=types.CodeActionKind.RefactorRewrite,
-                    data=data if lazy else None,
-                    command=None
-                    if lazy
-                    else types.Command(title=title, command=methods.CMD_REFACTOR, arguments=[data]),
-                    tags=tags,
-                )
-            )
-        return actions
-
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    async def resolve_code_action(
-        ls: QodeAssistServer, action: types.CodeAction
-    ) -> types.CodeAction:
-        data = action.data if isinstance(action.data, dict) else None
-        if data is None:
-            return action
-        result, reason = await _run(ls, feature, types.CODE_ACTION_RESOLVE, data, None)
-        if result is not None and result.outcome == "refused":
-            # The client waits for this answer: ask in the background, return no edit now.
-            feature.ask_in_background(_offer_refused(ls, str(data["uri"]), result, reason))
-            action.disabled = types.CodeActionDisabled(reason=result.message)
-            return action
-        if result is None or result.outcome != "ok":
-            _explain(ls, result, reason)
-            return action
-        action.edit = _edit(ls, str(data["uri"]), result)
-        return action
-
-    @server.command(methods.CMD_REFACTOR)
-    async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[str, Any]:
-        result, title = await _run(ls, feature, f"{methods.CMD_REFACTOR} command", args, None)
-        if result is not None and result.outcome == "refused":
-            return await _offer_refused(ls, str(args["uri"]), result, title)
-        if result is None or result.outcome != "ok":
-            _explain(ls, result, title)
-            return {"applied": False, "message": result.message if result else title}
-        answer = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=_edit(ls, str(args["uri"]), result), label=title)
-        )
-        if not answer.applied:
-            _explain(ls, None, answer.failure_reason or "the editor did not apply the edit")
-        return {"applied": answer.applied, "message": answer.failure_reason or ""}
-
-    @server.feature(methods.REFACTOR_INSTRUCTIONS)
-    async def list_instructions(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        service = await feature.service()
-        return [
-            {"id": i.id, "name": i.name, "body": i.body, "default": i.default, "agent": i.agent}
-            for i in service.list_instructions()
-        ]
+    )(code_action)
+    server.feature(types.CODE_ACTION_RESOLVE)(resolve_code_action)
+    server.command(methods.CMD_REFACTOR)(refactor_command)
+    server.feature(methods.REFACTOR_INSTRUCTIONS)(list_instructions)

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qodeassist_lsp import __version__
+from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
-from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.errors import answering
+from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import MessageThrottle
@@ -30,9 +33,10 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.context.ignore import IgnoreFilter
-    from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.server")
+F = TypeVar("F", bound=Callable[..., Any])
+L = TypeVar("L", bound=LanguageFeature)
 
 
 class QodeAssistServer(LanguageServer):
@@ -48,8 +52,7 @@ class QodeAssistServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.backend = backend or Backend()
-        self.runtime = LiveRuntime(self.backend)
-        """What the feature services read of the runtime, per request (reload-safe)."""
+        """The runtime the feature services read, per request (reload-safe)."""
         self.documents: DocumentStore = self.protocol.documents
         self.throttle = MessageThrottle()
         self.start_task: asyncio.Task[None] | None = None
@@ -60,9 +63,36 @@ class QodeAssistServer(LanguageServer):
         self.backend.launch_listeners.append(LaunchProgressReporter(self))
         self.documents.add_listener(self._on_document)
 
+    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]:
+        """Register a handler (pygls's decorator); its errors are answered by `answering`."""
+        register = super().feature(feature_name, options)
+
+        def decorator(handler: F) -> F:
+            register(answering(handler))
+            return handler
+
+        return decorator
+
+    def command(self, command_name: str) -> Callable[[F], F]:
+        """Register a command (pygls's decorator); its errors are answered by `answering`."""
+        register = super().command(command_name)
+
+        def decorator(handler: F) -> F:
+            register(answering(handler))
+            return handler
+
+        return decorator
+
     def add_feature(self, feature: LanguageFeature) -> None:
         """Call ``feature``'s lifecycle hooks from now on."""
         self.features.append(feature)
+
+    def feature_of(self, kind: type[L]) -> L:
+        """Return the added feature of class ``kind`` (how a named handler finds its feature)."""
+        for feature in self.features:
+            if isinstance(feature, kind):
+                return feature
+        raise LookupError(f"no {kind.__name__} was added to the server")
 
     def ignore_filter(self) -> IgnoreFilter | None:
         """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
@@ -94,7 +124,8 @@ class QodeAssistServer(LanguageServer):
 
     def _on_reload(self, config: Configuration) -> None:
         for feature in self.features:
-            feature.reloaded(config)
+            with isolated(feature, "reloaded"):
+                feature.reloaded(config)
         for document in self.documents:
             self.publish_config_diagnostics(document.uri)
         errors = config.errors
@@ -127,9 +158,9 @@ class QodeAssistServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """Return the ``qodeassist/status`` payload."""
-        config = self.backend.current
-        if config is None:
+        if not self.backend.loaded:
             return {"state": "loading", "version": __version__}
+        config = self.backend.configuration
         return {
             "state": "ready",
             "version": __version__,
@@ -142,30 +173,9 @@ class QodeAssistServer(LanguageServer):
             },
             **{f.status_key: f.status() for f in self.features if f.status_key is not None},
             "pipelines": {
-                "codeCompletion": list(config.pipelines.code_completion),
-                "chatAssistant": list(config.pipelines.chat_assistant),
-                "chatCompression": config.pipelines.chat_compression,
-                "quickRefactor": config.pipelines.quick_refactor,
+                spec.status_key: config.pipelines.shown(spec) for spec in pipeline_specs()
             },
         }
-
-
-class LiveRuntime:
-    """The `core.runtime_view.RuntimeView` of the feature services: the backend's, per request."""
-
-    def __init__(self, backend: Backend) -> None:
-        """Read ``backend``'s current configuration and sessions."""
-        self._backend = backend
-
-    @property
-    def configuration(self) -> Configuration:
-        """The current configuration snapshot."""
-        return self._backend.configuration_now
-
-    @property
-    def sessions(self) -> SessionManager:
-        """The current session manager."""
-        return self._backend.sessions
 
 
 def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:
@@ -212,55 +222,71 @@ def _project_of(params: types.InitializeParams) -> Path | None:
     return Path(params.root_path) if params.root_path else None
 
 
-def setup(server: QodeAssistServer) -> None:
-    """Register the lifecycle, settings, document and status handlers on ``server``."""
+def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
+    """Start loading the configuration in the background; answer at once."""
+    settings = _editor_settings(params.initialization_options)
+    ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
 
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
-        settings = _editor_settings(params.initialization_options)
-        ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
-        if ls.start_task is not None:
-            await ls.start_task
-        await _pull_configuration(ls)
-        ls.backend.watch()
-        for feature in ls.features:
+async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
+    """Pull the editor's settings, watch the config files, prepare the features."""
+    if ls.start_task is not None:
+        await ls.start_task
+    await _pull_configuration(ls)
+    ls.backend.watch()
+    for feature in ls.features:
+        with isolated(feature, "initialized"):
             await feature.initialized()
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: QodeAssistServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        settings = _editor_settings(params.settings)
-        if settings is not None:
-            await ls.backend.set_editor_settings(settings)
-        else:
-            await _pull_configuration(ls)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
-        path = to_fs_path(params.text_document.uri)
-        paths = ls.backend.paths
-        if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
-            await ls.backend.reload()
+async def did_change_configuration(
+    ls: QodeAssistServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """Apply the editor's changed ``qodeassist`` settings."""
+    settings = _editor_settings(params.settings)
+    if settings is not None:
+        await ls.backend.set_editor_settings(settings)
+    else:
+        await _pull_configuration(ls)
 
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: QodeAssistServer, params: None) -> None:
-        ls.shutdown_received = True
-        for feature in ls.features:
+
+async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Reload the configuration when one of its files was saved in the editor."""
+    path = to_fs_path(params.text_document.uri)
+    paths = ls.backend.paths
+    if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
+        await ls.backend.reload()
+
+
+async def shutdown(ls: QodeAssistServer, params: None) -> None:
+    """Close every feature (each guarded), then the backend."""
+    ls.shutdown_received = True
+    for feature in ls.features:
+        with isolated(feature, "aclose"):
             await feature.aclose()
-        await ls.backend.aclose()
+    await ls.backend.aclose()
 
-    @server.feature(methods.STATUS)
-    def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        return ls.status()
 
-    @server.command(methods.CMD_RELOAD)
-    async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
-        config = await ls.backend.reload()
-        return {"agents": len(config.agents), "errors": len(config.errors)}
+def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer ``qodeassist/status``."""
+    return ls.status()
+
+
+async def reload_configuration(ls: QodeAssistServer) -> dict[str, Any]:
+    """Reload the configuration; answer the agent and error counts."""
+    config = await ls.backend.reload()
+    return {"agents": len(config.agents), "errors": len(config.errors)}
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Register the lifecycle, settings, document and status handlers on ``server``."""
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(methods.STATUS)(status)
+    server.command(methods.CMD_RELOAD)(reload_configuration)
 
 
 async def _pull_configuration(ls: QodeAssistServer) -> None:

@@ -2,45 +2,20 @@
 
 The writing is ``config.settings_writer``'s (tomlkit, validated, atomic); after a write the
 configuration is reloaded before the answer, so the next request already sees the change. A
-change the writer refuses is answered -32602 with its message; nothing is written.
+change the writer refuses (``SettingsWriteError``, a ``ValueError`` of the error tree) is
+answered -32602 with its message (``lsp.errors``); nothing is written.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
-
-from pygls.exceptions import JsonRpcInvalidParams
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.server import QodeAssistServer
-from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings_writer import Scope, SettingsFile
-
-
-@contextlib.contextmanager
-def _refused_as_invalid_params() -> Iterator[None]:
-    """Answer a refused read or write (``SettingsWriteError``) with -32602 and its message."""
-    try:
-        yield
-    except QodeAssistError as exc:
-        # Already imported by `_file` (see there why lazily): only a module lookup here.
-        from qodeassist_lsp.config.settings_writer import SettingsWriteError
-
-        if isinstance(exc, SettingsWriteError):
-            raise JsonRpcInvalidParams(str(exc)) from None
-        raise
-
-
-def _scope(params: dict[str, Any] | None) -> Scope:
-    value = (params or {}).get("scope", "user")
-    if value not in ("user", "project"):
-        raise JsonRpcInvalidParams(f'scope must be "user" or "project", not {value!r}')
-    return "project" if value == "project" else "user"
 
 
 async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
@@ -48,43 +23,41 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     # the 450-650 ms of feature imports measured before `initialize` (see chat_handlers).
     from qodeassist_lsp.config.settings_writer import SettingsFile, settings_path
 
-    await ls.backend.configuration()
+    await ls.backend.runtime()
     paths = ls.backend.paths
     assert paths is not None
-    with _refused_as_invalid_params():
-        return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
+    return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
+
+
+async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer a settings file's values and the effective settings."""
+    from qodeassist_lsp.lsp.params import SettingsParams, parse
+
+    scope = parse(SettingsParams, params).scope
+    settings = await _file(ls, scope)
+    values = await asyncio.to_thread(settings.values)
+    config = ls.backend.configuration
+    return {
+        "scope": scope,
+        "path": str(settings.path),
+        "exists": settings.path.is_file(),
+        "values": values,
+        "effective": config.settings.model_dump(mode="json"),
+    }
+
+
+async def settings_update(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Write changes to a settings file, then reload the configuration."""
+    from qodeassist_lsp.lsp.params import SettingsUpdateParams, parse
+
+    args = parse(SettingsUpdateParams, params)
+    settings = await _file(ls, args.scope)
+    written = await asyncio.to_thread(settings.update, args.changes)
+    await ls.backend.reload()
+    return {"written": str(written)}
 
 
 def setup(server: QodeAssistServer) -> None:
     """Register the settings requests on ``server``."""
-
-    @server.feature(methods.SETTINGS_GET)
-    async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
-        scope = _scope(params)
-        settings = await _file(ls, scope)
-        with _refused_as_invalid_params():
-            values = await asyncio.to_thread(settings.values)
-        config = await ls.backend.configuration()
-        return {
-            "scope": scope,
-            "path": str(settings.path),
-            "exists": settings.path.is_file(),
-            "values": values,
-            "effective": config.settings.model_dump(mode="json"),
-        }
-
-    @server.feature(methods.SETTINGS_UPDATE)
-    async def settings_update(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        changes = (params or {}).get("changes")
-        if not isinstance(changes, dict) or not changes:
-            raise JsonRpcInvalidParams(
-                'settings/update needs {"scope", "changes": {"section.key": value, ...}} '
-                "(null removes a key)"
-            )
-        settings = await _file(ls, _scope(params))
-        with _refused_as_invalid_params():
-            written = await asyncio.to_thread(settings.update, changes)
-        await ls.backend.reload()
-        return {"written": str(written)}
+    server.feature(methods.SETTINGS_GET)(settings_get)
+    server.feature(methods.SETTINGS_UPDATE)(settings_update)

@@ -71,11 +71,11 @@ class SkillFeature(LanguageFeature):
     def _sources(self) -> SkillSources:
         from qodeassist_lsp.skills.service import SkillSources
 
-        config = self.server.backend.configuration_now
+        config = self.server.backend.configuration
         return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
 
     def _tool_enabled(self) -> bool:
-        settings = self.server.backend.configuration_now.settings
+        settings = self.server.backend.settings
         return settings.skills.enabled and settings.tools.enabled.load_skill
 
     def current(self) -> SkillLibrary | None:
@@ -210,14 +210,14 @@ def library_of(server: QodeAssistServer) -> Callable[[], Awaitable[SkillLibrary 
     return library
 
 
+async def skills_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """List the loaded skills."""
+    feature = ls.feature_of(SkillFeature)
+    library = await feature.library()
+    return library.summaries() if library is not None else []
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register ``qodeassist/skills/list`` and the skill feature on ``server``."""
-    feature = SkillFeature(server)
-    server.add_feature(feature)
-
-    @server.feature(methods.SKILLS_LIST)
-    async def skills_list(
-        ls: QodeAssistServer, params: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        library = await feature.library()
-        return library.summaries() if library is not None else []
+    server.add_feature(SkillFeature(server))
+    server.feature(methods.SKILLS_LIST)(skills_list)

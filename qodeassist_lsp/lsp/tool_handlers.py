@@ -183,15 +183,15 @@ class ToolKitFeature(LanguageFeature):
 
         kit = ToolKit(
             KitSources(
-                settings=lambda: self.server.runtime.configuration.settings.tools,
+                settings=lambda: self.server.backend.settings.tools,
                 workspace=self.workspace,
                 diagnostics=EditorDiagnostics(self.server),
-                memory=lambda: Memory.of(self.server.runtime.configuration.paths),
+                memory=lambda: Memory.of(self.server.backend.configuration.paths),
             )
         )
         contributors.add(kit.contribute)
         contributors.gate = PermissionGate(
-            lambda: self.server.runtime.configuration.settings.tools.permissions,
+            lambda: self.server.backend.settings.tools.permissions,
             ShowMessageAsker(self.server),
         )
         self._wired = True
@@ -201,7 +201,7 @@ class ToolKitFeature(LanguageFeature):
         from qodeassist_lsp.context.ignore import IGNORE_FILES, FolderIgnores
         from qodeassist_lsp.tools.workspace import ToolWorkspace
 
-        settings = self.server.runtime.configuration.settings
+        settings = self.server.backend.settings
         folders = self.server.workspace_folders()
         ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
         return ToolWorkspace.of(

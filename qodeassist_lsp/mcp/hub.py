@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qodeassist_lsp.config.pipelines import PipelineSpec, ToolAccess
 from qodeassist_lsp.config.problems import ConfigProblem
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalAsker, ApprovalStore
 from qodeassist_lsp.mcp.definitions import ConnectionLimits, ServerDefinition, load_definitions
@@ -148,8 +148,8 @@ class McpHub:
         connection = self._connections.pop(name)
         await connection.aclose()
 
-    def contribute(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
-        """Register every connected server's tools (read-class only for a refactor)."""
+    def contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
+        """Register every connected server's tools (read-class only under read-only access)."""
         connected = [c for c in self._connections.values() if c.state == "connected"]
         if not connected:
             return
@@ -158,7 +158,7 @@ class McpHub:
         for connection in connected:
             for tool in connection.tools:
                 remote = RemoteTool(connection, tool)
-                if pipeline is Pipeline.REFACTOR and remote.permission != "read":
+                if pipeline.tool_access is ToolAccess.READ and remote.permission != "read":
                     continue
                 registry.register(remote)
 

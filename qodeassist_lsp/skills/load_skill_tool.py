@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from qodeassist_lsp.config.confinement import Confinement, PathRefused, real_path
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import PipelineSpec, ToolAccess
 from qodeassist_lsp.core.tools import PermissionClass, ToolContext, ToolOutput, ToolRegistry
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.skills.skill import Skill
@@ -114,15 +114,20 @@ def _read_resource(skill: Skill, resource: str) -> ToolOutput:
 
 def contributor(
     library: Callable[[], SkillLibrary | None], enabled: Callable[[], bool]
-) -> Callable[[ToolRegistry, Pipeline], None]:
-    """Return the contributor that registers ``load_skill`` on chat sessions.
+) -> Callable[[ToolRegistry, PipelineSpec], None]:
+    """Return the contributor that registers ``load_skill`` on sessions with full tool access.
 
     ``enabled()`` is read per session (the current settings); so is the library.
     """
 
-    def contribute(registry: ToolRegistry, pipeline: Pipeline) -> None:
+    def contribute(registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         current = library()
-        if pipeline is Pipeline.CHAT and enabled() and current is not None and current.skills:
+        if (
+            pipeline.tool_access is ToolAccess.ALL
+            and enabled()
+            and current is not None
+            and current.skills
+        ):
             registry.register(LoadSkillTool(library))
 
     return contribute

@@ -8,11 +8,14 @@ act on instead of a crash deep inside the tool.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.tools import PermissionClass, ToolContext, ToolOutput
+from qodeassist_lsp.tools.workspace import ToolWorkspace
 from qodeassist_lsp.wire.errors import QodeAssistError
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -66,6 +69,10 @@ def parse_arguments(model: type[A], tool: str, arguments: dict[str, Any]) -> A:
         ) from None
 
 
+def _no_workspace() -> ToolWorkspace:
+    raise RuntimeError("this tool was built without a workspace")
+
+
 class KitTool(Generic[A]):
     """A built-in tool: subclasses set the class attributes and implement ``call``."""
 
@@ -73,6 +80,15 @@ class KitTool(Generic[A]):
     description: ClassVar[str]
     permission: PermissionClass = "read"
     arguments: type[A]
+
+    def __init__(
+        self,
+        workspace: Callable[[], ToolWorkspace] = _no_workspace,
+        settings: Callable[[], ToolsSettings] = ToolsSettings,
+    ) -> None:
+        """Work in ``workspace()`` under the ``[tools]`` ``settings()``, both read per call."""
+        self._workspace = workspace
+        self._settings = settings
 
     @property
     def spec(self) -> ToolSpec:

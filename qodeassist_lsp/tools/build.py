@@ -7,13 +7,10 @@ what runs). The output keeps its tail, where compilers put the summary and the l
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 
-from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.base import KitTool, ToolArguments, ToolInputError
 from qodeassist_lsp.tools.process import run_program
-from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 
 class BuildArgs(ToolArguments):
@@ -30,12 +27,6 @@ class BuildTool(KitTool[BuildArgs]):
     )
     permission = "execute"
     arguments = BuildArgs
-
-    def __init__(
-        self, workspace: Callable[[], ToolWorkspace], settings: Callable[[], ToolsSettings]
-    ) -> None:
-        self._workspace = workspace
-        self._settings = settings
 
     async def call(self, args: BuildArgs, context: ToolContext) -> ToolOutput:
         """Run ``build_command``; a failed build is an error result."""

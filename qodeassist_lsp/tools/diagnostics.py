@@ -73,7 +73,7 @@ class DiagnosticsTool(KitTool[DiagnosticsArgs]):
     arguments = DiagnosticsArgs
 
     def __init__(self, workspace: Callable[[], ToolWorkspace], source: DiagnosticsSource) -> None:
-        self._workspace = workspace
+        super().__init__(workspace)
         self._source = source
 
     async def call(self, args: DiagnosticsArgs, context: ToolContext) -> ToolOutput:

@@ -7,7 +7,6 @@ Patterns have ``.gitignore`` semantics (through ``pathspec``): ``*.py`` matches 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -42,9 +41,6 @@ class FindFilesTool(KitTool[FindFilesArgs]):
     )
     permission = "read"
     arguments = FindFilesArgs
-
-    def __init__(self, workspace: Callable[[], ToolWorkspace]) -> None:
-        self._workspace = workspace
 
     async def call(self, args: FindFilesArgs, context: ToolContext) -> ToolOutput:
         """Return the matching paths."""

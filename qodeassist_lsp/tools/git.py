@@ -7,16 +7,14 @@ drivers, no credential prompt. Paths are confined like every tool path and passe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from pydantic import Field
 
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
-from qodeassist_lsp.tools.base import KitTool, ToolArguments, ToolInputError
+from qodeassist_lsp.tools.base import A, KitTool, ToolArguments, ToolInputError
 from qodeassist_lsp.tools.process import run_program
-from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 GIT_TIMEOUT_S: Final = 30.0
 _ENV: Final = {
@@ -27,11 +25,8 @@ _ENV: Final = {
 }
 
 
-class _GitTool:
+class _GitTool(KitTool[A]):
     """Runs one read-only git command in the workspace."""
-
-    def __init__(self, workspace: Callable[[], ToolWorkspace]) -> None:
-        self._workspace = workspace
 
     async def _git(self, args: list[str], path: str) -> ToolOutput:
         workspace = self._workspace()
@@ -60,7 +55,7 @@ class GitStatusArgs(ToolArguments):
     path: str = Field(default=".", description="Limit to this file or folder. Default: '.'.")
 
 
-class GitStatusTool(_GitTool, KitTool[GitStatusArgs]):
+class GitStatusTool(_GitTool[GitStatusArgs]):
     """``git status`` (short form, with the branch)."""
 
     name = "git_status"
@@ -82,7 +77,7 @@ class GitDiffArgs(ToolArguments):
     staged: bool = Field(default=False, description="Show staged changes instead of unstaged ones.")
 
 
-class GitDiffTool(_GitTool, KitTool[GitDiffArgs]):
+class GitDiffTool(_GitTool[GitDiffArgs]):
     """``git diff`` (unified, no external drivers)."""
 
     name = "git_diff"
@@ -106,7 +101,7 @@ class GitLogArgs(ToolArguments):
     path: str = Field(default=".", description="Only commits touching this file or folder.")
 
 
-class GitLogTool(_GitTool, KitTool[GitLogArgs]):
+class GitLogTool(_GitTool[GitLogArgs]):
     """``git log`` (one block per commit)."""
 
     name = "git_log"

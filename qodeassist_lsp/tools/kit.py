@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qodeassist_lsp.config.pipelines import PipelineSpec, ToolAccess
 from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.memory import Memory
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import Tool, ToolRegistry
 from qodeassist_lsp.tools.build import BuildTool
 from qodeassist_lsp.tools.diagnostics import DiagnosticsSource, DiagnosticsTool
@@ -65,7 +65,7 @@ class ToolKit:
             tools += [MemoryReadTool(sources.memory), MemoryWriteTool(sources.memory)]
         self.tools = tuple(tools)
 
-    def available(self, pipeline: Pipeline) -> list[Tool]:
+    def available(self, pipeline: PipelineSpec) -> list[Tool]:
         """Return the tools a session of ``pipeline`` gets under the current settings."""
         settings = self._settings()
         enabled = settings.enabled
@@ -74,14 +74,14 @@ class ToolKit:
             name = tool.spec.name
             if not getattr(enabled, name, True):
                 continue
-            if pipeline is Pipeline.REFACTOR and tool.permission != "read":
+            if pipeline.tool_access is ToolAccess.READ and tool.permission != "read":
                 continue
             if name == "build" and not settings.build_command.strip():
                 continue
             chosen.append(tool)
         return chosen
 
-    def contribute(self, registry: ToolRegistry, pipeline: Pipeline) -> None:
+    def contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         """Register the available tools on ``registry`` (the ``ToolContributor``)."""
         for tool in self.available(pipeline):
             registry.register(tool)

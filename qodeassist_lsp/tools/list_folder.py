@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -34,9 +33,6 @@ class ListFolderTool(KitTool[ListFolderArgs]):
     )
     permission = "read"
     arguments = ListFolderArgs
-
-    def __init__(self, workspace: Callable[[], ToolWorkspace]) -> None:
-        self._workspace = workspace
 
     async def call(self, args: ListFolderArgs, context: ToolContext) -> ToolOutput:
         """Return one entry per line."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -19,7 +19,6 @@ from pydantic import Field
 
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.base import KitTool, ToolArguments, ToolInputError
-from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 MAX_READ_BYTES: Final = 256 * 1024
 """The most text one ``read_file`` call returns."""
@@ -49,9 +48,6 @@ class ReadFileTool(KitTool[ReadFileArgs]):
     )
     permission = "read"
     arguments = ReadFileArgs
-
-    def __init__(self, workspace: Callable[[], ToolWorkspace]) -> None:
-        self._workspace = workspace
 
     async def call(self, args: ReadFileArgs, context: ToolContext) -> ToolOutput:
         """Return the header and the requested lines."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -50,9 +49,6 @@ class SearchTextTool(KitTool[SearchTextArgs]):
     )
     permission = "read"
     arguments = SearchTextArgs
-
-    def __init__(self, workspace: Callable[[], ToolWorkspace]) -> None:
-        self._workspace = workspace
 
     async def call(self, args: SearchTextArgs, context: ToolContext) -> ToolOutput:
         """Return the matching lines."""

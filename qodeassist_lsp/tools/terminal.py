@@ -11,16 +11,13 @@ any), and so must every program it would run (``command_rules`` reads the argv: 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 
 from pydantic import Field
 
-from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.base import KitTool, ToolArguments, ToolInputError
 from qodeassist_lsp.tools.command_rules import TERMINAL_ENV, checked_argv
 from qodeassist_lsp.tools.process import run_program
-from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 MAX_COMMAND_CHARS = 4096
 
@@ -50,12 +47,6 @@ class TerminalTool(KitTool[TerminalArgs]):
     )
     permission = "execute"
     arguments = TerminalArgs
-
-    def __init__(
-        self, workspace: Callable[[], ToolWorkspace], settings: Callable[[], ToolsSettings]
-    ) -> None:
-        self._workspace = workspace
-        self._settings = settings
 
     async def call(self, args: TerminalArgs, context: ToolContext) -> ToolOutput:
         """Run the command; a non-zero exit or a timeout is an error result."""

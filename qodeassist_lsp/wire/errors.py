@@ -8,7 +8,9 @@ created, so no caller can forget it.
 
 One base exception, defined here at the lowest layer so every layer can raise below it. The
 tree (each class lives in the module named on its right; a second base in brackets is kept
-so existing ``except LookupError`` and the like still hold)::
+so existing ``except LookupError`` and the like still hold; it also decides the JSON-RPC answer,
+see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``PermissionError``
+→ -32602)::
 
     QodeAssistError                         every error the package raises on purpose
     ├── CategorizedError                    carries an ErrorInfo: the category on the wire
@@ -33,7 +35,7 @@ so existing ``except LookupError`` and the like still hold)::
     ├── ToolInputError [ValueError]         tools.base: a tool call's arguments cannot be used
     ├── DiagnosticsUnavailable              tools.diagnostics: the editor gave none
     ├── NoAgentMatches [LookupError]        core.router: no agent fits the request
-    ├── UnknownPipeline [ValueError]        core.agent_catalog: not a pipeline name
+    ├── UnknownPipeline [ValueError]        config.pipelines: not a pipeline name
     ├── EditRefused [ValueError]            tools.edits.blocks: a file change cannot be made
     ├── CheckpointNotFound [LookupError]    tools.edits.checkpoints: no such checkpoint
     ├── ChatNotFound [LookupError]          features.chat.store
@@ -41,7 +43,8 @@ so existing ``except LookupError`` and the like still hold)::
     ├── HistoryFormatError [ValueError]     features.chat.history_format
     ├── FrontMatterError [ValueError]       skills.frontmatter: a SKILL.md has no usable header
     ├── UnknownSkill [LookupError]          skills.library: a message starts with /no-such-skill
-    ├── RequestFailed [JsonRpcException]    lsp.chat_handlers: LSP RequestFailed (-32803)
+    ├── RequestFailed [JsonRpcException]    lsp.errors: LSP RequestFailed (-32803)
+    ├── InvalidParams [ValueError]          lsp.errors: a request's params cannot be used
     ├── SetupWriteError                     core.setup.apply: a file setup must edit is unreadable
     ├── ProbeTargetError [ValueError]       core.setup.probe: a probe target is not loopback
     ├── ApiError                            http_api.errors: a request the HTTP API refuses

@@ -24,11 +24,11 @@ import pytest
 
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.core.content import CompletionBlock, user_text
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TextEvent
 from qodeassist_lsp.core.launcher import LauncherState
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.service import RefactorRequest, RefactorService
 
@@ -117,7 +117,7 @@ async def test_completion_and_chat_on_the_embedded_model(runtime: Runtime) -> No
     ready_s = time.monotonic() - started
 
     # Completion: Gemma continues the text before the cursor (greedy, seeded).
-    async with runtime.sessions.acquire("Embedded Completion", Pipeline.COMPLETION) as session:
+    async with runtime.sessions.acquire("Embedded Completion", CODE_COMPLETION) as session:
         first = time.monotonic()
         request = session.send([CompletionBlock("def add(a, b):\n    return", "\n")])
         events = [event async for event in request.events()]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR, PipelineSpec
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FinishedEvent, ToolCallEvent, ToolResultEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.mcp.approvals import ApprovalStore
@@ -64,7 +64,7 @@ def state(hub: McpHub, name: str = "demo") -> str:
     return connection.state
 
 
-def registry_of(hub: McpHub, pipeline: Pipeline = Pipeline.CHAT) -> ToolRegistry:
+def registry_of(hub: McpHub, pipeline: PipelineSpec = CHAT_ASSISTANT) -> ToolRegistry:
     registry = ToolRegistry()
     hub.contribute(registry, pipeline)
     return registry
@@ -115,7 +115,7 @@ async def test_stdio_server_lists_calls_and_follows_list_changed(hub: McpHub) ->
 async def test_refactor_sessions_get_read_only_tools(hub: McpHub) -> None:
     await hub.configure(HubConfig((stdio(),), LIMITS))
     await until(lambda: state(hub) == "connected")
-    registry = registry_of(hub, Pipeline.REFACTOR)
+    registry = registry_of(hub, QUICK_REFACTOR)
     assert {registry.permission_of(spec.name) for spec in registry.specs()} == {"read"}
     assert "demo__touch" not in [spec.name for spec in registry.specs()]
 

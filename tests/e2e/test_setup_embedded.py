@@ -26,6 +26,7 @@ import pytest
 
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent, TextEvent
 from qodeassist_lsp.core.runtime import Runtime
@@ -118,7 +119,7 @@ def test_setup_configures_a_real_llama_cpp_server(tmp_path: Path, llama_server: 
     config = load_configuration(ConfigPaths(tmp_path / "config", tmp_path / "data", bundled_root()))
     assert not config.errors, [p.format() for p in config.errors]
     chat = f"llama.cpp :{port} Chat — gemma3-270m"
-    assert config.pipelines.chat_assistant[0] == chat
+    assert config.pipelines.roster(CHAT_ASSISTANT)[0] == chat
     assert config.providers[f"llama.cpp :{port}"].url == f"http://127.0.0.1:{port}"
     assert asyncio.run(_first_words(Runtime(config), chat))
 

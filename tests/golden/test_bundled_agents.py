@@ -19,6 +19,7 @@ import pytest
 
 from qodeassist_lsp.config.configuration import Configuration, load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION, QUICK_REFACTOR
 from qodeassist_lsp.config.template_context import synthetic_context
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory
 
@@ -55,7 +56,7 @@ def test_bundled_configuration_has_no_problems(config: Configuration) -> None:
 
 def test_every_pipeline_agent_is_bundled(config: Configuration) -> None:
     assert config.pipelines.agent_names() <= set(config.agents)
-    assert config.pipelines.code_completion and config.pipelines.quick_refactor
+    assert config.pipelines.roster(CODE_COMPLETION) and config.pipelines.agent(QUICK_REFACTOR)
 
 
 def test_snapshots_match(config: Configuration) -> None:

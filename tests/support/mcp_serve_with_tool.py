@@ -15,7 +15,7 @@ from typing import Any
 from qodeassist_lsp.cli import build_parser
 from qodeassist_lsp.cli.mcp_cmd import run_serve
 from qodeassist_lsp.config.confinement import Confinement
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import PipelineSpec
 from qodeassist_lsp.core.tools import PermissionClass, ToolContext, ToolOutput, ToolRegistry
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -47,7 +47,7 @@ def main() -> int:
     args = build_parser().parse_args(sys.argv[1:])
     workspace = Path(args.workspace).resolve()
 
-    def contribute(registry: ToolRegistry, pipeline: Pipeline) -> None:
+    def contribute(registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         registry.register(ReadText(workspace))
         registry.register(WriteNote())
 

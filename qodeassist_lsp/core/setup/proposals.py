@@ -6,18 +6,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import (
+    CHAT_ASSISTANT,
+    CHAT_COMPRESSION,
+    CODE_COMPLETION,
+    QUICK_REFACTOR,
+    pipeline_specs,
+)
 
 Role = Literal["completion", "chat", "refactor", "compression"]
 SETUP_TAG = "setup"
 """The tag of every agent setup writes: how a re-run recognises its own agents."""
-LIST_SLOTS = (Pipeline.COMPLETION.value, Pipeline.CHAT.value)
+LIST_SLOTS = tuple(spec.slot for spec in pipeline_specs() if spec.ordered)
 SLOT_ROLES: dict[str, Role] = {
-    Pipeline.COMPLETION.value: "completion",
-    Pipeline.CHAT.value: "chat",
-    Pipeline.REFACTOR.value: "refactor",
-    Pipeline.COMPRESSION.value: "compression",
+    CODE_COMPLETION.slot: "completion",
+    CHAT_ASSISTANT.slot: "chat",
+    QUICK_REFACTOR.slot: "refactor",
+    CHAT_COMPRESSION.slot: "compression",
 }
+"""The slots setup fills, and which kind of model each wants."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import Layer
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import find_pipeline
 from qodeassist_lsp.core.setup.proposals import (
     LIST_SLOTS,
     SETUP_TAG,
@@ -84,7 +84,7 @@ class SlotPlanner:
     def _list_slot(
         self, slot: str, before: list[str], names: list[str], user_set: bool
     ) -> list[str]:
-        if slot != Pipeline.COMPLETION.value:
+        if not find_pipeline(slot).routed:
             return names + [n for n in before if n not in names]
         rest = [n for n in before if n not in names and not self._ours(n)]
         catch_all = next(

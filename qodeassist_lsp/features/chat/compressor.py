@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from qodeassist_lsp.config.pipelines import CHAT_COMPRESSION
 from qodeassist_lsp.core.content import Message, TextBlock, user_text
 from qodeassist_lsp.core.events import CancelledEvent, FailedEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
 
@@ -41,7 +41,7 @@ async def summarise(sessions: SessionManager, agent: str, messages: Sequence[Mes
         raise CompressionFailed(
             ErrorInfo(ErrorCategory.VALIDATION, "the chat has no text to summarise yet")
         )
-    async with sessions.acquire(agent, Pipeline.COMPRESSION) as session:
+    async with sessions.acquire(agent, CHAT_COMPRESSION) as session:
         request = session.send(user_text(text))
         try:
             terminal = await request.wait()

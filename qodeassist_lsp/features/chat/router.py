@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import CHAT_ROUTER
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.session_manager import SessionManager
 
 log = logging.getLogger("qodeassist.chat")
@@ -78,7 +78,7 @@ async def choose(
     message: str,
 ) -> Choice:
     """Return the chat agent for ``message``: the router's pick, else the roster's first."""
-    router = config.pipelines.chat_router
+    router = config.pipelines.agent(CHAT_ROUTER)
     first = roster[0]
     timeout = config.settings.chat.router_timeout_ms / 1000
     try:
@@ -101,7 +101,7 @@ class _RouterFailed(Exception):
 async def _ask(sessions: SessionManager, router: str, text: str) -> str:
     """Send ``text`` to the router agent; return its answer."""
     try:
-        async with sessions.acquire(router, Pipeline.ROUTER) as session:
+        async with sessions.acquire(router, CHAT_ROUTER) as session:
             request = session.send(user_text(text))
             try:
                 terminal = await request.wait()

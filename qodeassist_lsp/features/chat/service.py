@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.config.confinement import Confinement
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_COMPRESSION, CHAT_ROUTER
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
@@ -31,7 +32,6 @@ from qodeassist_lsp.core.content import (
 from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.memory import Memory
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.chat import memory_use, mentions, router, skill_use
@@ -142,7 +142,7 @@ class ChatService:
     def _agent(self, requested: str | None, current: str) -> str:
         """Return the chat's agent: requested, else the chat's, else the roster's first."""
         config = self._runtime.configuration
-        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
         name = requested or current or (roster[0] if roster else "")
         if not name:
             raise ChatInputError(
@@ -208,7 +208,7 @@ class ChatService:
         if linked is not None:
             chat.file.linked_files = linked
         try:
-            session = self._runtime.sessions.create(agent, Pipeline.CHAT, history=chat.history)
+            session = self._runtime.sessions.create(agent, CHAT_ASSISTANT, history=chat.history)
         except AgentNotAvailable as exc:
             raise ChatInputError(str(exc)) from None
         session.scope = chat.chat_id
@@ -238,12 +238,12 @@ class ChatService:
         if requested != router.AUTO or memory_use.remembered(message) is not None:
             return None
         config = self._runtime.configuration
-        if not config.pipelines.chat_router:
+        if not config.pipelines.agent(CHAT_ROUTER):
             raise ChatInputError(
                 'agent "auto" needs a chat_router agent: set pipelines.chat_router in '
                 "pipelines.toml, or pick a chat agent"
             )
-        roster = [a for a in config.pipelines.chat_assistant if a in config.agents]
+        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
         if not roster:
             return None  # _agent says what to configure
         return await router.choose(self._runtime.sessions, config, roster, message)
@@ -386,7 +386,7 @@ class ChatService:
     async def compress_chat(self, chat: Chat) -> Chat:
         """Summarise ``chat`` into a new, saved chat that records where it came from."""
         config = self._runtime.configuration
-        agent = config.pipelines.chat_compression
+        agent = config.pipelines.agent(CHAT_COMPRESSION)
         if not agent or agent not in config.agents:
             raise CompressionFailed(
                 ErrorInfo(
@@ -417,7 +417,7 @@ class ChatService:
     def _should_compress(self, chat: Chat, draft: str) -> bool:
         settings = self.settings.chat
         config = self._runtime.configuration
-        if not settings.auto_compress or not config.pipelines.chat_compression:
+        if not settings.auto_compress or not config.pipelines.agent(CHAT_COMPRESSION):
             return False
         return self._estimate(chat, draft, ())[0] >= settings.auto_compress_threshold
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
 from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
 from qodeassist_lsp.features.completion.stats import Outcome
@@ -23,7 +24,7 @@ def pick_agent(configuration: Configuration, request: CompletionRequest) -> Agen
         folder = configuration.paths.project
         project = folder.name if folder is not None else ""
     return AgentRouter(configuration.agents).pick(
-        configuration.pipelines.code_completion, document.path or document.uri, project
+        configuration.pipelines.roster(CODE_COMPLETION), document.path or document.uri, project
     )
 
 

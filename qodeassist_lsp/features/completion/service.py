@@ -38,14 +38,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
-from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage, Settings
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
+from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage
 from qodeassist_lsp.context.documents import (
     Document,
     DocumentEvent,
     DocumentEventKind,
     DocumentStore,
 )
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.answer import answer
 from qodeassist_lsp.features.completion.context_builder import (
@@ -101,7 +101,6 @@ class CompletionService:
         documents: DocumentStore,
         *,
         ignore: PathFilter | None = None,
-        settings: Callable[[], Settings] | None = None,
         clock: Callable[[], float] = time.monotonic,
         reuse_grace_s: float = 0.25,
         load_window_s: float = LOAD_WINDOW_S,
@@ -109,10 +108,9 @@ class CompletionService:
         """Create the service.
 
         Args:
-            backend: The ``Runtime`` (configuration and sessions are read per request).
+            backend: The runtime (configuration, sessions and settings are read per request).
             documents: The open documents; the service listens to their edits.
             ignore: The project's ``.qodeassistignore`` filter.
-            settings: Returns the current settings; default: the backend configuration's.
             clock: Monotonic seconds for typing rhythm and debounce (injectable for tests).
             reuse_grace_s: How long a generation nobody waits for keeps streaming, so that a
                 follow-up request can attach to it; 0 closes it at once.
@@ -123,7 +121,6 @@ class CompletionService:
         self._documents = documents
         self.ignore = ignore
         """The ``.qodeassistignore`` filter; may be set once the workspace root is known."""
-        self._settings = settings or (lambda: backend.configuration.settings)
         self._clock = clock
         self.reuse_grace_s = reuse_grace_s
         """Seconds an unwaited generation keeps streaming for a follow-up to attach."""
@@ -149,14 +146,13 @@ class CompletionService:
             documents,
             self._planner,
             backend,
-            self._settings,
             launch=lambda profile, anchor, plan: self._launch(profile, anchor, plan, warm=True),
             busy=lambda instance: instance in self._upstream,
             is_ignored=self._is_ignored,
         )
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
-        self._sync_documents(self._settings().completion)
+        self._sync_documents(self._backend.settings.completion)
         for document in documents:  # opened before the service existed (it starts lazily)
             self._warmer.arm(document.uri, None)
 
@@ -224,7 +220,7 @@ class CompletionService:
     async def _complete(
         self, request: CompletionRequest, pending: PendingRequest, started: float
     ) -> CompletionResult:
-        settings = self._settings()
+        settings = self._backend.settings
         cs = settings.completion
         self._sync_documents(cs)
         document = request.document
@@ -320,7 +316,7 @@ class CompletionService:
         generation = Generation(
             anchor,
             agent,
-            lambda: sessions.acquire(agent, Pipeline.COMPLETION),
+            lambda: sessions.acquire(agent, CODE_COMPLETION),
             plan.context,
             layer=plan.layer,
             language=plan.language,
@@ -358,7 +354,7 @@ class CompletionService:
                 self._tell_upstream(instance, False)
         if generation.error is not None or not generation.reusable or generation.cancelled:
             return
-        cs = self._settings().completion
+        cs = self._backend.settings.completion
         if not cs.typed_ahead_cache:
             return
         texts = alternatives(generation.result().text, cs.max_items_invoked)
@@ -401,7 +397,7 @@ class CompletionService:
             return
         if event.kind is not DocumentEventKind.CHANGED or not event.edits:
             return
-        window_s = self._settings().completion.typing_interval_ms / 1000.0
+        window_s = self._backend.settings.completion.typing_interval_ms / 1000.0
         for edit in event.edits:
             self._typing.note_insert(uri, edit.inserted, window_s)
         self._debouncer.note_keystroke()

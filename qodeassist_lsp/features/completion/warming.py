@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
-from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import Cursor
@@ -69,7 +68,6 @@ class CacheWarmer:
         documents: DocumentStore,
         planner: PromptPlanner,
         backend: RuntimeView,
-        settings: Callable[[], Settings],
         *,
         launch: Launch,
         busy: Callable[[str], bool],
@@ -79,7 +77,6 @@ class CacheWarmer:
         self._documents = documents
         self._planner = planner
         self._backend = backend
-        self._settings = settings
         self._launch = launch
         self._busy = busy
         self._is_ignored = is_ignored
@@ -101,7 +98,7 @@ class CacheWarmer:
     def postpone(self) -> None:
         """Restart the idle timer (an edit or a request: the user is not idle)."""
         self.cancel()
-        delay_ms = self._settings().completion.warm_idle_ms
+        delay_ms = self._backend.settings.completion.warm_idle_ms
         if self._target is None or delay_ms <= 0:
             return
         try:
@@ -134,7 +131,7 @@ class CacheWarmer:
 
     def warm(self, uri: str, line: int | None, character: int = 0) -> bool:
         """Send the ring for a completion at (line, character) of ``uri``; True if it was sent."""
-        settings = self._settings()
+        settings = self._backend.settings
         cs = settings.completion
         document = self._documents.get(uri)
         if (

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.pipelines import NEXT_EDIT
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import (
     Document,
@@ -37,7 +38,6 @@ from qodeassist_lsp.context.documents import (
     line_end_offset,
     line_start_offset,
 )
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.asking import ask
 from qodeassist_lsp.features.next_edit.gather import display_path, gather
@@ -116,7 +116,7 @@ class NextEditService:
         """
         self._backend = backend
         self._documents = documents
-        self._settings = settings or (lambda: backend.configuration.settings)
+        self._settings = settings or (lambda: backend.settings)
         self._is_ignored = is_ignored or (lambda _document: False)
         self._is_ready = is_ready
         self._recent = RecentFiles(documents, self._name, self._ignored)
@@ -163,7 +163,7 @@ class NextEditService:
     def status(self) -> dict[str, object]:
         """Return the next-edit part of ``qodeassist/status``."""
         data = self.stats.to_json()
-        data["pipeline"] = list(self._backend.configuration.pipelines.next_edit)
+        data["pipeline"] = list(self._backend.configuration.pipelines.roster(NEXT_EDIT))
         data["inFlight"] = sum(1 for j in self._jobs.values() if j.task and not j.task.done())
         return data
 
@@ -237,7 +237,7 @@ class NextEditService:
     async def _compute(self, job: _Job, request: NextEditRequest) -> NextEditResult:
         configuration = self._backend.configuration
         document = request.document
-        profile = self._pick(configuration.pipelines.next_edit, document)
+        profile = self._pick(configuration.pipelines.roster(NEXT_EDIT), document)
         if isinstance(profile, NextEditResult):
             return profile
         instance = profile.provider_instance
@@ -272,9 +272,7 @@ class NextEditService:
         kind = format_for(profile)
         prompt = _PROMPTS[kind](ctx)
         sessions = self._backend.sessions
-        answer = await ask(
-            profile.name, lambda: sessions.acquire(profile.name, Pipeline.NEXT_EDIT), prompt
-        )
+        answer = await ask(profile.name, lambda: sessions.acquire(profile.name, NEXT_EDIT), prompt)
         if answer.error is not None:
             return NextEditResult(
                 Outcome.ERROR, agent=answer.agent, reason="provider", error=answer.error

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
 from qodeassist_lsp.context.documents import Document, DocumentStore, position_at
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TextEvent, ToolCallEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.refactor.cleaner import clean_response
 from qodeassist_lsp.features.refactor.guard import ResultGuard, Verdict
@@ -190,7 +190,9 @@ class RefactorService:
                     f"unknown instruction {request.instruction_id!r} (known: {known})",
                 )
         configuration = self._backend.configuration
-        agent = (library.agent if library else None) or configuration.pipelines.quick_refactor
+        agent = (library.agent if library else None) or configuration.pipelines.agent(
+            QUICK_REFACTOR
+        )
         if not agent:
             return failed(
                 ErrorCategory.CONFIG,
@@ -272,7 +274,7 @@ class RefactorService:
         instruction: str,
         progress: Callable[[str], None] | None,
     ) -> str | FailedEvent | CancelledEvent:
-        async with self._backend.sessions.acquire(agent, Pipeline.REFACTOR) as session:
+        async with self._backend.sessions.acquire(agent, QUICK_REFACTOR) as session:
             session.system_prompt.set_layer(REFACTOR_LAYER, layer, REFACTOR_LAYER_PRIORITY)
             sent = session.send(user_text(instruction))
             try:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from qodeassist_lsp.config.pipelines import PipelineSpec, ToolAccess
 from qodeassist_lsp.config.settings import ToolSwitches
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import (
     PermissionClass,
     ToolContext,
@@ -170,10 +170,10 @@ async def preview_call(
 def edit_tools(
     manager: EditManager, switches: Callable[[], ToolSwitches | None] = lambda: None
 ) -> ToolContributor:
-    """Return the contributor offering the file tools to chat sessions (never to refactor)."""
+    """Return the contributor offering the file tools to pipelines with full tool access."""
 
-    def contribute(registry: ToolRegistry, pipeline: Pipeline) -> None:
-        if pipeline is not Pipeline.CHAT:
+    def contribute(registry: ToolRegistry, pipeline: PipelineSpec) -> None:
+        if pipeline.tool_access is not ToolAccess.ALL:
             return
         enabled = switches()
         for tool in (CreateFileTool(manager), EditFileTool(manager), DeleteFileTool(manager)):

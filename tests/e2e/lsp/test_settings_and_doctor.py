@@ -72,7 +72,7 @@ async def test_settings_update_refuses_bad_values_and_writes_the_project_scope(
             "qodeassist/settings/update",
             {"scope": "user", "changes": {"completion.debounce_ms": "fast"}},
         )
-    with pytest.raises(JsonRpcException, match="scope must be"):
+    with pytest.raises(JsonRpcException, match=r"scope: Input should be 'user' or 'project'"):
         await send("qodeassist/settings/update", {"scope": "team", "changes": {"a.b": 1}})
     assert settings_file.read_text() == USER_SETTINGS
 

@@ -1,9 +1,16 @@
-from qodeassist_lsp.config.pipelines import PipelinesStatus
+from qodeassist_lsp.config.pipelines import (
+    CHAT_ASSISTANT,
+    CHAT_COMPRESSION,
+    CHAT_ROUTER,
+    CODE_COMPLETION,
+    QUICK_REFACTOR,
+    PipelinesStatus,
+)
 
 
 def test_bundled_defaults_apply_without_user_file(tree) -> None:
     pipelines = tree.load().pipelines
-    assert pipelines.chat_assistant == ("Chat",)
+    assert pipelines.roster(CHAT_ASSISTANT) == ("Chat",)
     assert pipelines.status is PipelinesStatus.OK
 
 
@@ -14,14 +21,14 @@ def test_user_file_overrides_key_by_key(tree) -> None:
     )
     tree.write("config/pipelines.toml", '[pipelines]\ncode_completion = ["B", "A"]\n')
     pipelines = tree.load().pipelines
-    assert pipelines.code_completion == ("B", "A")
-    assert pipelines.quick_refactor == "R" and pipelines.chat_assistant == ("Chat",)
+    assert pipelines.roster(CODE_COMPLETION) == ("B", "A")
+    assert pipelines.agent(QUICK_REFACTOR) == "R" and pipelines.roster(CHAT_ASSISTANT) == ("Chat",)
 
 
 def test_project_file_overrides_user_file(tree) -> None:
     tree.write("config/pipelines.toml", '[pipelines]\nquick_refactor = "User"\n')
     tree.write("project/.qodeassist/pipelines.toml", '[pipelines]\nquick_refactor = "Proj"\n')
-    assert tree.load().pipelines.quick_refactor == "Proj"
+    assert tree.load().pipelines.agent(QUICK_REFACTOR) == "Proj"
 
 
 def test_parse_rules_of_the_original(tree) -> None:
@@ -38,9 +45,9 @@ def test_parse_rules_of_the_original(tree) -> None:
     )
     config = tree.load()
     pipelines = config.pipelines
-    assert pipelines.code_completion == ("Chat", "x" * 256)
-    assert pipelines.chat_compression == "First"
-    assert pipelines.quick_refactor == ""
+    assert pipelines.roster(CODE_COMPLETION) == ("Chat", "x" * 256)
+    assert pipelines.agent(CHAT_COMPRESSION) == "First"
+    assert pipelines.agent(QUICK_REFACTOR) == ""
     messages = tree.messages(config)
     assert any("'Chat' is listed twice" in m for m in messages)
     assert any("3 is not an agent name" in m for m in messages)
@@ -53,14 +60,14 @@ def test_parse_rules_of_the_original(tree) -> None:
 def test_missing_pipelines_table_keeps_defaults(tree) -> None:
     tree.write("config/pipelines.toml", '[pipeline]\nchat_assistant = ["X"]\n')
     config = tree.load()
-    assert config.pipelines.chat_assistant == ("Chat",)
+    assert config.pipelines.roster(CHAT_ASSISTANT) == ("Chat",)
     assert config.pipelines.status is PipelinesStatus.SCHEMA_ERROR
 
 
 def test_broken_file_keeps_defaults(tree) -> None:
     tree.write("config/pipelines.toml", "[pipelines\n")
     config = tree.load()
-    assert config.pipelines.chat_assistant == ("Chat",)
+    assert config.pipelines.roster(CHAT_ASSISTANT) == ("Chat",)
     assert config.pipelines.status is PipelinesStatus.PARSE_ERROR
 
 
@@ -75,14 +82,16 @@ def test_pipelines_naming_missing_agents_warn(tree) -> None:
 def test_pipelines_of() -> None:
     from qodeassist_lsp.config.pipelines import Pipelines
 
-    p = Pipelines(code_completion=("A",), chat_assistant=("A", "B"), quick_refactor="A")
+    p = Pipelines(
+        {"code_completion": ("A",), "chat_assistant": ("A", "B"), "quick_refactor": ("A",)}
+    )
     assert p.pipelines_of("A") == ["code_completion", "chat_assistant", "quick_refactor"]
     assert p.pipelines_of("B") == ["chat_assistant"]
 
 
 def test_chat_router_is_one_agent_and_off_by_default(tree) -> None:
-    assert tree.load().pipelines.chat_router == ""
+    assert tree.load().pipelines.agent(CHAT_ROUTER) == ""
     tree.write("config/pipelines.toml", '[pipelines]\nchat_router = ["Router", "Other"]\n')
     pipelines = tree.load().pipelines
-    assert pipelines.chat_router == "Router" and "Router" in pipelines.agent_names()
+    assert pipelines.agent(CHAT_ROUTER) == "Router" and "Router" in pipelines.agent_names()
     assert pipelines.pipelines_of("Router") == ["chat_router"]

@@ -9,13 +9,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CODE_COMPLETION
 from qodeassist_lsp.config.secrets import SecretStore
 from qodeassist_lsp.config.settings import ResilienceSettings
 from qodeassist_lsp.core.agent import AgentFactory
 from qodeassist_lsp.core.breaker import CircuitState
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
 
@@ -82,7 +82,7 @@ async def test_a_5xx_goes_to_the_fallback_and_the_finished_event_names_it(manage
         return answer(request)
 
     sessions = manager({"Local": down, "Backup": backup})
-    session = sessions.create("Primary", Pipeline.COMPLETION)  # no retries: one 503 a request
+    session = sessions.create("Primary", CODE_COMPLETION)  # no retries: one 503 a request
     for _ in range(3):
         terminal = await session.send(user_text("hi")).wait()
         assert isinstance(terminal, FinishedEvent) and terminal.agent == "Second"
@@ -101,7 +101,7 @@ async def test_an_error_of_the_request_does_not_fail_over(manager) -> None:
     def backup(request: httpx.Request) -> httpx.Response:
         raise AssertionError("a 400 is the request's fault: no failover")
 
-    session = manager({"Local": bad, "Backup": backup}).create("Primary", Pipeline.CHAT)
+    session = manager({"Local": bad, "Backup": backup}).create("Primary", CHAT_ASSISTANT)
     terminal = await session.send(user_text("hi")).wait()
     assert isinstance(terminal, FailedEvent) and "bad body" in terminal.error.message
 
@@ -111,7 +111,7 @@ async def test_when_every_candidate_is_open_the_manager_says_so(manager) -> None
         return httpx.Response(502, text="bad gateway")
 
     sessions = manager({"Local": down, "Backup": down})
-    session = sessions.create("Primary", Pipeline.COMPLETION)
+    session = sessions.create("Primary", CODE_COMPLETION)
     for _ in range(2):
         terminal = await session.send(user_text("hi")).wait()
         assert isinstance(terminal, FailedEvent)

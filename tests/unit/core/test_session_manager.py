@@ -2,8 +2,9 @@ from typing import Any
 
 import pytest
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CODE_COMPLETION, QUICK_REFACTOR
 from qodeassist_lsp.core.content import TextBlock, user_text
-from qodeassist_lsp.core.policy import Pipeline, policy_for
+from qodeassist_lsp.core.policy import policy_for
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.core.session_manager import POOL_SIZE
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
@@ -29,34 +30,34 @@ async def runtime(tree):
 
 async def test_acquired_sessions_are_reset_and_pooled_up_to_two(runtime) -> None:
     manager = runtime.sessions
-    async with manager.acquire("Chat", Pipeline.COMPLETION) as first:
+    async with manager.acquire("Chat", CODE_COMPLETION) as first:
         first.history.append_blocks("r", [TextBlock("old answer")])
         first.system_prompt.set_layer("completion.context", "file info")
-    async with manager.acquire("Chat", Pipeline.COMPLETION) as again:
+    async with manager.acquire("Chat", CODE_COMPLETION) as again:
         assert again is first
         assert len(again.history) == 0 and again.system_prompt.compose() == ""
         async with (
-            manager.acquire("Chat", Pipeline.COMPLETION) as second,
-            manager.acquire("Chat", Pipeline.COMPLETION) as third,
+            manager.acquire("Chat", CODE_COMPLETION) as second,
+            manager.acquire("Chat", CODE_COMPLETION) as third,
         ):
             assert len({id(again), id(second), id(third)}) == 3
-    assert manager.idle_count("Chat", Pipeline.COMPLETION) == POOL_SIZE
+    assert manager.idle_count("Chat", CODE_COMPLETION) == POOL_SIZE
 
 
 async def test_tools_only_for_tool_agents_in_chat_and_refactor(runtime) -> None:
-    assert len(runtime.sessions.create("Tooled", Pipeline.CHAT).tools) == 1
-    assert len(runtime.sessions.create("Tooled", Pipeline.COMPLETION).tools) == 0
-    assert len(runtime.sessions.create("Chat", Pipeline.CHAT).tools) == 0
-    async with runtime.sessions.acquire("Tooled", Pipeline.REFACTOR) as session:
+    assert len(runtime.sessions.create("Tooled", CHAT_ASSISTANT).tools) == 1
+    assert len(runtime.sessions.create("Tooled", CODE_COMPLETION).tools) == 0
+    assert len(runtime.sessions.create("Chat", CHAT_ASSISTANT).tools) == 0
+    async with runtime.sessions.acquire("Tooled", QUICK_REFACTOR) as session:
         assert [s.name for s in session.tools.specs()] == ["noop"]
 
 
 async def test_reload_flushes_pools_and_keeps_unchanged_providers(runtime, tree) -> None:
-    async with runtime.sessions.acquire("Chat", Pipeline.COMPLETION):
+    async with runtime.sessions.acquire("Chat", CODE_COMPLETION):
         pass
     provider = runtime.provider("Local")
     await runtime.reload(tree.load())
-    assert runtime.sessions.idle_count("Chat", Pipeline.COMPLETION) == 0
+    assert runtime.sessions.idle_count("Chat", CODE_COMPLETION) == 0
     assert runtime.provider("Local") is provider
     tree.write(
         "config/providers/local.toml",
@@ -67,11 +68,11 @@ async def test_reload_flushes_pools_and_keeps_unchanged_providers(runtime, tree)
 
 
 async def test_model_override_change_is_not_served_from_the_pool(runtime, tree) -> None:
-    async with runtime.sessions.acquire("Chat", Pipeline.COMPLETION) as session:
+    async with runtime.sessions.acquire("Chat", CODE_COMPLETION) as session:
         old = session
     tree.write("config/agent_models.json", '{"Chat": {"model": "bigger"}}')
     await runtime.reload(tree.load())
-    async with runtime.sessions.acquire("Chat", Pipeline.COMPLETION) as session:
+    async with runtime.sessions.acquire("Chat", CODE_COMPLETION) as session:
         assert session is not old and session.agent.model == "bigger"
 
 
@@ -82,10 +83,10 @@ def test_policies_follow_settings(tree) -> None:
         "[tools]\nmax_tool_continuations = 7\n",
     )
     settings = tree.load().settings
-    completion = policy_for(Pipeline.COMPLETION, settings)
+    completion = policy_for(CODE_COMPLETION, settings)
     assert completion.timeouts.connect == 2 and completion.timeouts.inactivity is None
     assert completion.retry.max_attempts == 1 and completion.max_tool_rounds == 7
-    assert policy_for(Pipeline.CHAT, settings).retry.max_attempts > 1
+    assert policy_for(CHAT_ASSISTANT, settings).retry.max_attempts > 1
 
 
 async def test_unknown_agent(runtime) -> None:
@@ -97,8 +98,8 @@ async def test_unknown_agent(runtime) -> None:
 
 
 async def test_pools_are_per_pipeline(runtime) -> None:
-    async with runtime.sessions.acquire("Chat", Pipeline.REFACTOR) as refactor:
+    async with runtime.sessions.acquire("Chat", QUICK_REFACTOR) as refactor:
         pass
-    async with runtime.sessions.acquire("Chat", Pipeline.COMPLETION) as completion:
+    async with runtime.sessions.acquire("Chat", CODE_COMPLETION) as completion:
         assert completion is not refactor
         assert completion.policy.retry.max_attempts == 1

@@ -1,6 +1,6 @@
 from typing import Any
 
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR
 from qodeassist_lsp.core.tools import (
     ToolContext,
     ToolContributorRegistry,
@@ -33,7 +33,7 @@ async def test_execute_known_unknown_and_failing_tools() -> None:
     contributors = ToolContributorRegistry()
     contributors.add(lambda r, _p: r.register(Echo()))
     contributors.add(lambda r, _p: r.register(Boom()))
-    contributors.apply_to(registry, Pipeline.CHAT)
+    contributors.apply_to(registry, CHAT_ASSISTANT)
     assert [s.name for s in registry.specs()] == ["echo", "boom"]
     assert await registry.execute("echo", {"t": "hi"}) == ToolOutput("hi")
     assert await registry.execute("nope", {}) == ToolOutput("Error: Tool not found: nope", True)
@@ -73,7 +73,7 @@ async def test_the_gate_decides_before_a_tool_runs() -> None:
     contributors.add(lambda r, _p: r.register(writer))
     contributors.add(lambda r, _p: r.register(Echo()))
     registry = ToolRegistry()
-    contributors.apply_to(registry, Pipeline.CHAT)
+    contributors.apply_to(registry, CHAT_ASSISTANT)
     chat = ToolContext(scope="chat-1")
     assert await registry.execute("write", {}, chat) == ToolOutput("Error: writes are denied", True)
     assert not writer.ran
@@ -86,10 +86,10 @@ async def test_the_gate_decides_before_a_tool_runs() -> None:
 async def test_contributors_learn_the_pipeline() -> None:
     contributors = ToolContributorRegistry()
     contributors.add(
-        lambda r, pipeline: r.register(Echo() if pipeline is Pipeline.REFACTOR else Writer())
+        lambda r, pipeline: r.register(Echo() if pipeline is QUICK_REFACTOR else Writer())
     )
     registry = ToolRegistry()
-    contributors.apply_to(registry, Pipeline.REFACTOR)
+    contributors.apply_to(registry, QUICK_REFACTOR)
     assert [s.name for s in registry.specs()] == ["echo"]
 
 

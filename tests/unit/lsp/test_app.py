@@ -112,3 +112,55 @@ async def test_the_server_calls_a_plugged_in_features_hooks(
             break
         await asyncio.sleep(0.01)
     assert demo.calls[-1] == "aclose" and server.shutdown_received
+
+
+class _Broken(LanguageFeature):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def initialized(self) -> None:
+        self.calls.append("initialized")
+        raise RuntimeError("initialized broke")
+
+    def reloaded(self, config: Configuration) -> None:
+        self.calls.append("reloaded")
+        raise RuntimeError("reloaded broke")
+
+    async def aclose(self) -> None:
+        self.calls.append("aclose")
+        raise RuntimeError("aclose broke")
+
+
+async def test_one_broken_feature_stops_neither_the_others_nor_the_shutdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("QODEASSIST_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
+    server = create_server()
+    broken, demo = _Broken(), _Demo()
+    server.features.insert(0, broken)
+    server.add_feature(demo)
+    protocol = server.protocol
+    sink = _Sink()
+    protocol.set_writer(sink)
+
+    def deliver(message: dict[str, Any]) -> None:
+        protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", **message}))
+
+    deliver({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    deliver({"method": "initialized", "params": {}})
+    for _ in range(300):
+        if "initialized" in demo.calls:
+            break
+        await asyncio.sleep(0.01)
+    assert demo.calls == ["reloaded", "initialized"]
+    deliver({"id": 2, "method": "shutdown"})
+    for _ in range(300):
+        if any(m.get("id") == 2 for m in sink.sent):
+            break
+        await asyncio.sleep(0.01)
+    answer = next(m for m in sink.sent if m.get("id") == 2)
+    assert "error" not in answer and demo.calls[-1] == "aclose"
+    assert broken.calls == ["reloaded", "initialized", "aclose"]
+    logged = caplog.text
+    assert "_Broken.reloaded failed" in logged and "_Broken.aclose failed" in logged

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace.position_codec import PositionCodec
 
+from qodeassist_lsp.lsp.errors import InvalidParams
 from qodeassist_lsp.lsp.positions import (
     line_at,
     require_line,
@@ -65,10 +65,10 @@ def test_a_line_past_the_end_of_the_document_is_refused_by_name() -> None:
     for text, last in (("", 0), ("a", 0), ("a\nb", 1), ("a\nb\n", 2), ("a\r\nb\r\n", 2)):
         for line in range(last + 1):
             require_line("m", "file:///x", text, line)
-        with pytest.raises(JsonRpcInvalidParams) as raised:
+        with pytest.raises(InvalidParams) as raised:
             require_line("textDocument/completion", "file:///x", text, last + 1)
         message = str(raised.value)
         assert message.startswith(f"textDocument/completion: line {last + 1} is past the end")
         assert "file:///x" in message and f"has {last + 1} line" in message
-    with pytest.raises(JsonRpcInvalidParams):
+    with pytest.raises(InvalidParams):
         require_line("m", "file:///x", "a\nb", -1)

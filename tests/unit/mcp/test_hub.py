@@ -8,7 +8,7 @@ import sys
 PROBE = """
 import asyncio, sys, tempfile
 from pathlib import Path
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.lsp import app
 from qodeassist_lsp.mcp.approvals import ApprovalStore
@@ -17,7 +17,7 @@ from qodeassist_lsp.mcp.hub import HubConfig, McpHub
 async def main():
     hub = McpHub(ApprovalStore(Path(tempfile.mkdtemp())))
     await hub.configure(HubConfig())
-    hub.contribute(ToolRegistry(), Pipeline.CHAT)
+    hub.contribute(ToolRegistry(), CHAT_ASSISTANT)
 
 asyncio.run(main())
 print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "mcp_types"))))

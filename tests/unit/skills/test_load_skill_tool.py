@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.core.policy import Pipeline
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.skills.load_skill_tool import LoadSkillTool, contributor
@@ -69,15 +69,15 @@ async def test_the_contributor_offers_it_to_chat_only_while_enabled(
     enabled = [True]
     contribute = contributor(lambda: library, lambda: enabled[0])
     chat, refactor = ToolRegistry(), ToolRegistry()
-    contribute(chat, Pipeline.CHAT)
-    contribute(refactor, Pipeline.REFACTOR)
+    contribute(chat, CHAT_ASSISTANT)
+    contribute(refactor, QUICK_REFACTOR)
     assert chat.permission_of("load_skill") == "read" and not refactor
     enabled[0] = False
     off = ToolRegistry()
-    contribute(off, Pipeline.CHAT)
+    contribute(off, CHAT_ASSISTANT)
     assert not off
     none = ToolRegistry()
-    contributor(lambda: SkillLibrary(), lambda: True)(none, Pipeline.CHAT)
+    contributor(lambda: SkillLibrary(), lambda: True)(none, CHAT_ASSISTANT)
     assert not none
     result = await chat.execute("load_skill", {"name": "review"})
     assert result.content.startswith("Skill: review")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR, PipelineSpec
 from qodeassist_lsp.config.settings import ToolsSettings
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.tools.kit import KitSources, ToolKit
 from qodeassist_lsp.tools.workspace import ToolWorkspace
@@ -17,7 +17,7 @@ READ = [
 ]  # fmt: skip
 
 
-def names(kit: ToolKit, pipeline: Pipeline) -> list[str]:
+def names(kit: ToolKit, pipeline: PipelineSpec) -> list[str]:
     registry = ToolRegistry()
     kit.contribute(registry, pipeline)
     return [spec.name for spec in registry.specs()]
@@ -28,12 +28,12 @@ def test_chat_gets_every_enabled_tool_refactor_the_read_ones(
 ) -> None:
     current = ToolsSettings()
     kit = ToolKit(KitSources(lambda: current, workspace, Editor([])))
-    assert names(kit, Pipeline.CHAT) == [*READ, "terminal"]  # no build_command, no build
-    assert names(kit, Pipeline.REFACTOR) == READ
+    assert names(kit, CHAT_ASSISTANT) == [*READ, "terminal"]  # no build_command, no build
+    assert names(kit, QUICK_REFACTOR) == READ
     current = ToolsSettings.model_validate(
         {"build_command": "make", "enabled": {"terminal": False, "git_log": False}}
     )
-    chat = names(kit, Pipeline.CHAT)  # settings are read per session
+    chat = names(kit, CHAT_ASSISTANT)  # settings are read per session
     assert "build" in chat and "terminal" not in chat and "git_log" not in chat
 
 
@@ -41,7 +41,7 @@ def test_without_an_editor_there_is_no_diagnostics_tool(
     workspace: Callable[[], ToolWorkspace],
 ) -> None:
     kit = ToolKit(KitSources(ToolsSettings, workspace))
-    assert "diagnostics" not in names(kit, Pipeline.CHAT)
+    assert "diagnostics" not in names(kit, CHAT_ASSISTANT)
 
 
 def test_every_tool_has_a_schema_small_models_can_follow(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR
 from qodeassist_lsp.config.settings import ToolsSettings
 from qodeassist_lsp.core.memory import Memory
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import ToolRegistry
 from qodeassist_lsp.tools.kit import KitSources, ToolKit
 from qodeassist_lsp.tools.workspace import ToolWorkspace
@@ -18,7 +18,7 @@ def kit_with_memory(
 ) -> ToolRegistry:
     kit = ToolKit(KitSources(lambda: settings, workspace, memory=lambda: memory))
     registry = ToolRegistry()
-    kit.contribute(registry, Pipeline.CHAT)
+    kit.contribute(registry, CHAT_ASSISTANT)
     return registry
 
 
@@ -59,5 +59,5 @@ def test_switches_and_refactor_leave_the_write_tool_out(
     assert registry.permission_of("memory_write") == "" and registry.permission_of("memory_read")
     kit = ToolKit(KitSources(ToolsSettings, workspace, memory=lambda: memory))
     refactor = ToolRegistry()
-    kit.contribute(refactor, Pipeline.REFACTOR)
+    kit.contribute(refactor, QUICK_REFACTOR)
     assert refactor.permission_of("memory_write") == ""

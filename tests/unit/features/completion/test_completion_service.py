@@ -88,6 +88,11 @@ class Script(httpx.AsyncByteStream):
 class Backend:
     configuration: Configuration
     sessions: SessionManager
+    settings_box: list[Settings]
+
+    @property
+    def settings(self) -> Settings:
+        return self.settings_box[0]
 
 
 @dataclass
@@ -189,11 +194,10 @@ async def harness(tree, tmp_path: Path, completer_agent: str) -> AsyncIterator[H
         )
     ]
     clock = [1000.0]
-    backend = Backend(config, sessions)
+    backend = Backend(config, sessions, settings)
     service = CompletionService(
         backend,
         store,
-        settings=lambda: settings[0],
         clock=lambda: clock[0],
         reuse_grace_s=0,
     )

@@ -60,11 +60,13 @@ def runtime(delay: float = 0.0) -> Any:
     )
     configuration = SimpleNamespace(
         agents={"NE": profile},
-        pipelines=Pipelines(next_edit=("NE",)),
+        pipelines=Pipelines({"next_edit": ("NE",)}),
         paths=SimpleNamespace(project=Path("/p")),
         settings=Settings(),
     )
-    return SimpleNamespace(configuration=configuration, sessions=FakeSessions(delay))
+    return SimpleNamespace(
+        configuration=configuration, sessions=FakeSessions(delay), settings=configuration.settings
+    )
 
 
 def renamed_store() -> DocumentStore:

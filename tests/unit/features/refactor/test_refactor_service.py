@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
 from qodeassist_lsp.config.secrets import SecretStore
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.core.agent import AgentFactory
@@ -230,7 +231,7 @@ async def test_no_agent_configured_is_config_failure(make) -> None:
     import dataclasses
 
     backend.configuration = dataclasses.replace(
-        backend.configuration, pipelines=dataclasses.replace(pipelines, quick_refactor="")
+        backend.configuration, pipelines=pipelines.with_roster(QUICK_REFACTOR, ())
     )
     service, documents = setup(backend)
     result = await service.refactor(request(documents))
@@ -266,7 +267,7 @@ async def test_cancelling_the_task_propagates_and_closes_the_stream(make) -> Non
     with pytest.raises(asyncio.CancelledError):
         await task
     await asyncio.wait_for(closed.wait(), 2)
-    assert backend.sessions.idle_count("Chat", "quick_refactor") == 1
+    assert backend.sessions.idle_count("Chat", QUICK_REFACTOR) == 1
 
 
 async def test_garbage_answer_is_refused_and_kept_for_a_diff(make) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from qodeassist_lsp.config.confinement import Confinement
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR, PipelineSpec
 from qodeassist_lsp.config.settings import ToolSwitches
 from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
-from qodeassist_lsp.core.policy import Pipeline
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
 from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
 from qodeassist_lsp.tools.edits.file_tools import edit_tools
@@ -20,31 +20,33 @@ def manager(root: Path) -> EditManager:
     return EditManager(CheckpointStore(root / ".cp"), NoEditor(), scope, lambda c, e: None)
 
 
-def registry(root: Path, pipeline: Pipeline, switches: ToolSwitches | None = None) -> ToolRegistry:
+def registry(
+    root: Path, pipeline: PipelineSpec, switches: ToolSwitches | None = None
+) -> ToolRegistry:
     tools = ToolRegistry()
     edit_tools(manager(root), lambda: switches)(tools, pipeline)
     return tools
 
 
 def test_chat_gets_the_three_write_tools_and_refactor_none(tmp_path: Path):
-    chat = registry(tmp_path, Pipeline.CHAT)
+    chat = registry(tmp_path, CHAT_ASSISTANT)
     assert [s.name for s in chat.specs()] == ["create_file", "edit_file", "delete_file"]
     assert {chat.permission_of(n) for n in ("create_file", "edit_file", "delete_file")} == {"write"}
-    assert not registry(tmp_path, Pipeline.REFACTOR)
+    assert not registry(tmp_path, QUICK_REFACTOR)
 
 
 def test_tools_switched_off_in_tools_enabled_are_not_offered(tmp_path: Path):
     switches = ToolSwitches(edit_file=False, create_file=False)
-    assert [s.name for s in registry(tmp_path, Pipeline.CHAT, switches).specs()] == ["delete_file"]
+    assert [s.name for s in registry(tmp_path, CHAT_ASSISTANT, switches).specs()] == ["delete_file"]
     switches = ToolSwitches(delete_file=False)
-    names = [s.name for s in registry(tmp_path, Pipeline.CHAT, switches).specs()]
+    names = [s.name for s in registry(tmp_path, CHAT_ASSISTANT, switches).specs()]
     assert names == ["create_file", "edit_file"]
 
 
 async def test_edit_file_takes_search_replace_text_and_reports_the_proposal(tmp_path: Path):
     (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
     events: list[SessionEvent] = []
-    out = await registry(tmp_path, Pipeline.CHAT).execute(
+    out = await registry(tmp_path, CHAT_ASSISTANT).execute(
         "edit_file",
         {"path": "m.py", "edits": "<<<<<<< SEARCH\nb = 2\n=======\nb = 3\n>>>>>>> REPLACE"},
         ToolContext("chat", "req", "call", events.append),
@@ -54,7 +56,7 @@ async def test_edit_file_takes_search_replace_text_and_reports_the_proposal(tmp_
 
 
 async def test_malformed_arguments_are_tool_errors(tmp_path: Path):
-    tools = registry(tmp_path, Pipeline.CHAT)
+    tools = registry(tmp_path, CHAT_ASSISTANT)
     cases = [
         ("edit_file", {"edits": []}, "no edit blocks"),
         ("edit_file", {"path": 3, "edits": [{"search": "", "replace": "x"}]}, '"path"'),
@@ -86,7 +88,7 @@ async def test_preview_shows_the_change_without_keeping_it_and_the_event_names_t
     assert (tmp_path / "m.py").read_text() == "a = 1\n" and not (tmp_path / "n.py").exists()
     events: list[SessionEvent] = []
     tools = ToolRegistry()
-    edit_tools(edit_manager)(tools, Pipeline.CHAT)
+    edit_tools(edit_manager)(tools, CHAT_ASSISTANT)
     await tools.execute("edit_file", edits, ToolContext("chat", "req", "call-7", events.append))
     assert isinstance(events[0], FileEditEvent) and events[0].call_id == "call-7"
     assert edit_manager.get(events[0].edit_id) is not None

@@ -1,0 +1,180 @@
+"""The params of every custom method and command: one pydantic model each (camelCase on the wire).
+
+A handler reads its params one way: lsprotocol's types for LSP methods, ``parse(Model, params)``
+here for ours, validated once; a problem is answered -32602 naming each field. Kept out of the
+handler modules so that importing the server does not import pydantic before ``initialize`` is
+answered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+import pydantic
+from pydantic.alias_generators import to_camel
+
+from qodeassist_lsp.lsp.errors import InvalidParams
+
+
+class Params(pydantic.BaseModel):
+    """Params: camelCase keys, unknown keys ignored."""
+
+    model_config = pydantic.ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore"
+    )
+
+
+class SendParams(Params):
+    """``qodeassist/chat/send`` params."""
+
+    message: str = ""
+    chat_id: str | None = None
+    agent: str | None = None
+    attachments: list[str] = []
+    linked_files: list[str] | None = None
+    work_done_token: str | int | None = None
+
+
+class ChatIdParams(Params):
+    """Params naming one chat."""
+
+    chat_id: str
+
+
+class TokensParams(Params):
+    """``qodeassist/chat/tokens`` params."""
+
+    chat_id: str | None = None
+    draft: str = ""
+    attachments: list[str] = []
+
+
+class CompressParams(ChatIdParams):
+    """``qodeassist/chat/compress`` params."""
+
+    work_done_token: str | int | None = None
+
+
+class AgentsParams(Params):
+    """``qodeassist/agents/list`` params."""
+
+    pipeline: str | None = None
+
+
+class EditFileParams(Params):
+    """``qodeassist/chat/editFile`` params."""
+
+    chat_id: str
+    edit_id: str
+    action: Literal["apply", "undo", "reject"]
+
+
+class CheckpointsListParams(Params):
+    """``qodeassist/checkpoints/list`` params."""
+
+    chat_id: str | None = None
+
+
+class RestoreParams(Params):
+    """``qodeassist/checkpoints/restore`` params."""
+
+    checkpoint_id: str
+
+
+class Position(Params):
+    """A position as the client counts it."""
+
+    line: int = pydantic.Field(ge=0)
+    character: int = pydantic.Field(ge=0)
+
+
+class Range(Params):
+    """A range of the document."""
+
+    start: Position
+    end: Position
+
+
+class RefactorParams(Params):
+    """The ``qodeassist.refactor`` command's argument (and a refactor code action's data)."""
+
+    uri: str
+    range: Range
+    version: int | None = None
+    instruction: str | None = None
+    instruction_id: str | None = None
+    title: str | None = None
+
+
+class SettingsParams(Params):
+    """``qodeassist/settings/get`` params."""
+
+    scope: Literal["user", "project"] = "user"
+
+
+class SettingsUpdateParams(SettingsParams):
+    """``qodeassist/settings/update`` params: ``{"section.key": value}``, null removes a key."""
+
+    changes: dict[str, Any] = pydantic.Field(min_length=1)
+
+
+class DoctorParams(Params):
+    """The ``qodeassist.doctor`` command's optional argument."""
+
+    timeout: float | None = pydantic.Field(default=None, gt=0)
+
+
+class DocumentRef(Params):
+    """``{uri, version?}``."""
+
+    uri: str
+    version: int | None = None
+
+
+class DiagnosticParam(Params):
+    """A diagnostic of the document (LSP ``Diagnostic``; only what the prompt uses)."""
+
+    range: dict[str, Any]
+    message: str
+    severity: int | None = None
+
+
+class InlineEditContext(Params):
+    """``context``: sidekick.nvim sends ``triggerKind``; ``diagnostics`` is our addition."""
+
+    trigger_kind: int | None = None
+    diagnostics: list[DiagnosticParam] = pydantic.Field(default_factory=list)
+
+
+class InlineEditParams(Params):
+    """``textDocument/copilotInlineEdit`` params."""
+
+    text_document: DocumentRef
+    position: Position
+    context: InlineEditContext | None = None
+
+
+class ShownParams(Params):
+    """``textDocument/didShowInlineEdit`` params: the item the editor showed."""
+
+    item: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+
+class FocusParams(Params):
+    """``textDocument/didFocus`` params."""
+
+    text_document: DocumentRef | None = None
+
+
+P = TypeVar("P", bound=Params)
+
+
+def parse(model: type[P], params: Any) -> P:
+    """Validate ``params`` as ``model``; problems become ``InvalidParams`` naming each field."""
+    try:
+        return model.model_validate(params or {})
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InvalidParams(f"{model.__name__}: {problems}") from None
