@@ -51,7 +51,7 @@ def test_bundled_configuration_has_no_problems(config: Configuration) -> None:
     assert [p.format() for p in config.problems] == []
     assert len(config.agents) >= 40
     apis = {p.client_api for p in config.providers.values()}
-    assert len(apis) == 13
+    assert len(apis) == 16  # the 13 HTTP APIs and the 3 agent programs (ACP, Claude, Gemini)
 
 
 def test_every_pipeline_agent_is_bundled(config: Configuration) -> None:
