@@ -11,9 +11,6 @@ other processes (two ``config set`` at once, a server's settings update) lose no
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +22,7 @@ from pydantic import BaseModel
 from tomlkit.container import Container
 from tomlkit.items import Table
 
+from qodeassist_lsp.config.atomic import write_text_atomically
 from qodeassist_lsp.config.folder_lock import FolderLockTimeout, folder_lock
 from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.settings import Settings
@@ -166,7 +164,7 @@ class SettingsFile:
                 _assign(document, parts, value)
         text = tomlkit.dumps(document)
         self._validate(text, changed)
-        _write_atomically(self.path, text)
+        write_text_atomically(self.path, text)
         return self.path
 
     def _validate(self, text: str, changed: list[tuple[str, ...]]) -> None:
@@ -207,17 +205,3 @@ def _remove(document: tomlkit.TOMLDocument, parts: tuple[str, ...]) -> None:
     if parts[-1] in container:
         del container[parts[-1]]
 
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        with contextlib.suppress(OSError):
-            os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
