@@ -204,4 +204,3 @@ def _remove(document: tomlkit.TOMLDocument, parts: tuple[str, ...]) -> None:
             return
     if parts[-1] in container:
         del container[parts[-1]]
-

@@ -49,6 +49,11 @@ class Runtime:
         self.sessions = self._new_manager()
 
     @property
+    def loaded(self) -> bool:
+        """Always: a ``Runtime`` is built from a loaded configuration."""
+        return True
+
+    @property
     def settings(self) -> Settings:
         """The settings of the current configuration."""
         return self.configuration.settings

@@ -20,6 +20,11 @@ class RuntimeView(Protocol):
     """The current configuration and session manager, read at every request (reload-safe)."""
 
     @property
+    def loaded(self) -> bool:
+        """Whether a configuration has loaded (``configuration`` may be read)."""
+        ...
+
+    @property
     def configuration(self) -> Configuration:
         """The current configuration snapshot (agents, pipelines, settings)."""
         ...

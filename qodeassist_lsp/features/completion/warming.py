@@ -124,6 +124,9 @@ class CacheWarmer:
         target, self._target = self._target, None  # once per idle period
         if target is None:
             return
+        if not self._backend.loaded:  # opened before the configuration loaded: wait for it
+            self.arm(*target)
+            return
         try:
             self.warm(*target)
         except Exception:  # a warm-up is an optimisation: it must never break the server

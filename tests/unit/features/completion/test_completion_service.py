@@ -87,6 +87,7 @@ class Script(httpx.AsyncByteStream):
 @dataclass
 class Backend:
     configuration: Configuration
+    loaded = True
     sessions: SessionManager
     settings_box: list[Settings]
 

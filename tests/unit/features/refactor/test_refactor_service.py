@@ -54,6 +54,7 @@ class Hang(httpx.AsyncByteStream):
 @dataclass
 class Backend:
     configuration: Configuration
+    loaded = True
     sessions: SessionManager
     seen: list[dict[str, Any]] = field(default_factory=list)
 
