@@ -60,7 +60,7 @@ from qodeassist_lsp.context.documents import (
     position_at,
     uri_to_path,
 )
-from qodeassist_lsp.context.ignore import FolderIgnores
+from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.service import NextEditService
@@ -149,13 +149,14 @@ class NesServer:
 
     # -- session ------------------------------------------------------------------------------
     def start(self, request: StartNesRequest) -> StartNesResponse:
-        """Open an NES session; its workspace folders' ignore files apply to suggestions."""
+        """Open an NES session; its folders' ``.qodeassistignore`` files apply to suggestions."""
         uris = [f.uri for f in request.workspace_folders or []]
         if not uris and request.workspace_uri:
             uris = [request.workspace_uri]
         folders = [Path(uri_to_path(u)) for u in uris if u.startswith("file:")]
         session_id = f"nes-{uuid.uuid4().hex[:12]}"
-        self.sessions[session_id] = FolderIgnores.of([f for f in folders if f.is_dir()])
+        # Like the LSP's next edits: each folder's ``.qodeassistignore`` (not ``.gitignore``).
+        self.sessions[session_id] = FolderIgnores([IgnoreFilter(f) for f in folders if f.is_dir()])
         self.service()  # follows the documents from now on (edit pause, typing cancels)
         return StartNesResponse(session_id=session_id)
 
