@@ -87,7 +87,7 @@ def test_a_rangeless_change_replaces_the_whole_text_and_unopened_documents_are_i
 
 
 def test_suggestion_ranges_leave_in_the_clients_units() -> None:
-    nes, documents, session = _server("utf-16")
+    nes, documents, _session = _server("utf-16")
     document = documents.open(URI, '"😀" + area\n', 1)
     edit = SuggestedEdit.issue(document, TextChange(6, 10, "surface"), "agent")
     [text_edit] = nes._suggestion(edit).edits
