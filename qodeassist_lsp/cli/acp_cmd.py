@@ -41,6 +41,7 @@ def run_acp(args: argparse.Namespace) -> int:
 async def _serve(config: Any, permission_timeout: float) -> None:
     from acp import Agent, AgentSideConnection
     from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+    from acp.router import MessageRouter
     from acp.stdio import stdio_streams
 
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
@@ -56,7 +57,10 @@ async def _serve(config: Any, permission_timeout: float) -> None:
         # (what `acp.run_agent` does, plus that).
         reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         conn = AgentSideConnection(cast("Agent", agent), writer, reader, listening=False)
-        add_routes(conn._conn._handler, agent.nes)
+        router = conn._conn._handler  # SDK 0.12's Connection keeps its MessageRouter here
+        if not isinstance(router, MessageRouter):
+            raise TypeError(f"acp SDK changed: its connection has no MessageRouter ({router!r})")
+        add_routes(router, agent.nes)
         try:
             await conn.listen()
         finally:
