@@ -4,9 +4,9 @@
 empty chat whose id is the session id, ``session/load`` replays a stored one; the chat agents
 of ``pipelines.chat_assistant`` are the session's modes; skills are announced as slash commands.
 ``session/prompt`` sends one chat message (text, resource links as attachments, embedded
-resources as quoted files) and answers with the stop reason once every update is sent. Methods
-this agent does not implement (``nes/*``, fork, resume, config options) are answered
-"method not found" by the SDK.
+resources as quoted files) and answers with the stop reason once every update is sent.
+Next-edit suggestions (``nes/*``, ``document/*``) are `nes.NesServer`'s. Methods this agent does
+not implement (fork, resume, config options) are answered "method not found" by the SDK.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from acp.schema import (
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
+from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
 from qodeassist_lsp.acp_agent.updates import replay_updates, stop_reason
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
@@ -73,6 +74,7 @@ class QodeAssistAgent:
         self.client: Client | None = None
         self.abilities = ClientAbilities()
         self.sessions: dict[str, AcpSession] = {}
+        self.nes = NesServer(host.runtime, host.documents)
 
     def on_connect(self, conn: Client) -> None:
         """Keep the connection to the client (the SDK calls this first)."""
@@ -93,6 +95,7 @@ class QodeAssistAgent:
             write_text_file=bool(fs and fs.write_text_file),
             terminal=bool(caps.terminal),
         )
+        self.nes.encoding = pick_encoding(caps.position_encodings)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -100,6 +103,8 @@ class QodeAssistAgent:
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                nes=self.nes.capabilities(),
+                position_encoding=self.nes.encoding,
             ),
             auth_methods=[],
             agent_info=Implementation(
@@ -296,7 +301,8 @@ class QodeAssistAgent:
             session.chats.cancel(session_id)
 
     async def aclose(self) -> None:
-        """Cancel every turn and write the chats."""
+        """Cancel every turn and next edit; write the chats."""
+        self.nes.aclose()
         for session in self.sessions.values():
             await session.chats.aclose()
             await session.aclose()

@@ -39,17 +39,32 @@ def run_acp(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: Any, permission_timeout: float) -> None:
-    from acp import Agent, run_agent
+    from acp import Agent, AgentSideConnection
+    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+    from acp.router import MessageRouter
+    from acp.stdio import stdio_streams
 
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
     from qodeassist_lsp.acp_agent.host import AcpHost
+    from qodeassist_lsp.acp_agent.nes import add_routes
 
     host = AcpHost(config, permission_timeout)
     agent = QodeAssistAgent(host)
     try:
         await host.start()
         # The SDK routes only the methods the agent has; the rest are "method not found".
-        await run_agent(cast("Agent", agent))
+        # It declares ``nes/*`` and ``document/*`` but routes none: they join its router here
+        # (what `acp.run_agent` does, plus that).
+        reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        conn = AgentSideConnection(cast("Agent", agent), writer, reader, listening=False)
+        router = conn._conn._handler  # SDK 0.12's Connection keeps its MessageRouter here
+        if not isinstance(router, MessageRouter):
+            raise TypeError(f"acp SDK changed: its connection has no MessageRouter ({router!r})")
+        add_routes(router, agent.nes)
+        try:
+            await conn.listen()
+        finally:
+            await asyncio.shield(conn.close())
     finally:
         await agent.aclose()
         await host.aclose()

@@ -72,8 +72,10 @@ async def test_malformed_lines_unknown_methods_and_sessions_get_errors(acp_home:
     unknown = await pipe.call(2, "session/frobnicate", {})
     assert unknown["error"]["code"] == -32601
 
-    nes = await pipe.call(3, "nes/suggest", {"sessionId": "x"})
-    assert nes["error"]["code"] == -32601
+    fork = await pipe.call(3, "session/fork", {"sessionId": "x", "cwd": "/"})
+    assert fork["error"]["code"] == -32601
+    nes = await pipe.call(33, "nes/suggest", {"sessionId": "x"})
+    assert nes["error"]["code"] == -32602  # served, but uri, version and position are missing
 
     missing = await pipe.call(4, "session/prompt", {"sessionId": "nope", "prompt": []})
     assert missing["error"]["code"] == -32602
