@@ -702,12 +702,27 @@ MODEL_LISTS: tuple[ModelListCase, ...] = (
 )
 
 
+SETUP_REPLIES = frozenset(
+    f"ollama/{name}"
+    for name in (
+        "version_docs.json",
+        "tags_setup_SYNTHETIC.json",
+        "show_llama3.2_SYNTHETIC.json",
+        "show_nomic-embed-text_SYNTHETIC.json",
+        "show_qwen2.5-coder_1.5b-base_SYNTHETIC.json",
+        "show_qwen2.5-coder_7b_SYNTHETIC.json",
+    )
+)
+"""Ollama's discovery answers that ``tests/e2e/test_cli_setup.py`` replays to ``setup``."""
+
+
 def covered_fixtures() -> set[str]:
-    """Every fixture file some case above replays."""
+    """Every fixture file some case above (or setup's end-to-end test) replays."""
     return (
         {c.fixture for c in STREAMS}
         | {c.fixture for c in HTTP_ERRORS}
         | {c.fixture for c in MODEL_LISTS}
+        | SETUP_REPLIES
     )
 
 

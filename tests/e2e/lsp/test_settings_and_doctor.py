@@ -93,7 +93,7 @@ async def test_doctor_command_reports_every_pipeline_agent(
         "/v1/models",
         Reply.json({"data": [{"id": "gemma3-270m"}, {"id": "smollm2-135m-instruct"}]}),
     )
-    replay.script("/v1/chat/completions", chat_reply("OK"))
+    replay.script("/v1/chat/completions", [chat_reply("OK"), chat_reply("OK")])  # chat, next edit
     replay.script("/v1/completions", completion_reply("a", " + b"))
     await client.initialize_session(client.init_params)
     await wait_ready(client)
@@ -107,7 +107,7 @@ async def test_doctor_command_reports_every_pipeline_agent(
 
     assert report["ok"] is True, report["text"]
     names = [agent["name"] for agent in report["agents"]]
-    assert names == ["Embedded Completion", "Embedded Chat"]
+    assert names == ["Embedded Completion", "Embedded Chat", "Embedded Next Edit"]
     assert all(agent["checks"]["probe"] == "ok" for agent in report["agents"])
     assert "✓ Embedded Chat" in report["text"]
     await client.shutdown_session()

@@ -94,7 +94,7 @@ def _settings(config: Path, data: Path) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # playwright's sync API keeps a loop running until it stops
 def vscode(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[VSCode]:
