@@ -27,6 +27,7 @@ from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IGNORE_FILES, FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
+from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.chat.service import ChatService, EventSink
 from qodeassist_lsp.mcp.approvals import ApprovalStore
@@ -82,7 +83,13 @@ class AcpHost:
         self._client_servers: dict[str, ServerDefinition] = {}
         self._sinks: dict[str, EventSink] = {}
         contributors = self.runtime.contributors
-        kit = ToolKit(KitSources(settings=lambda: self._settings().tools, workspace=self.workspace))
+        kit = ToolKit(
+            KitSources(
+                settings=lambda: self._settings().tools,
+                workspace=self.workspace,
+                memory=lambda: Memory.of(self.configuration.paths),
+            )
+        )
         contributors.add(kit.contribute)
         contributors.add(edit_tools(self.edits, lambda: self._settings().tools.enabled))
         contributors.add(load_skill_contributor(self.skill_library, self._skills_enabled))

@@ -121,6 +121,7 @@ class HttpHost:
         """Add the tool kit and the on-disk file tools to a runtime no editor wired."""
         from qodeassist_lsp.config.confinement import Confinement
         from qodeassist_lsp.context.ignore import FolderIgnores
+        from qodeassist_lsp.core.memory import Memory
         from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
         from qodeassist_lsp.tools.edits.file_tools import edit_tools
         from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
@@ -142,7 +143,13 @@ class HttpHost:
         def tools() -> ToolsSettings:
             return view.configuration.settings.tools
 
-        kit = ToolKit(KitSources(settings=tools, workspace=workspace))
+        kit = ToolKit(
+            KitSources(
+                settings=tools,
+                workspace=workspace,
+                memory=lambda: Memory.of(view.configuration.paths),
+            )
+        )
         manager = EditManager(
             CheckpointStore(runtime.configuration.paths.data_root / "checkpoints"),
             NoEditor(),
