@@ -28,6 +28,7 @@ AGENT_SCHEMA = DefinitionSchema(
             "tags",
             "enable_tools",
             "enable_thinking",
+            "context_tokens",
             "cache_prompt",
             "cache_ttl",
             "cache_breakpoints",
@@ -93,6 +94,8 @@ class AgentProfile(pydantic.BaseModel):
     tags: list[str] = []
     enable_tools: bool = False
     enable_thinking: bool = False
+    context_tokens: int = pydantic.Field(default=0, ge=0)
+    """The model's context window in tokens as served (0: unknown); the pool's ``minContext``."""
     cache_prompt: bool = False
     cache_ttl: str = ""
     cache_breakpoints: list[str] = []

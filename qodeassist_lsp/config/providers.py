@@ -70,6 +70,8 @@ class ProviderInstance(pydantic.BaseModel):
     """The npm package that provides ``command`` (named when the program is missing)."""
     max_processes: int = pydantic.Field(default=4, ge=1)
     """How many ``command`` processes (one per chat) stay running; the oldest is closed."""
+    max_concurrent: int = pydantic.Field(default=0, ge=0)
+    """How many pool requests it serves at once; 0: the default (``concurrency_limit``)."""
     api_key_ref: str = ""
     """Opaque id of the (first) key in the secrets store (env var, ``.env`` or OS keyring)."""
     api_key_env: str = ""
@@ -162,6 +164,13 @@ class ProviderInstance(pydantic.BaseModel):
         return CLIENT_APIS[self.client_api]
 
     @property
+    def concurrency_limit(self) -> int | None:
+        """The agent pool's limit: ``max_concurrent``, else 1 on this machine, else none."""
+        if self.max_concurrent:
+            return self.max_concurrent
+        return 1 if self.is_loopback else None
+
+    @property
     def is_loopback(self) -> bool:
         """Whether the URL points at this machine (a local program always does)."""
         if self.api.process:
@@ -181,6 +190,7 @@ PROVIDER_SCHEMA = DefinitionSchema(
             "command",
             "package",
             "max_processes",
+            "max_concurrent",
             "api_key_ref",
             "api_key_env",
             "demo",

@@ -150,10 +150,12 @@ def _ending(progress: WorkDoneProgress) -> Iterator[None]:
 async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
     """Start a chat request; answer ``{chatId, requestId, agent}`` at once, stream the rest."""
     feature = ls.feature_of(ChatFeature)
+    from qodeassist_lsp.core.agent_pool import Requirements
     from qodeassist_lsp.features.chat.service import SendInput
     from qodeassist_lsp.lsp.params import SendParams, parse
 
     args = parse(SendParams, params)
+    agent, requires = Requirements.of_agent(args.agent)
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
     if args.work_done_token is not None:
@@ -165,9 +167,10 @@ async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict
                 SendInput(
                     args.message,
                     chat_id=args.chat_id,
-                    agent=args.agent,
+                    agent=agent,
                     attachments=args.attachments,
                     linked_files=args.linked_files,
+                    requires=requires,
                 )
             )
     finally:

@@ -29,7 +29,8 @@ class SendParams(Params):
 
     message: str = ""
     chat_id: str | None = None
-    agent: str | None = None
+    agent: str | dict[str, Any] | None = None
+    """An agent's name, ``"auto"``, or ``{"requires": {...}}`` for the agent pool."""
     attachments: list[str] = []
     linked_files: list[str] | None = None
     work_done_token: str | int | None = None

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from qodeassist_lsp.core.agent_pool import Requirements
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import SessionEvent
 from qodeassist_lsp.core.history import ConversationHistory
@@ -36,6 +37,8 @@ class SendInput:
     """Earlier turns a new chat starts from (a stateless client's conversation); else unused."""
     system: str = ""
     """The client's own system instructions, a layer of the chat's system prompt."""
+    requires: Requirements | None = None
+    """Ask the agent pool for an agent meeting these instead of naming one (``agent`` unused)."""
 
 
 @dataclass

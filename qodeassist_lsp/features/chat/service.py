@@ -34,7 +34,7 @@ from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.chat import memory_use, mentions, router, skill_use
+from qodeassist_lsp.features.chat import memory_use, mentions, pool_use, router, skill_use
 from qodeassist_lsp.features.chat.chat_state import Chat as Chat
 from qodeassist_lsp.features.chat.chat_state import EventSink as EventSink
 from qodeassist_lsp.features.chat.chat_state import SendInput as SendInput
@@ -87,6 +87,7 @@ class ChatService:
         self._saver = ChatSaver(self.store, lambda: self.settings.chat.autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
+        self._pool = pool_use.agent_pool(runtime)
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -168,11 +169,16 @@ class ChatService:
     # -- send ------------------------------------------------------------------------------
     async def send(self, params: SendInput) -> tuple[str, Request]:
         """Start a request in a chat (new or existing); return the chat id and the request."""
+        if params.requires is not None:  # the pool lends the agent until the request ends
+            return await pool_use.send(self._pool, params, self._send)
+        return await self._send(params, None)
+
+    async def _send(self, params: SendInput, choice: router.Choice | None) -> tuple[str, Request]:
         message = params.message.strip()
         if not message and not params.attachments:
             raise ChatInputError("nothing to send: the message is empty")
         chat = self._open(params.chat_id) if params.chat_id else None
-        choice = await self._route(params.agent, message)
+        choice = choice or await self._route(params.agent, message)
         requested = choice.agent if choice is not None else params.agent
         if requested == router.AUTO:  # a /remember message needs no choice
             requested = None

@@ -11,10 +11,10 @@ from tests.e2e.lsp.test_chat import CLAUDE_PROVIDER, request, start, texts
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply
 
-ROUTER = "Embedded Compression"
+ROUTER = "Embedded Router"
 PIPELINES = """[pipelines]
 chat_assistant = ["Embedded Chat", "Claude Chat — Sonnet"]
-chat_router = "Embedded Compression"
+chat_router = "Embedded Router"
 """
 CLAUDE = "Claude Chat — Sonnet"
 

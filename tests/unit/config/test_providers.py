@@ -204,3 +204,19 @@ def test_models_endpoint_v1_rule() -> None:
 )
 def test_loopback_hosts(host: str, loop: bool) -> None:
     assert is_loopback_host(host) is loop
+
+
+def test_the_pool_limit_is_one_on_this_machine_unlimited_remote_unless_set(tree) -> None:
+    tree.write("config/providers/r.toml", 'name = "R"\nclient_api = "Claude"\nurl = "https://x"\n')
+    tree.write(
+        "config/providers/c.toml",
+        'name = "C"\nclient_api = "Claude Code"\ncommand = ["claude"]\n',
+    )
+    tree.write(
+        "config/providers/s.toml",
+        'name = "S"\nclient_api = "Claude"\nurl = "https://x"\nmax_concurrent = 3\n',
+    )
+    config = tree.load()
+    limits = {name: config.providers[name].concurrency_limit for name in ("Local", "R", "C", "S")}
+    assert limits == {"Local": 1, "R": None, "C": 1, "S": 3}
+    assert tree.messages(config) == []
