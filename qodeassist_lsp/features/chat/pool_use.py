@@ -1,15 +1,16 @@
 """``agent: {"requires": …}``: the agent pool lends the chat agent that offers what is asked.
 
-The offers are the loaded chat agents (``pipelines.chat_assistant``, in roster order) read at
-every request, so a configuration reload reaches the pool; an agent is unavailable while
-``SessionManager.open_circuit`` says its provider's circuit (and every fallback's) is open. The
-lease is held until the request's terminal event; the choice goes out as an ``agentChosen``
-event whose reason starts with ``pool:``.
+The offers are the loaded chat agents (``pipelines.chat_assistant``, in roster order), rebuilt
+whenever the configuration snapshot changes, so a reload reaches the pool; an agent is
+unavailable while ``SessionManager.open_circuit`` says its provider's circuit (and every
+fallback's) is open. The lease is held until the request's terminal event; the choice goes out
+as an ``agentChosen`` event whose reason starts with ``pool:``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
@@ -25,17 +26,21 @@ NamedSend = Callable[[SendInput, Choice], Awaitable[tuple[str, Request]]]
 
 def agent_pool(runtime: RuntimeView) -> AgentPool:
     """Return the pool of ``runtime``'s chat agents."""
+    built: dict[str, Any] = {}  # the offers of the last configuration snapshot
 
     def offers() -> list[AgentOffer]:
         config = runtime.configuration
-        factory = AgentFactory(config)
-        found = []
-        for name in config.pipelines.roster(CHAT_ASSISTANT):
-            try:
-                found.append(offer_of(factory.create(name)))
-            except (AgentNotAvailable, KeyError):
-                continue  # the loader warned about it
-        return found
+        if built.get("config") is not config:
+            factory = AgentFactory(config)
+            found = []
+            for name in config.pipelines.roster(CHAT_ASSISTANT):
+                try:
+                    found.append(offer_of(factory.create(name)))
+                except (AgentNotAvailable, KeyError):
+                    continue  # the loader warned about it
+            built.update(config=config, offers=found)
+        offers: list[AgentOffer] = built["offers"]
+        return offers
 
     def refusal(offer: AgentOffer) -> str | None:
         snapshot = runtime.sessions.open_circuit(offer.name)
