@@ -79,15 +79,9 @@ CODE_COMPLETION = PipelineSpec(
     True,
 )
 CHAT_ASSISTANT = PipelineSpec(
-    "chat_assistant",
-    "chat",
-    True,
-    "chat",
-    True,
-    ToolAccess.ALL,
-    "chatAssistant",
+    "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant",
     picked_by="chat_router",
-)
+)  # fmt: skip
 CHAT_COMPRESSION = PipelineSpec(
     "chat_compression", "compression", False, "chat", True, ToolAccess.NONE, "chatCompression"
 )

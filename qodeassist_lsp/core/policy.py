@@ -25,19 +25,11 @@ class RequestPolicy:
 
 
 class TimedSection(Protocol):
-    """What a pipeline's settings section gives its requests: the three timeouts."""
+    """What a pipeline's settings section gives its requests: three timeouts, in seconds."""
 
-    @property
-    def connect_timeout_s(self) -> float:
-        """Seconds to connect."""
-
-    @property
-    def first_byte_timeout_s(self) -> float:
-        """Seconds to the first byte (0: no limit)."""
-
-    @property
-    def request_timeout_s(self) -> float:
-        """Seconds of silence while streaming (0: no limit)."""
+    connect_timeout_s: float
+    first_byte_timeout_s: float
+    request_timeout_s: float
 
 
 def _seconds(value: float) -> float | None:
