@@ -25,7 +25,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
-from qodeassist_lsp.context.ignore import IGNORE_FILES, FolderIgnores, IgnoreFilter
+from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
 from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.runtime import Runtime
@@ -35,7 +35,7 @@ from qodeassist_lsp.mcp.definitions import ServerDefinition, Transport
 from qodeassist_lsp.mcp.hub import McpHub, hub_config
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.skills.load_skill_tool import contributor as load_skill_contributor
-from qodeassist_lsp.skills.service import SkillService, SkillSources
+from qodeassist_lsp.skills.service import SkillService, SkillSources, skill_tool_enabled
 from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
 from qodeassist_lsp.tools.edits.file_tools import edit_tools
 from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
@@ -77,7 +77,7 @@ class AcpHost:
             ),
             self._edit_status,
         )
-        self.skills = SkillService(self._skill_sources)
+        self.skills = SkillService(lambda: SkillSources.of(self.configuration))
         self._hub_changed = asyncio.Event()
         self.hub = McpHub(ApprovalStore(paths.data_root), _NoApprovals(), self._hub_changed.set)
         self._client_servers: dict[str, ServerDefinition] = {}
@@ -92,7 +92,9 @@ class AcpHost:
         )
         contributors.add(kit.contribute)
         contributors.add(edit_tools(self.edits, lambda: self._settings().tools.enabled))
-        contributors.add(load_skill_contributor(self.skill_library, self._skills_enabled))
+        contributors.add(
+            load_skill_contributor(self.skill_library, lambda: skill_tool_enabled(self._settings()))
+        )
         contributors.add(self.hub.contribute)
         self.gate = ClientPermissionGate(
             lambda: self._settings().tools.permissions, lambda: self.edits, permission_timeout
@@ -147,40 +149,24 @@ class AcpHost:
     def workspace(self) -> ToolWorkspace:
         """Return the tools' view of the running turn's workspace."""
         folders = self.folders()
-        ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
         session = CURRENT.get()
         abilities = session.abilities if session is not None else None
         return ToolWorkspace.of(
             folders,
             self.configuration.settings.general.allowed_roots,
-            FolderIgnores(ignores),
+            FolderIgnores.of(folders, self._ignores),
             editor=self.buffers if abilities and abilities.read_text_file else None,
             runner=ClientTerminal() if abilities and abilities.terminal else None,
         )
 
-    def _ignore(self, folder: Path, name: str) -> IgnoreFilter:
-        key = (folder, name)
-        found = self._ignores.get(key)
-        if found is None:
-            found = self._ignores[key] = IgnoreFilter(folder, file_name=name)
-        return found
-
-    def _skill_sources(self) -> SkillSources:
-        config = self.configuration
-        return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
-
     def skill_library(self) -> SkillLibrary | None:
         """Return the skills of the last scan (None while skills are disabled)."""
-        return self.skills.library if self.skills.enabled else None
+        return self.skills.current
 
     async def current_skills(self) -> SkillLibrary | None:
         """Rescan when the skill folders changed; return the library (the chat's source)."""
-        await self.skills.refresh()
+        await self.skills.refresh_or_keep()
         return self.skill_library()
-
-    def _skills_enabled(self) -> bool:
-        settings = self.configuration.settings
-        return settings.skills.enabled and settings.tools.enabled.load_skill
 
     # -- chats ----------------------------------------------------------------------------
     def chat_service(self, cwd: Path, sink: EventSink) -> ChatService:

@@ -15,9 +15,8 @@ import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from qodeassist_lsp import __version__
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 
@@ -119,24 +118,11 @@ def standalone(args: argparse.Namespace) -> int:
 def _alone(backend: Backend, project: Path) -> Surroundings:
     from qodeassist_lsp.http_api.host import Surroundings
 
-    def status() -> dict[str, Any]:
-        if not backend.loaded:
-            return {"state": "loading", "version": __version__}
-        config = backend.configuration
-        return {
-            "state": "ready",
-            "version": __version__,
-            "configRoot": str(config.paths.config_root),
-            "agents": len(config.agents),
-            "providers": backend.provider_health(),
-            "problems": {
-                "errors": len(config.errors),
-                "warnings": len(config.problems) - len(config.errors),
-            },
-            "pipelines": {CHAT_ASSISTANT.status_key: list(config.pipelines.roster(CHAT_ASSISTANT))},
-        }
-
-    return Surroundings(source=backend, folders=lambda: [project], status=status)
+    return Surroundings(
+        source=backend,
+        folders=lambda: [project],
+        status=lambda: backend.status([CHAT_ASSISTANT]),
+    )
 
 
 def beside(server: QodeAssistServer) -> Surroundings:

@@ -58,6 +58,9 @@ class PipelineSpec:
     """Its key in the ``pipelines`` part of ``qodeassist/status`` (camelCase)."""
     routed: bool = False
     """True: the first agent whose ``[match]`` accepts the file serves it (catch-alls last)."""
+    picked_by: str = ""
+    """The slot of a pipeline whose agent may pick this one's agent per request (pickers then
+    offer ``auto``); empty: the user always picks."""
 
     @property
     def aliases(self) -> tuple[str, str]:
@@ -76,8 +79,9 @@ CODE_COMPLETION = PipelineSpec(
     True,
 )
 CHAT_ASSISTANT = PipelineSpec(
-    "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant"
-)
+    "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant",
+    picked_by="chat_router",
+)  # fmt: skip
 CHAT_COMPRESSION = PipelineSpec(
     "chat_compression", "compression", False, "chat", True, ToolAccess.NONE, "chatCompression"
 )

@@ -240,8 +240,18 @@ class FolderIgnores:
         return None
 
     @classmethod
-    def of(cls, folders: list[Path]) -> FolderIgnores:
-        """Return the rules of `IGNORE_FILES` at the root of each of ``folders``."""
-        return cls(
-            [IgnoreFilter(folder, file_name=name) for folder in folders for name in IGNORE_FILES]
-        )
+    def of(
+        cls, folders: list[Path], cache: dict[tuple[Path, str], IgnoreFilter] | None = None
+    ) -> FolderIgnores:
+        """Return the rules of `IGNORE_FILES` at the root of each of ``folders``.
+
+        ``cache`` keeps each filter between calls (a filter rereads its file when it changes).
+        """
+        cache = {} if cache is None else cache
+        filters = []
+        for folder in folders:
+            for name in IGNORE_FILES:
+                if (folder, name) not in cache:
+                    cache[folder, name] = IgnoreFilter(folder, file_name=name)
+                filters.append(cache[folder, name])
+        return cls(filters)

@@ -3,9 +3,9 @@
 Shared by ``agents list --json`` and ``qodeassist/agents/list``. A pipeline may be named by its
 slot (``chat_assistant``), its short CLI alias (``chat``) or its camelCase LSP form
 (``chatAssistant``), all from its row in ``config.pipelines``; filtered lists keep the
-roster's order, so a picker shows the user's preferred agent first. The ``chat_assistant`` list
-ends with a pseudo-agent ``auto`` (flagged ``"auto": true``) when a ``chat_router`` agent is
-configured.
+roster's order, so a picker shows the user's preferred agent first. The list of a pipeline whose
+row is ``picked_by`` another (``chat_assistant`` by ``chat_router``) ends with a pseudo-agent
+``auto`` (flagged ``"auto": true``) when that pipeline has an agent.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER, find_pipeline
+from qodeassist_lsp.config.pipelines import PipelineSpec, find_pipeline
 from qodeassist_lsp.core.agent import AgentFactory
 
 
@@ -42,9 +42,10 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "source": str(profile.source) if profile.source else None,
             }
         )
-    router = config.pipelines.agent(CHAT_ROUTER)
-    if spec is CHAT_ASSISTANT and router in config.agents and out:
-        out.append(_auto_entry(router))
+    if spec is not None and spec.picked_by and out:
+        router = config.pipelines.agent(find_pipeline(spec.picked_by))
+        if router in config.agents:
+            out.append(_auto_entry(router, spec))
     return out
 
 
@@ -58,14 +59,14 @@ def _serves_demo(config: Configuration, name: str) -> bool:
     return provider is not None and provider.demo
 
 
-def _auto_entry(router: str) -> dict[str, Any]:
-    """Return the picker entry of ``auto``: the ``chat_router`` agent picks per message."""
+def _auto_entry(router: str, spec: PipelineSpec) -> dict[str, Any]:
+    """Return the picker entry of ``auto``: ``router`` picks ``spec``'s agent per request."""
     return {
         "name": "auto",
         "description": f"{router} picks the chat agent for each message",
         "provider": "",
         "model": "",
-        "pipelines": ["chat_assistant"],
+        "pipelines": [spec.slot],
         "tags": [],
         "tools": False,
         "thinking": False,

@@ -7,15 +7,10 @@ wait minutes for a reasoning model's first token. Retries happen only before the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from qodeassist_lsp.config.pipelines import PipelineSpec
-from qodeassist_lsp.config.settings import (
-    ChatSettings,
-    CompletionSettings,
-    NextEditSettings,
-    RefactorSettings,
-    Settings,
-)
+from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.wire.client import Timeouts
 from qodeassist_lsp.wire.retry import RetryPolicy
 
@@ -29,15 +24,21 @@ class RequestPolicy:
     max_tool_rounds: int = 30
 
 
+class TimedSection(Protocol):
+    """What a pipeline's settings section gives its requests: three timeouts, in seconds."""
+
+    connect_timeout_s: float
+    first_byte_timeout_s: float
+    request_timeout_s: float
+
+
 def _seconds(value: float) -> float | None:
     return None if value <= 0 else float(value)
 
 
 def policy_for(pipeline: PipelineSpec, settings: Settings) -> RequestPolicy:
     """Return the request policy of ``pipeline`` under ``settings``."""
-    section: CompletionSettings | ChatSettings | RefactorSettings | NextEditSettings = getattr(
-        settings, pipeline.settings
-    )
+    section: TimedSection = getattr(settings, pipeline.settings)
     timeouts = Timeouts(
         connect=_seconds(section.connect_timeout_s),
         first_byte=_seconds(section.first_byte_timeout_s),

@@ -1,9 +1,10 @@
 """``GenericProvider``: one class for all thirteen ``client_api`` values.
 
-A provider wraps one provider instance: its own ``httpx.AsyncClient``, its API key (through
-the secrets port), and the wire protocol its ``client_api`` speaks. What differs between APIs
-lives in the agent's ``[body]`` and in the wire modules, never here. The client's transport is
-injectable, as in httpx: tests pass an ``httpx.MockTransport`` to the code production runs.
+A provider wraps one provider instance: its own ``httpx.AsyncClient`` (opened on first use), its
+API key (through the secrets port), and the wire protocol its ``client_api`` speaks. What
+differs between APIs lives in the agent's ``[body]`` and in the wire modules, never here.
+The client's transport is injectable, as in httpx: tests pass an ``httpx.MockTransport`` to the
+code production runs.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class GenericProvider:
         # Owned by the runtime, which outlives providers: aclose() leaves it alone.
         self.launcher = launcher
         self._secrets = secrets
-        self._http = make_http_client(transport=transport)
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
         self.health = ProviderHealth(instance.name)
         self.breaker = Breaker(instance.name, resilience)
         self.keys = KeyRotation(
@@ -71,6 +73,13 @@ class GenericProvider:
             api_key_env=instance.api_key_env,
             secret_name=instance.name,
         )
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        # Created on first use: agent-process providers (and unused instances) never open one.
+        if self._client is None:
+            self._client = make_http_client(transport=self._transport)
+        return self._client
 
     def api_key(self) -> str | None:
         """Return the next key (round-robin over several), if the instance has one."""
@@ -230,5 +239,6 @@ class GenericProvider:
         )
 
     async def aclose(self) -> None:
-        """Close the provider's HTTP client."""
-        await self._http.aclose()
+        """Close the provider's HTTP client, if it was ever opened."""
+        if self._client is not None:
+            await self._client.aclose()

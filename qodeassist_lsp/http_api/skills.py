@@ -7,19 +7,15 @@ its own over the same sources (``[skills]``, the config root, the project) and o
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import TYPE_CHECKING
 
 from qodeassist_lsp.skills.load_skill_tool import contributor
-from qodeassist_lsp.skills.service import SkillService, SkillSources
+from qodeassist_lsp.skills.service import SkillService, SkillSources, skill_tool_enabled
 
 if TYPE_CHECKING:
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry
     from qodeassist_lsp.skills.library import SkillLibrary
-
-log = logging.getLogger("qodeassist.skills")
 
 
 class HostSkills:
@@ -32,23 +28,16 @@ class HostSkills:
         contributors.add(contributor(self.current, self._tool_enabled))
 
     def _sources(self) -> SkillSources:
-        config = self._view.configuration
-        return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
+        return SkillSources.of(self._view.configuration)
 
     def _tool_enabled(self) -> bool:
-        settings = self._view.configuration.settings
-        return settings.skills.enabled and settings.tools.enabled.load_skill
+        return skill_tool_enabled(self._view.configuration.settings)
 
     def current(self) -> SkillLibrary | None:
         """Return the library of the last scan (None while disabled)."""
-        return self._service.library if self._service.enabled else None
+        return self._service.current
 
     async def library(self) -> SkillLibrary | None:
         """Return the library, rescanned if the skill folders changed."""
-        try:
-            await self._service.refresh()
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # the last good library still serves
-            log.exception("skill rescan failed")
+        await self._service.refresh_or_keep()
         return self.current()

@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qodeassist_lsp import __version__
 from qodeassist_lsp.config.merge import deep_merge
 from qodeassist_lsp.config.paths import ConfigPaths
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.config.secrets import SecretsPort
     from qodeassist_lsp.config.settings import Settings
@@ -99,6 +101,23 @@ class Backend:
     def provider_health(self) -> list[dict[str, Any]]:
         """Return the health of every provider used so far (for ``qodeassist/status``)."""
         return [] if self._runtime is None else self._runtime.provider_health()
+
+    def status(self, specs: Iterable[PipelineSpec], **parts: Any) -> dict[str, Any]:
+        """Return the ``qodeassist/status`` payload: the runtime, ``parts``, ``specs``' agents."""
+        if not self.loaded:
+            return {"state": "loading", "version": __version__}
+        config = self.configuration
+        errors = len(config.errors)
+        return {
+            "state": "ready",
+            "version": __version__,
+            "configRoot": str(config.paths.config_root),
+            "agents": len(config.agents),
+            "providers": self.provider_health(),
+            "problems": {"errors": errors, "warnings": len(config.problems) - errors},
+            **parts,
+            "pipelines": {spec.status_key: config.pipelines.shown(spec) for spec in specs},
+        }
 
     @property
     def paths(self) -> ConfigPaths | None:

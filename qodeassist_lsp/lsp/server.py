@@ -158,24 +158,9 @@ class QodeAssistServer(LanguageServer):
 
     def status(self) -> dict[str, Any]:
         """Return the ``qodeassist/status`` payload."""
-        if not self.backend.loaded:
-            return {"state": "loading", "version": __version__}
-        config = self.backend.configuration
-        return {
-            "state": "ready",
-            "version": __version__,
-            "configRoot": str(config.paths.config_root),
-            "agents": len(config.agents),
-            "providers": self.backend.provider_health(),
-            "problems": {
-                "errors": len(config.errors),
-                "warnings": len(config.problems) - len(config.errors),
-            },
-            **{f.status_key: f.status() for f in self.features if f.status_key is not None},
-            "pipelines": {
-                spec.status_key: config.pipelines.shown(spec) for spec in pipeline_specs()
-            },
-        }
+        features = self.features if self.backend.loaded else []
+        parts = {f.status_key: f.status() for f in features if f.status_key is not None}
+        return self.backend.status(pipeline_specs(), **parts)
 
 
 def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:

@@ -71,30 +71,22 @@ class SkillFeature(LanguageFeature):
     def _sources(self) -> SkillSources:
         from qodeassist_lsp.skills.service import SkillSources
 
-        config = self.server.backend.configuration
-        return SkillSources(config.settings.skills, config.paths.config_root, config.paths.project)
+        return SkillSources.of(self.server.backend.configuration)
 
     def _tool_enabled(self) -> bool:
-        settings = self.server.backend.settings
-        return settings.skills.enabled and settings.tools.enabled.load_skill
+        from qodeassist_lsp.skills.service import skill_tool_enabled
+
+        return skill_tool_enabled(self.server.backend.settings)
 
     def current(self) -> SkillLibrary | None:
         """Return the library of the last scan; None before the first one or while disabled."""
-        service = self._service
-        if service is None or not service.enabled:
-            return None
-        return service.library
+        return self._service.current if self._service is not None else None
 
     async def library(self) -> SkillLibrary | None:
         """Return the current library, rescanned if its folders changed (None: disabled)."""
         await self._ready.wait()
         if self._service is not None:
-            try:
-                await self._service.refresh()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # the last good library still serves
-                log.exception("skill rescan failed")
+            await self._service.refresh_or_keep()
         return self.current()
 
     def _offer_tool(self) -> None:

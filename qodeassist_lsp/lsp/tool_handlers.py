@@ -198,27 +198,17 @@ class ToolKitFeature(LanguageFeature):
 
     def workspace(self) -> ToolWorkspace:
         """Return the tools' view of the workspace as it is now."""
-        from qodeassist_lsp.context.ignore import IGNORE_FILES, FolderIgnores
+        from qodeassist_lsp.context.ignore import FolderIgnores
         from qodeassist_lsp.tools.workspace import ToolWorkspace
 
         settings = self.server.backend.settings
         folders = self.server.workspace_folders()
-        ignores = [self._ignore(folder, name) for folder in folders for name in IGNORE_FILES]
         return ToolWorkspace.of(
             folders,
             settings.general.allowed_roots,
-            ignore=FolderIgnores(ignores),
+            ignore=FolderIgnores.of(folders, self._ignores),
             buffers=_Buffers(self.server),
         )
-
-    def _ignore(self, folder: Path, name: str) -> IgnoreFilter:
-        from qodeassist_lsp.context.ignore import IgnoreFilter
-
-        key = (folder, name)
-        found = self._ignores.get(key)
-        if found is None:
-            found = self._ignores[key] = IgnoreFilter(folder, file_name=name)
-        return found
 
 
 def setup(server: QodeAssistServer) -> None:

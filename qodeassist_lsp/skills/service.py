@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qodeassist_lsp.config.settings import SkillsSettings
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.settings import Settings, SkillsSettings
 from qodeassist_lsp.skills.discovery import Signature, SkillRoot, discover, signature, skill_roots
 from qodeassist_lsp.skills.library import SkillLibrary
 
@@ -28,6 +29,16 @@ class SkillSources:
     settings: SkillsSettings
     config_root: Path
     project: Path | None
+
+    @classmethod
+    def of(cls, config: Configuration) -> SkillSources:
+        """Return the sources ``config`` names."""
+        return cls(config.settings.skills, config.paths.config_root, config.paths.project)
+
+
+def skill_tool_enabled(settings: Settings) -> bool:
+    """Whether ``load_skill`` is offered: skills and the tool's switch are both on."""
+    return settings.skills.enabled and settings.tools.enabled.load_skill
 
 
 class SkillService:
@@ -48,6 +59,11 @@ class SkillService:
     def library(self) -> SkillLibrary:
         """The library of the last scan (empty while skills are disabled)."""
         return self._library
+
+    @property
+    def current(self) -> SkillLibrary | None:
+        """The library of the last scan; None while skills are disabled."""
+        return self._library if self._enabled else None
 
     @property
     def enabled(self) -> bool:
@@ -80,3 +96,12 @@ class SkillService:
         for listener in self.listeners:
             listener(library)
         return True
+
+    async def refresh_or_keep(self) -> None:
+        """``refresh``; a failed rescan is logged and the last good library still serves."""
+        try:
+            await self.refresh()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("skill rescan failed")

@@ -39,6 +39,16 @@ def script_edit(replay: ReplayServer, calls: int = 1) -> None:
         )
 
 
+def editing(
+    home: Path, replay: ReplayServer, disk: str = OLD, calls: int = 1
+) -> tuple[Path, Editor]:
+    """``greet.py`` holding ``disk``, the model scripted to edit it, and a fresh editor."""
+    target = home / "project/greet.py"
+    target.write_text(disk)
+    script_edit(replay, calls=calls)
+    return target, Editor()
+
+
 async def one_turn(home: Path, editor: Editor, *args: str, prompts: int = 1) -> list[str]:
     reasons = []
     async with running_agent(home, editor, *args) as conn:
@@ -65,10 +75,7 @@ def last_status(editor: Editor, call_id: str) -> Any:
 async def test_an_allowed_edit_is_applied_at_once_after_its_checkpoint(
     acp_home: Path, replay: ReplayServer
 ) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text(OLD)
-    script_edit(replay)
-    editor = Editor()
+    target, editor = editing(acp_home, replay)
     assert await one_turn(acp_home, editor) == ["end_turn"]
 
     [start] = editor.of_kind("tool_call")
@@ -89,10 +96,7 @@ async def test_an_allowed_edit_is_applied_at_once_after_its_checkpoint(
 
 
 async def test_a_rejected_edit_changes_nothing(acp_home: Path, replay: ReplayServer) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text(OLD)
-    script_edit(replay)
-    editor = Editor()
+    target, editor = editing(acp_home, replay)
     editor.answer = "reject_once"
     assert await one_turn(acp_home, editor) == ["end_turn"]
     assert target.read_text() == OLD
@@ -103,10 +107,7 @@ async def test_a_rejected_edit_changes_nothing(acp_home: Path, replay: ReplaySer
 async def test_an_unanswered_permission_question_times_out_as_a_reject(
     acp_home: Path, replay: ReplayServer
 ) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text(OLD)
-    script_edit(replay)
-    editor = Editor()
+    target, editor = editing(acp_home, replay)
     editor.answer = None
     reasons = await one_turn(acp_home, editor, "--permission-timeout", "1")
     assert reasons == ["end_turn"]
@@ -115,10 +116,7 @@ async def test_an_unanswered_permission_question_times_out_as_a_reject(
 
 
 async def test_allow_for_the_session_is_asked_once(acp_home: Path, replay: ReplayServer) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text(OLD)
-    script_edit(replay, calls=2)
-    editor = Editor()
+    target, editor = editing(acp_home, replay, calls=2)
     editor.answer = "allow_always"
     # The second call's blocks no longer match (the file was changed): the model is told.
     assert await one_turn(acp_home, editor, prompts=2) == ["end_turn", "end_turn"]
@@ -129,10 +127,7 @@ async def test_allow_for_the_session_is_asked_once(acp_home: Path, replay: Repla
 async def test_with_fs_the_editor_buffer_is_read_and_written(
     acp_home: Path, replay: ReplayServer
 ) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text("stale disk copy\n")
-    script_edit(replay)
-    editor = Editor()
+    target, editor = editing(acp_home, replay, "stale disk copy\n")
     editor.fs = True
     editor.buffers[str(target)] = OLD  # unsaved in the editor: the truth
     assert await one_turn(acp_home, editor) == ["end_turn"]
@@ -145,10 +140,7 @@ async def test_with_fs_the_editor_buffer_is_read_and_written(
 async def test_a_failed_client_write_reports_the_edit_failed_and_writes_nothing(
     acp_home: Path, replay: ReplayServer
 ) -> None:
-    target = acp_home / "project/greet.py"
-    target.write_text(OLD)
-    script_edit(replay)
-    editor = Editor()
+    target, editor = editing(acp_home, replay)
     editor.fs = True
     editor.fail_writes = True
     assert await one_turn(acp_home, editor) == ["end_turn"]

@@ -4,6 +4,7 @@ loopback default with its explicit opt-out."""
 from __future__ import annotations
 
 import socket
+import time
 
 import httpx
 import pytest
@@ -114,3 +115,17 @@ def test_a_port_in_use_is_a_clear_error(workspace: Workspace) -> None:
     assert refused.returncode == 1
     assert "is the port in use?" in refused.stderr
     assert "#token=" not in refused.stderr  # no address printed for a server that is not up
+
+
+def test_health_is_the_status_of_the_hosts_runtime(shared_server: HttpServer) -> None:
+    with shared_server.client() as http:
+        status = http.get("/health").json()
+        for _ in range(100):
+            if status["state"] == "ready":
+                break
+            time.sleep(0.1)
+            status = http.get("/health").json()
+    assert status["state"] == "ready" and status["agents"] > 0
+    assert status["problems"]["errors"] == 0
+    assert list(status["pipelines"]) == ["chatAssistant"]
+    assert isinstance(status["pipelines"]["chatAssistant"], list)

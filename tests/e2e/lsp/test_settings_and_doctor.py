@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from qodeassist_lsp.config.folder_lock import folder_lock
 from tests.e2e.lsp.conftest import serve_from
 from tests.e2e.lsp.test_lifecycle import wait_ready
 from tests.support.replay_server import ReplayServer, Reply
@@ -56,6 +57,27 @@ async def test_settings_update_writes_keeps_comments_and_reloads(
     after = await send("qodeassist/settings/get", {"scope": "user"})
     assert after.effective.completion.debounce_ms == 120  # reloaded before the answer
     assert after.effective.chat.auto_compress is False
+    await client.shutdown_session()
+
+
+async def test_a_write_waiting_on_the_folder_lock_leaves_the_server_answering(
+    client: LanguageClient, lsp_home: Path
+) -> None:
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+    send = client.protocol.send_request_async
+    with folder_lock(lsp_home / "config"):  # another writer holds the user's folder
+        update = asyncio.ensure_future(
+            send(
+                "qodeassist/settings/update",
+                {"scope": "user", "changes": {"completion.debounceMs": 90}},
+            )
+        )
+        await asyncio.sleep(0.3)
+        status = await asyncio.wait_for(send("qodeassist/status", None), 2)
+        assert status is not None and not update.done()
+    answer = await asyncio.wait_for(update, 10)
+    assert Path(answer.written) == lsp_home / "config/settings.toml"
     await client.shutdown_session()
 
 

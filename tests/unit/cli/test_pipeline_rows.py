@@ -48,6 +48,23 @@ def test_a_new_row_is_listed_validated_and_shown(review_row, run_cli, config_dir
     assert "pipelines name agent 'Embeded Chat', which is not loaded" in out
 
 
+def test_a_row_picked_by_a_router_offers_auto(monkeypatch, run_cli, config_dir: Path) -> None:
+    picked = PipelineSpec(
+        "code_review", "review", True, "chat", True, ToolAccess.READ, "codeReview",
+        picked_by="chat_router",
+    )  # fmt: skip
+    monkeypatch.setattr(pipelines, "PIPELINE_TABLE", (*pipelines.PIPELINE_TABLE, picked))
+    (config_dir / "pipelines.toml").write_text(
+        '[pipelines]\ncode_review = ["Embedded Chat"]\nchat_router = "Embedded Chat"\n'
+    )
+    code, out, _ = run_cli("agents", "list", "--pipeline", "review", "--json")
+    rows = json.loads(out)
+    assert code == 0 and [r["name"] for r in rows] == ["Embedded Chat", "auto"]
+    assert rows[-1]["auto"] and rows[-1]["pipelines"] == ["code_review"]
+    code, out, _ = run_cli("agents", "list", "--pipeline", "completion", "--json")
+    assert "auto" not in [r["name"] for r in json.loads(out)]
+
+
 def _status() -> dict[str, Any]:
     """Start the real server in-process and answer ``qodeassist/status``."""
 

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.context.ignore import IGNORE_FILE_NAME, IgnoreFilter, compile_ignore_patterns
+from qodeassist_lsp.context.ignore import (
+    IGNORE_FILE_NAME,
+    FolderIgnores,
+    IgnoreFilter,
+    compile_ignore_patterns,
+)
 
 
 def make(
@@ -262,3 +267,16 @@ def test_properties(tmp_path: Path) -> None:
     f = IgnoreFilter(tmp_path)
     assert f.root == tmp_path
     assert f.ignore_file == tmp_path / IGNORE_FILE_NAME
+
+
+def test_folder_ignores_keep_their_filters_in_the_cache(tmp_path: Path) -> None:
+    cache: dict[tuple[Path, str], IgnoreFilter] = {}
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    first = FolderIgnores.of([tmp_path], cache)
+    assert first.ignored_by(tmp_path / "a.log") == ".gitignore"
+    assert sorted(name for _, name in cache) == [".gitignore", ".qodeassistignore"]
+    kept = dict(cache)
+    other = tmp_path / "other"
+    again = FolderIgnores.of([tmp_path, other], cache)
+    assert all(cache[key] is kept[key] for key in kept) and len(cache) == 4
+    assert again.ignored_by(tmp_path / "b.log") == ".gitignore"

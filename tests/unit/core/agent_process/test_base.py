@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from qodeassist_lsp.config.providers import ProviderInstance
+from qodeassist_lsp.config.secrets import SecretStore
+from qodeassist_lsp.core import provider as provider_module
+from qodeassist_lsp.core.agent_process import make_provider
 from qodeassist_lsp.core.agent_process.base import ProcessConfigError, program_of, prompt_of
 from qodeassist_lsp.wire.errors import ErrorCategory
 
@@ -30,3 +35,15 @@ def test_a_missing_program_names_its_npm_package() -> None:
         program_of(instance)
     assert missing.value.info.category is ErrorCategory.CONFIG
     assert "npm install -g @x/agent" in missing.value.info.message
+
+
+async def test_a_process_provider_opens_no_http_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[object] = []
+    monkeypatch.setattr(provider_module, "make_http_client", lambda **kw: opened.append(kw))
+    for api in ("Claude Code", "Gemini CLI", "ACP Agent"):
+        instance = ProviderInstance(name=api, client_api=api, command=("agent",))
+        process = make_provider(instance, SecretStore(tmp_path))
+        await process.aclose()
+    assert opened == []
