@@ -6,29 +6,11 @@ local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
 local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 local api = vim.api
 
---- The next-edit extmarks: highlighted ranges and virtual lines.
-local function marks()
-  local ns = api.nvim_get_namespaces()['qodeassist.next_edit']
-  local out = {}
-  for _, mark in ipairs(ns and api.nvim_buf_get_extmarks(H.buf, ns, 0, -1, { details = true }) or {}) do
-    local lines = {}
-    for _, line in ipairs(mark[4].virt_lines or {}) do
-      table.insert(lines, line[1][1])
-    end
-    table.insert(out, { row = mark[2], col = mark[3], hl_group = mark[4].hl_group, virt_lines = lines })
-  end
-  return out
-end
+local marks = H.next_edit_marks
 
 H.run(function()
   H.start_plugin()
-  H.type_and_wait_for_suggestion()
-  local typed_line = H.line(2)
-  H.input('<Tab>')
-  H.wait('the suggestion to be inserted', function()
-    return H.line(2) ~= typed_line
-  end)
-  H.report.accepted_ms = vim.uv.hrtime() / 1e6
+  H.accept_suggestion_with_tab()
   H.wait('the next edit to be shown', function()
     return #marks() > 0
   end)
