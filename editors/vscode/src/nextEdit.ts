@@ -1,8 +1,9 @@
 /**
  * Next-edit suggestions in VS Code (`qodeassist.inlineCompletion.nextEdit`).
  *
- * After an edit pause in the active editor, and at once after an accepted inline completion, the
- * extension asks the server (`textDocument/copilotInlineEdit`, the previous request cancelled). An edit on the cursor's
+ * After an edit pause in the active editor, and at once after an accepted inline completion
+ * (the server's `qodeassist.accepted` command ran), the extension asks the server
+ * (`textDocument/copilotInlineEdit`, the previous request cancelled). An edit on the cursor's
  * line is shown as an inline item with a range (the line as it reads after the edit, through an
  * inline completion provider); an edit elsewhere as a decoration: the replaced text
  * highlighted and the lines after the edit shown after it, with **QodeAssist: Accept Next
