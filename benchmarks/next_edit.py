@@ -18,7 +18,8 @@ end of the edit and apply the answer. A suggestion is *right* when the text then
 commit's (trailing whitespace of lines ignored); an empty answer is *rightly empty* when the
 commit made no second change; an empty answer that took the whole time budget is *late* and
 counts in neither rate. Latency is the request's round trip. The cases alternate between the
-two kinds, and no case starts after ``--minutes`` (default 10): a slow model measures fewer.
+two kinds, and no case starts ``--minutes`` (default 10) after the run began: a slow model
+measures fewer.
 
 Where the model runs:
 
@@ -227,9 +228,9 @@ async def measure_overhead(cases: list[dict[str, Any]]) -> list[float]:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     """Measure the overhead, then replay the cases against the model; return the report."""
+    deadline = time.monotonic() + args.minutes * 60.0  # the whole run, overhead phase included
     cases = load_cases(args.limit)
     overheads = [] if args.no_overhead else await measure_overhead(cases)
-    deadline = time.monotonic() + args.minutes * 60.0
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(embedded_openai()) if args.embedded_openai else args.url
         model = INSTRUCT if args.embedded_openai else args.model
