@@ -1,7 +1,8 @@
 /**
  * Next-edit suggestions in VS Code (`qodeassist.inlineCompletion.nextEdit`).
  *
- * After an edit pause in the active editor the extension asks the server
+ * After an edit pause in the active editor, and at once after an accepted inline completion
+ * (the server's `qodeassist.accepted` command ran), the extension asks the server
  * (`textDocument/copilotInlineEdit`, the previous request cancelled). An edit on the cursor's
  * line is shown as an inline item with a range (the line as it reads after the edit, through an
  * inline completion provider); an edit elsewhere as a decoration: the replaced text
@@ -56,6 +57,7 @@ export class NextEdits implements vscode.Disposable {
       this.preview,
       vscode.workspace.onDidChangeTextDocument((event) => this.changed(event)),
       vscode.window.onDidChangeActiveTextEditor((editor) => this.focused(editor)),
+      server.onDidAcceptCompletion(() => this.afterAccept()),
       vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, {
         provideInlineCompletionItems: (document, position) => this.inlineItems(document, position),
       }),
@@ -85,6 +87,18 @@ export class NextEdits implements vscode.Disposable {
       clearTimeout(this.timer);
     }
     this.timer = setTimeout(() => void this.request(), DEBOUNCE_MS);
+  }
+
+  /** An inline completion went in: ask now, not after the edit pause. */
+  private afterAccept(): void {
+    if (!enabled()) {
+      return;
+    }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    void this.request();
   }
 
   private focused(editor: vscode.TextEditor | undefined): void {

@@ -20,6 +20,8 @@ import { askingAction } from './refactorModel';
 
 /** The extension's command behind "Refactor with instruction…" / "Generate code here…". */
 export const ASK_AND_REFACTOR = 'qodeassist.refactorWithInstruction';
+/** The server's command on every inline completion item: the user accepted it. */
+const ACCEPTED_COMMAND = 'qodeassist.accepted';
 import {
   SECTION,
   contributedProperties,
@@ -49,6 +51,7 @@ export class Server implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   private readonly statusChanged = new vscode.EventEmitter<ServerStatus>();
   private readonly started = new vscode.EventEmitter<void>();
+  private readonly acceptedCompletion = new vscode.EventEmitter<void>();
   private readonly disposables: vscode.Disposable[] = [];
   private starting: Promise<void> | undefined;
   private readonly trace: TraceChannel;
@@ -59,6 +62,8 @@ export class Server implements vscode.Disposable {
   readonly onDidChangeStatus = this.statusChanged.event;
   /** The server is up (after every start or restart). */
   readonly onDidStart = this.started.event;
+  /** The user accepted an inline completion (its `qodeassist.accepted` command ran). */
+  readonly onDidAcceptCompletion = this.acceptedCompletion.event;
 
   constructor(
     context: vscode.ExtensionContext,
@@ -71,6 +76,7 @@ export class Server implements vscode.Disposable {
       this.changed,
       this.statusChanged,
       this.started,
+      this.acceptedCompletion,
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(`${SECTION}.server`)) {
           void this.restart();
@@ -162,6 +168,14 @@ export class Server implements vscode.Disposable {
         // completion. VS Code has it: a second copy of the suggestion in the suggest widget
         // would only cost a request and, while the widget is open, suppress the ghost text.
         provideCompletionItem: () => undefined,
+        // VS Code runs an accepted inline item's command: the next edit follows it at once.
+        executeCommand: async (command, args, next) => {
+          const result = await next(command, args);
+          if (command === ACCEPTED_COMMAND) {
+            this.acceptedCompletion.fire();
+          }
+          return result;
+        },
         // "Refactor with instruction…" and "Generate code here…" run the default instruction
         // in menus that cannot ask; VS Code can, so those two ask for the text first.
         provideCodeActions: async (document, range, context, token, next) => {

@@ -11,8 +11,9 @@ Rules that keep it honest and cheap:
 - typing cancels: a change of the document cancels its job (its answer would be stale);
 - one job per provider instance at a time: a new one cancels the previous one on the same
   instance (a local model server has one slot), and ``yield_to`` tells the service that
-  another feature (inline completion, whose ghost text comes first) is using an instance, so a
-  next edit never queues in front of it;
+  another feature (inline completion, whose ghost text comes first) is using an instance: a
+  next edit waits for the instance (within its budget) and never queues in front of it, so a
+  request right after an accepted completion is answered once that completion's work is done;
 - every request is answered within ``time_budget_ms``: a model that is later gives an empty
   answer and its request is cancelled;
 - no suggestion for an unchanged window, an edit that only undoes the user's last edit, or a
@@ -87,6 +88,8 @@ class _Job:
     version: int
     line: int
     instance: str = ""
+    waiting: bool = False
+    """Waiting for its provider instance, which another feature is using."""
     task: asyncio.Task[NextEditResult] | None = field(default=None, repr=False)
 
     def matches(self, request: NextEditRequest) -> bool:
@@ -123,6 +126,7 @@ class NextEditService:
         self._jobs: dict[str, _Job] = {}
         self._upstream: dict[str, _Job] = {}
         self._busy_elsewhere: set[str] = set()
+        self._free: dict[str, asyncio.Event] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.stats = NextEditStats()
         documents.add_listener(self._recent.on_document)
@@ -152,13 +156,16 @@ class NextEditService:
 
     def yield_to(self, instance: str, busy: bool) -> None:
         """Tell the service another feature is (or no longer is) using provider ``instance``."""
+        free = self._free.setdefault(instance, asyncio.Event())
         if busy:
             self._busy_elsewhere.add(instance)
+            free.clear()
             running = self._upstream.get(instance)
             if running is not None:
                 running.cancel()
         else:
             self._busy_elsewhere.discard(instance)
+            free.set()
 
     def status(self) -> dict[str, object]:
         """Return the next-edit part of ``qodeassist/status``."""
@@ -202,6 +209,9 @@ class NextEditService:
             raise
         if not done:
             job.cancel()
+            if job.waiting:
+                reason = f"the provider stayed busy with another feature for {budget:g} s"
+                return NextEditResult(Outcome.YIELDED, reason=reason)
             return NextEditResult(Outcome.LATE, reason=f"no answer within {budget:g} s")
         if job.task.cancelled():
             return NextEditResult(Outcome.SUPERSEDED, reason="the document or provider moved on")
@@ -241,8 +251,10 @@ class NextEditService:
         if isinstance(profile, NextEditResult):
             return profile
         instance = profile.provider_instance
-        if instance in self._busy_elsewhere:
-            return NextEditResult(Outcome.YIELDED, agent=profile.name, reason="provider busy")
+        while instance in self._busy_elsewhere:  # inline completion's turn: wait for it
+            job.waiting = True
+            await self._free[instance].wait()
+        job.waiting = False
         previous = self._upstream.get(instance)
         if previous is not None and previous is not job:
             previous.cancel()  # one request per provider instance
@@ -366,8 +378,8 @@ class NextEditService:
 def _reusable(job: _Job) -> bool:
     """Whether ``job`` is running or ended with an answer another request may share."""
     task = job.task
-    if task is None or task.cancelled():
-        return False
+    if task is None or task.cancelled() or task.cancelling():
+        return False  # cancelling: a request that just gave up on it (its budget) ended it
     if not task.done():
         return True
     return task.exception() is None and task.result().outcome not in _RETRY

@@ -8,6 +8,7 @@
 -- dismisses it on <Esc>/InsertLeave or on request.
 local api = vim.api
 local client_mod = require('qodeassist.client')
+local positions = require('qodeassist.positions')
 
 local M = {}
 
@@ -16,7 +17,6 @@ M.ns = api.nvim_create_namespace('qodeassist.ghost')
 local track_ns = api.nvim_create_namespace('qodeassist.ghost.anchor')
 
 local TRIGGER_INVOKED, TRIGGER_AUTOMATIC = 1, 2
-local has_011 = vim.fn.has('nvim-0.11') == 1
 
 ---@class qodeassist.Suggestion
 ---@field client_id integer
@@ -37,25 +37,7 @@ local buffers = {}
 ---@type qodeassist.Config
 local cfg
 
---- Byte column of LSP ``character`` in ``line`` for ``encoding``.
-local function byte_col(line, character, encoding)
-  if encoding == 'utf-8' then
-    return math.min(character, #line)
-  end
-  local ok, col
-  if has_011 then
-    ok, col = pcall(vim.str_byteindex, line, encoding, character, false)
-  else
-    ok, col = pcall(vim.str_byteindex, line, character, encoding == 'utf-16')
-  end
-  return ok and col or #line
-end
-
---- (row, col) of an LSP position in ``bufnr``, 0-based bytes.
-local function to_pos(bufnr, position, encoding)
-  local line = api.nvim_buf_get_lines(bufnr, position.line, position.line + 1, false)[1] or ''
-  return position.line, byte_col(line, position.character, encoding)
-end
+local to_pos = positions.to_pos
 
 local function before(r1, c1, r2, c2)
   return r1 < r2 or (r1 == r2 and c1 < c2)

@@ -1,7 +1,8 @@
 -- qodeassist.inline: inline completion for the buffers the server attaches to. On Neovim 0.12+
 -- it enables the native vim.lsp.inline_completion (accept = get(); next word/line through
 -- get{on_accept}); before 0.12, or with inline.mode = 'extmark', it uses qodeassist.ghost.
--- Sets the buffer-local insert-mode keymaps of inline.keymaps.
+-- Sets the buffer-local insert-mode keymaps of inline.keymaps. Accepting a whole suggestion asks
+-- for the next edit at once (qodeassist.next_edit.after_accept).
 local api = vim.api
 local ghost = require('qodeassist.ghost')
 
@@ -125,10 +126,16 @@ end
 function M.accept(bufnr, how)
   bufnr = resolve(bufnr)
   how = how or 'all'
+  local accepted
   if attached[bufnr] == 'native' then
-    return native_accept(bufnr, how)
+    accepted = native_accept(bufnr, how)
+  else
+    accepted = attached[bufnr] == 'extmark' and ghost.accept(bufnr, how)
   end
-  return attached[bufnr] == 'extmark' and ghost.accept(bufnr, how)
+  if accepted and how == 'all' then
+    require('qodeassist.next_edit').after_accept(bufnr) -- the edit that follows, at once
+  end
+  return accepted
 end
 
 --- Hide the suggestion; false when none was shown.

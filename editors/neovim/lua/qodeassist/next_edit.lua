@@ -7,6 +7,8 @@
 -- the edit as virtual lines below it (QodeAssistNextEditAdd), and the server is told with
 -- textDocument/didShowInlineEdit. jump() moves the cursor to the edit, accept() applies it (one
 -- undo step) and runs its command (the server counts the acceptance), dismiss() hides it.
+-- after_accept() (called by qodeassist.inline once a whole inline completion went in) asks at
+-- once, without the edit-pause debounce: the accepted text is the edit the next one follows.
 -- BufEnter sends textDocument/didFocus (the server's "recently viewed" files).
 local api = vim.api
 local client_mod = require('qodeassist.client')
@@ -24,28 +26,12 @@ local METHOD = 'textDocument/copilotInlineEdit'
 ---@field end_row integer
 ---@field end_col integer
 
----@type table<integer, {timer?: uv.uv_timer_t, request?: {client_id: integer, id: integer}, shown?: qodeassist.NextEdit, augroup: integer}>
+---@type table<integer, {timer?: uv.uv_timer_t, request?: {client_id: integer, id: integer}, shown?: qodeassist.NextEdit, augroup: integer, asked_tick?: integer}>
 local buffers = {}
 
 local cfg ---@type table
 
-local function byte_col(line, character, encoding)
-  if encoding == 'utf-8' then
-    return math.min(character, #line)
-  end
-  local ok, col
-  if vim.fn.has('nvim-0.11') == 1 then
-    ok, col = pcall(vim.str_byteindex, line, encoding, character, false)
-  else
-    ok, col = pcall(vim.str_byteindex, line, character, encoding == 'utf-16')
-  end
-  return ok and col or #line
-end
-
-local function to_pos(bufnr, position, encoding)
-  local line = api.nvim_buf_get_lines(bufnr, position.line, position.line + 1, false)[1] or ''
-  return position.line, byte_col(line, position.character, encoding)
-end
+local to_pos = require('qodeassist.positions').to_pos
 
 local function version_of(bufnr)
   return vim.lsp.util.buf_versions[bufnr] or 0
@@ -133,6 +119,7 @@ function M.request(bufnr)
   local params = vim.lsp.util.make_position_params(win, client.offset_encoding or 'utf-16')
   local asked = version_of(bufnr)
   params.textDocument.version = asked
+  state.asked_tick = api.nvim_buf_get_changedtick(bufnr)
   params.context = { triggerKind = 2 }
   local id
   id = client_mod.request(client, METHOD, params, function(err, result)
@@ -154,8 +141,8 @@ end
 
 local function on_change(bufnr)
   local state = buffers[bufnr]
-  if not state then
-    return
+  if not state or state.asked_tick == api.nvim_buf_get_changedtick(bufnr) then
+    return -- no change since the last request (after_accept asked before TextChangedI came)
   end
   M.clear(bufnr)
   cancel(state)
@@ -175,18 +162,23 @@ local function on_change(bufnr)
   )
 end
 
---- Whether a next edit is shown in ``bufnr``.
-function M.visible(bufnr)
+--- ``bufnr`` (0 or nil: the current buffer) and its shown next edit (nil when none).
+---@return integer bufnr, qodeassist.NextEdit? shown
+local function shown_in(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   local state = buffers[bufnr]
-  return state ~= nil and state.shown ~= nil
+  return bufnr, state and state.shown
+end
+
+--- Whether a next edit is shown in ``bufnr``.
+function M.visible(bufnr)
+  local _, shown = shown_in(bufnr)
+  return shown ~= nil
 end
 
 --- Move the cursor to the start of the shown next edit; false when there is none.
 function M.jump(bufnr)
-  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local state = buffers[bufnr]
-  local shown = state and state.shown
+  local _, shown = shown_in(bufnr)
   if not shown then
     return false
   end
@@ -196,9 +188,8 @@ end
 
 --- Apply the shown next edit and run its command; false when there is none.
 function M.accept(bufnr)
-  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local state = buffers[bufnr]
-  local shown = state and state.shown
+  local shown
+  bufnr, shown = shown_in(bufnr)
   if not shown then
     return false
   end
@@ -226,17 +217,29 @@ end
 
 --- Jump to the shown edit, or accept it when the cursor is already on it (copilot-lsp's Tab).
 function M.jump_or_accept(bufnr)
-  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local state = buffers[bufnr]
-  local shown = state and state.shown
+  local shown
+  bufnr, shown = shown_in(bufnr)
   if not shown then
     return false
   end
-  local cursor = api.nvim_win_get_cursor(0)
-  if cursor[1] - 1 ~= shown.row then
+  if api.nvim_win_get_cursor(0)[1] - 1 ~= shown.row then
     return M.jump(bufnr)
   end
   return M.accept(bufnr)
+end
+
+--- An inline completion was just accepted whole in ``bufnr``: ask for the next edit now.
+function M.after_accept(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local state = buffers[bufnr]
+  if not state then
+    return -- next edits are off (or the buffer is not followed)
+  end
+  if state.timer then
+    state.timer:stop()
+  end
+  M.clear(bufnr)
+  M.request(bufnr)
 end
 
 local function map(bufnr, lhs, fn, desc)

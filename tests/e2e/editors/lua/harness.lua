@@ -469,6 +469,38 @@ function H.type_and_wait_for_suggestion()
   H.snapshot('shown')
 end
 
+--- Type, wait for the suggestion's ghost text, accept it with <Tab> and wait until it is in.
+function H.accept_suggestion_with_tab()
+  H.type_and_wait_for_suggestion()
+  local typed_line = H.line(2)
+  H.input('<Tab>')
+  H.wait('the suggestion to be inserted', function()
+    return H.line(2) ~= typed_line
+  end)
+end
+
+--- The next-edit extmarks of the buffer: highlighted ranges and virtual lines (their text).
+function H.next_edit_marks()
+  local ns = api.nvim_get_namespaces()['qodeassist.next_edit']
+  local out = {}
+  for _, mark in ipairs(ns and api.nvim_buf_get_extmarks(H.buf, ns, 0, -1, { details = true }) or {}) do
+    local details = mark[4]
+    local lines = {}
+    for _, line in ipairs(details.virt_lines or {}) do
+      table.insert(lines, line[1][1])
+    end
+    table.insert(out, {
+      row = mark[2],
+      col = mark[3],
+      end_row = details.end_row,
+      end_col = details.end_col,
+      hl_group = details.hl_group,
+      virt_lines = lines,
+    })
+  end
+  return out
+end
+
 --- Run ``scenario`` (a function) as the test; every outcome ends Neovim.
 function H.run(scenario)
   -- Editor defaults must not rewrite what is typed.

@@ -6,12 +6,7 @@ local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 
 H.run(function()
   H.start_plugin()
-  H.type_and_wait_for_suggestion()
-  local typed_line = H.line(2)
-  H.input('<Tab>')
-  H.wait('the suggestion to be inserted', function()
-    return H.line(2) ~= typed_line
-  end)
+  H.accept_suggestion_with_tab()
   H.finish_acceptance()
   H.snapshot('normal')
 end)

@@ -7,27 +7,7 @@ local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
 local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 local api = vim.api
 
---- The next-edit extmarks: highlighted ranges and virtual lines.
-local function marks()
-  local ns = api.nvim_get_namespaces()['qodeassist.next_edit']
-  local out = {}
-  for _, mark in ipairs(ns and api.nvim_buf_get_extmarks(H.buf, ns, 0, -1, { details = true }) or {}) do
-    local details = mark[4]
-    local lines = {}
-    for _, line in ipairs(details.virt_lines or {}) do
-      table.insert(lines, line[1][1])
-    end
-    table.insert(out, {
-      row = mark[2],
-      col = mark[3],
-      end_row = details.end_row,
-      end_col = details.end_col,
-      hl_group = details.hl_group,
-      virt_lines = lines,
-    })
-  end
-  return out
-end
+local marks = H.next_edit_marks
 
 local function snapshot(name)
   H.snapshot(name)

@@ -128,11 +128,27 @@ async def test_inline_completion_on_the_same_provider_comes_first() -> None:
     await asyncio.sleep(0.05)
     service.yield_to("Local", True)  # a completion generation took the instance
     assert (await asked).outcome is Outcome.SUPERSEDED
-    # While completion holds it, next edits stay away from the instance altogether.
-    result = await service.suggest(NextEditRequest(document, 1, 0))
-    assert result.outcome is Outcome.YIELDED and backend.sessions.acquired == 1
+    # While completion holds it, a next edit waits for the instance, never sending meanwhile...
+    waiting = asyncio.ensure_future(service.suggest(NextEditRequest(document, 1, 0)))
+    await asyncio.sleep(0.1)
+    assert not waiting.done() and backend.sessions.acquired == 1
+    # ... and goes once completion is done with it (a request right after an accept).
     service.yield_to("Local", False)
-    assert (await service.suggest(NextEditRequest(document, 1, 0))).outcome is Outcome.SUGGESTED
+    assert (await waiting).outcome is Outcome.SUGGESTED and backend.sessions.acquired == 2
+
+
+async def test_a_provider_busy_for_the_whole_budget_gives_a_yielded_empty_answer() -> None:
+    store = renamed_store()
+    backend = runtime()
+    service = NextEditService(backend, store, settings=lambda: budget(200))
+    document = store.get("file:///p/geo.py")
+    assert document is not None
+    service.yield_to("Local", True)
+    result = await service.suggest(NextEditRequest(document, 0, 11))
+    assert result.outcome is Outcome.YIELDED and result.edits == ()
+    assert "busy" in result.reason and backend.sessions.acquired == 0
+    service.yield_to("Local", False)  # the cancelled wait left nothing behind
+    assert (await service.suggest(NextEditRequest(document, 0, 11))).outcome is Outcome.SUGGESTED
 
 
 async def test_one_request_per_provider_instance() -> None:
