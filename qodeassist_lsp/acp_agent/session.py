@@ -79,6 +79,8 @@ class AcpSession:
         self.client = client
         self.abilities = abilities
         self.agent = chats.agent_of(session_id)
+        self.plan_mode = False
+        """The ``plan`` mode: a prompt is planned first, then run step by step."""
         self._diff_of = diff_of
         self._diffed: set[str] = set()
         self._queue: asyncio.Queue[Update | _Flush | _Terminal] = asyncio.Queue()
