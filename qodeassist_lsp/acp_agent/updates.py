@@ -30,11 +30,11 @@ from acp.schema import (
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     CurrentModeUpdate,
+    PlanEntryStatus,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
     ToolCallStatus,
-    PlanEntryStatus,
     ToolKind,
     UserMessageChunk,
 )
