@@ -51,7 +51,7 @@ from qodeassist_lsp import __version__
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
-from qodeassist_lsp.acp_agent.updates import replay_updates, stop_reason
+from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_reason
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
@@ -221,6 +221,10 @@ class QodeAssistAgent:
                     continue
             for update in replay_updates(Message(raw["role"], tuple(blocks)), path):
                 session.send(update)
+        plan = session.chats.plans.get(session_id)
+        if plan is not None and plan.steps:
+            for update in plan_updates(plan.event()):
+                session.send(update)
         await self._announce_commands(session)
         await session.flush()
         return LoadSessionResponse(modes=self._modes(session))
@@ -319,13 +323,16 @@ class QodeAssistAgent:
         terminal: TerminalEvent = FinishedEvent("", "end_turn")
         if plan is not None and plan.state == "proposed":
             token = CURRENT.set(session)  # the steps' tool calls reach this session's client
+            session.running_plan = True
             try:
                 terminal = await plans.run(session.session_id)
             except asyncio.CancelledError:
                 session.chats.cancel(session.session_id)
                 raise
             finally:
+                session.running_plan = False
                 CURRENT.reset(token)
+            await session.chats.flush()  # the plan's last state is on disk when the turn ends
         await session.flush()
         return terminal
 
