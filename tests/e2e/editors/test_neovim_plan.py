@@ -39,3 +39,7 @@ def test_the_plan_is_a_checklist_and_approve_runs_it(
     after = done[start + 3 :]
     assert "## Step 1: Look around" in after and "## Step 2: Say hi" in after, why
     assert after.index("Looked.") < after.index("## Step 2: Say hi") < after.index("Hi!"), why
+    reopened = run.snapshot("reopened")["chat_lines"]
+    start = reopened.index("**Plan** · done")
+    assert reopened[start : start + 3] == done[done.index("**Plan** · done") :][:3], why
+    assert reopened[-3:] == ["**Plan** · done", "[x] 1. Look around", "[x] 2. Say hi"], why

@@ -355,7 +355,8 @@ function handlers.agentChosen(ev)
   add_lines({ ('_(agent: %s — %s)_'):format(ev.agent or '?', reason) })
 end
 
-function handlers.planUpdated(ev)
+---@param stored? boolean the plan of a reopened chat: its running step is not streaming here
+function handlers.planUpdated(ev, stored)
   local lines = plan_mod.lines(ev)
   local block = chat.plan
   -- A plan the planning turn just proposed (or an invalid one) starts a new block.
@@ -377,7 +378,7 @@ function handlers.planUpdated(ev)
     end
   end
   local n, step = plan_mod.running_step(ev)
-  if step and step.requestId ~= chat.request_id then
+  if step and not stored and step.requestId ~= chat.request_id then
     section(('## Step %d: %s'):format(n, step.title or ''))
     chat.request_id = step.requestId
     set_busy(true)
@@ -847,6 +848,10 @@ function M.load(chat_id, done)
       add_lines({ '# ' .. title })
     end
     render_messages(saved.messages)
+    if type(saved.plan) == 'table' and saved.plan.steps then
+      -- The stored plan (after a restart a step may still read `running`: approve resumes it).
+      handlers.planUpdated(vim.tbl_extend('force', saved.plan, { requestId = '' }), true)
+    end
     if saved.busy then
       -- A request of this chat is still running: show its events from now on.
       chat.follow_any = true

@@ -1,6 +1,6 @@
 -- Plugin plan mode: :QodeAssistChatPlan sends in plan mode; the proposed plan is drawn as a
 -- checklist; :QodeAssistPlanApprove runs it, each step's answer streams under `## Step N`, and
--- the checklist is rewritten in place until every step is done.
+-- the checklist is rewritten in place until every step is done; reopened, the chat shows it.
 local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
 local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 
@@ -38,4 +38,15 @@ H.run(function()
     return has_line('**Plan** · done') and not session().busy
   end)
   snap('done')
+  -- Reopened from the server's history, the chat shows its stored plan again.
+  local chat_id = session().chat_id
+  vim.cmd('QodeAssistChatNew')
+  local loaded = false
+  require('qodeassist.chat').load(chat_id, function()
+    loaded = true
+  end)
+  H.wait('the chat to be reopened', function()
+    return loaded
+  end)
+  snap('reopened')
 end)
