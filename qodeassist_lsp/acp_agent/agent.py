@@ -2,9 +2,11 @@
 
 ``initialize`` records what the client can do (``fs``, ``terminal``); ``session/new`` opens an
 empty chat whose id is the session id, ``session/load`` replays a stored one; the chat agents
-of ``pipelines.chat_assistant`` are the session's modes; skills are announced as slash commands.
-``session/prompt`` sends one chat message (text, resource links as attachments, embedded
-resources as quoted files) and answers with the stop reason once every update is sent.
+of ``pipelines.chat_assistant`` are the session's modes, with ``plan`` (plan mode with the last
+chosen agent); skills are announced as slash commands. ``session/prompt`` sends one chat message
+(text, resource links as attachments, embedded resources as quoted files) and answers with the
+stop reason once every update is sent; in plan mode the plan arrives as ``plan`` updates and its
+steps run at once, in the same turn (ACP has no approve step; writes still ask permission).
 Next-edit suggestions (``nes/*``, ``document/*``) are `nes.NesServer`'s. Methods this agent does
 not implement (fork, resume, config options) are answered "method not found" by the SDK.
 """
@@ -49,16 +51,18 @@ from qodeassist_lsp import __version__
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
-from qodeassist_lsp.acp_agent.updates import replay_updates, stop_reason
+from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_reason
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import Message
-from qodeassist_lsp.core.events import FailedEvent
+from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
 from qodeassist_lsp.features.chat.files import ChatInputError
 from qodeassist_lsp.features.chat.history_format import decode_block
 from qodeassist_lsp.features.chat.service import SendInput
 from qodeassist_lsp.skills.library import UnknownSkill
 
 log = logging.getLogger("qodeassist.acp")
+
+PLAN_MODE = "plan"
 
 
 def _invalid(message: str) -> RequestError:
@@ -157,7 +161,15 @@ class QodeAssistAgent:
         modes = [
             SessionMode(id=name, name=name, description=f"chat with {name}") for name in roster
         ]
-        return SessionModeState(current_mode_id=session.agent, available_modes=modes)
+        modes.append(
+            SessionMode(
+                id=PLAN_MODE,
+                name="Plan",
+                description="write a plan of steps first, then carry them out one by one",
+            )
+        )
+        current = PLAN_MODE if session.plan_mode else session.agent
+        return SessionModeState(current_mode_id=current, available_modes=modes)
 
     async def _announce_commands(self, session: AcpSession) -> None:
         library = await self.host.current_skills()
@@ -209,6 +221,10 @@ class QodeAssistAgent:
                     continue
             for update in replay_updates(Message(raw["role"], tuple(blocks)), path):
                 session.send(update)
+        plan = session.chats.plans.get(session_id)
+        if plan is not None and plan.steps:
+            for update in plan_updates(plan.event()):
+                session.send(update)
         await self._announce_commands(session)
         await session.flush()
         return LoadSessionResponse(modes=self._modes(session))
@@ -234,15 +250,18 @@ class QodeAssistAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        """Switch the session's chat agent (its modes are the chat agents)."""
+        """Switch the session's chat agent (its modes are the chat agents), or to plan mode."""
         session = self._session(session_id)
         config = self.host.configuration
         roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
-        if mode_id not in roster:
+        if mode_id not in (*roster, PLAN_MODE):
             raise _invalid(
-                f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}"
+                f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}, "
+                f"and {PLAN_MODE!r}"
             )
-        session.agent = mode_id
+        session.plan_mode = mode_id == PLAN_MODE
+        if not session.plan_mode:
+            session.agent = mode_id
         session.send(update_current_mode(mode_id))
         return SetSessionModeResponse()
 
@@ -266,8 +285,9 @@ class QodeAssistAgent:
         text, attachments = _message(prompt)
         turn = session.begin_turn()
         token = CURRENT.set(session)
+        chats = session.chats
         try:
-            await session.chats.send(
+            await (chats.plans.start if session.plan_mode else chats.send)(
                 SendInput(
                     text, chat_id=session_id, agent=session.agent or None, attachments=attachments
                 )
@@ -282,6 +302,8 @@ class QodeAssistAgent:
         except asyncio.CancelledError:
             session.chats.cancel(session_id)
             raise
+        if session.plan_mode and terminal.kind == "finished":
+            terminal = await self._run_plan(session)
         reason = stop_reason(terminal)
         if reason is None:
             assert isinstance(terminal, FailedEvent)
@@ -293,6 +315,26 @@ class QodeAssistAgent:
                 }
             )
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
+
+    async def _run_plan(self, session: AcpSession) -> TerminalEvent:
+        """Run the plan the planning turn proposed; return how the last step ended."""
+        plans = session.chats.plans
+        plan = plans.get(session.session_id)
+        terminal: TerminalEvent = FinishedEvent("", "end_turn")
+        if plan is not None and plan.state == "proposed":
+            token = CURRENT.set(session)  # the steps' tool calls reach this session's client
+            session.running_plan = True
+            try:
+                terminal = await plans.run(session.session_id)
+            except asyncio.CancelledError:
+                session.chats.cancel(session.session_id)
+                raise
+            finally:
+                session.running_plan = False
+                CURRENT.reset(token)
+            await session.chats.flush()  # the plan's last state is on disk when the turn ends
+        await session.flush()
+        return terminal
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's turn and its upstream stream (it ends ``cancelled``)."""

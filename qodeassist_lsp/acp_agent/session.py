@@ -79,6 +79,10 @@ class AcpSession:
         self.client = client
         self.abilities = abilities
         self.agent = chats.agent_of(session_id)
+        self.plan_mode = False
+        """The ``plan`` mode: a prompt is planned first, then run step by step."""
+        self.running_plan = False
+        """A prompt's plan is running its steps (the turn goes on after its first terminal)."""
         self._diff_of = diff_of
         self._diffed: set[str] = set()
         self._queue: asyncio.Queue[Update | _Flush | _Terminal] = asyncio.Queue()
@@ -87,8 +91,8 @@ class AcpSession:
 
     @property
     def busy(self) -> bool:
-        """Whether a prompt turn is running."""
-        return self._turn is not None and not self._turn.done()
+        """Whether a prompt turn is running (its plan's steps included)."""
+        return self.running_plan or (self._turn is not None and not self._turn.done())
 
     def begin_turn(self) -> asyncio.Future[TerminalEvent]:
         """Return the future the turn's terminal event resolves (after its updates are sent)."""

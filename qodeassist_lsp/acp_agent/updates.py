@@ -13,20 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from acp import (
+    plan_entry,
     start_tool_call,
     text_block,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     CurrentModeUpdate,
+    PlanEntryStatus,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -39,6 +43,7 @@ from qodeassist_lsp.core.content import Message, TextBlock, ToolResultBlock, Too
 from qodeassist_lsp.core.events import (
     FileEditEvent,
     FinishedEvent,
+    PlanUpdatedEvent,
     SessionEvent,
     TerminalEvent,
     TextEvent,
@@ -55,6 +60,7 @@ Update = (
     | ToolCallProgress
     | AvailableCommandsUpdate
     | CurrentModeUpdate
+    | AgentPlanUpdate
 )
 DiffOf = Callable[[FileEditEvent], tuple[str, str | None, str | None] | None]
 """Returns (path, old text, new text) of an edit event, None once the edit is forgotten."""
@@ -76,6 +82,12 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "build": "execute",
     "todo": "think",
 }
+PLAN_STATUSES: dict[str, PlanEntryStatus] = {
+    "running": "in_progress",
+    "done": "completed",
+    "skipped": "completed",
+}
+"""ACP's plan entry status of a step's (pending, failed: ``pending``, to run again)."""
 _BY_PERMISSION: dict[str, ToolKind] = {"read": "read", "write": "edit", "execute": "execute"}
 _TITLE_ARGUMENTS = 80
 
@@ -127,6 +139,8 @@ def event_updates(
         return [update_agent_thought_text(event.text)]
     if isinstance(event, ToolCallEvent):
         return [call_start(event, cwd)]
+    if isinstance(event, PlanUpdatedEvent):
+        return plan_updates(event)
     if isinstance(event, FileEditEvent) and event.call_id:
         diff = diff_of(event)
         if diff is None:
@@ -148,6 +162,18 @@ def event_updates(
         done: ToolCallStatus = "failed" if event.is_error else "completed"
         return [update_tool_call(event.tool_use_id, status=done, raw_output=event.content)]
     return []
+
+
+def plan_updates(event: PlanUpdatedEvent) -> list[Update]:
+    """Return the ``plan`` update of a plan (a note in the answer when it is invalid)."""
+    if event.state == "invalid":
+        why = event.error.message if event.error is not None else "no plan"
+        return [update_agent_message_text(f"\n\n[No plan: {why}]")]
+    entries = [
+        plan_entry(step.title, status=PLAN_STATUSES.get(step.status, "pending"))
+        for step in event.steps
+    ]
+    return [update_plan(entries)]
 
 
 def result_content(event: ToolResultEvent) -> ToolCallProgress:

@@ -1,7 +1,8 @@
 """The session event stream: what a request produced, as features and clients see it.
 
 Deltas (``text``, ``thinking``, ``toolCall``, ``toolResult``, ``fileEdit``, ``usage``) may
-repeat (``agentChosen`` comes first, once, for a chat sent with ``agent: "auto"``); exactly one
+repeat (``agentChosen`` comes first, once, for a chat sent with ``agent: "auto"``;
+``planUpdated`` tells a plan-mode chat's plan and its steps' states); exactly one
 terminal event (``finished``, ``failed``, ``cancelled``) ends every request. ``to_json`` gives
 the camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events jsonl``.
 """
@@ -193,6 +194,57 @@ class AgentChosenEvent:
 
 
 @dataclass(frozen=True)
+class PlanStepInfo:
+    """One step of a plan as clients see it."""
+
+    id: str
+    title: str
+    status: str
+    """``pending``, ``running``, ``done``, ``failed`` or ``skipped``."""
+    request_id: str = ""
+    """The chat request that carries the step out (once it started)."""
+    checkpoint_id: str = ""
+    """The checkpoint of the step's turn (the files as they were before its edits)."""
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        data: dict[str, Any] = {"id": self.id, "title": self.title, "status": self.status}
+        if self.request_id:
+            data["requestId"] = self.request_id
+        if self.checkpoint_id:
+            data["checkpointId"] = self.checkpoint_id
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+@dataclass(frozen=True)
+class PlanUpdatedEvent:
+    """A plan-mode chat's plan changed: proposed, edited, a step started or ended, or invalid."""
+
+    request_id: str
+    """The request that changed it (the planning turn or a step's); empty for a user's edit."""
+    state: str
+    """``proposed``, ``running``, ``cancelled``, ``failed``, ``done`` or ``invalid``."""
+    steps: tuple[PlanStepInfo, ...] = ()
+    error: ErrorInfo | None = None
+    kind: Literal["planUpdated"] = "planUpdated"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "requestId": self.request_id,
+            "state": self.state,
+            "steps": [step.to_json() for step in self.steps],
+        }
+        if self.error is not None:
+            data["error"] = {"category": str(self.error.category), "message": self.error.message}
+        return data
+
+
+@dataclass(frozen=True)
 class FinishedEvent:
     """Terminal: the model finished (``stop_reason`` normalised: end_turn, max_tokens, …)."""
 
@@ -251,6 +303,7 @@ SessionEvent = (
     | FileEditEvent
     | UsageEvent
     | AgentChosenEvent
+    | PlanUpdatedEvent
     | FinishedEvent
     | FailedEvent
     | CancelledEvent

@@ -1,5 +1,8 @@
 """Chat over LSP: the ``qodeassist/chat/*`` requests, ``qodeassist/chat/event`` and agents.
 
+``chat/send {mode: "plan"}`` starts a planning turn (``plan_handlers`` serves the rest of plan
+mode).
+
 ``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
 (held back until that answer is written, see ``EventGate``) and, with a work-done token, as
 ``$/progress``. Params are validated with pydantic (``params``, imported on first use so
@@ -163,7 +166,8 @@ async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict
     feature.events.hold()
     try:
         with _ending(progress):
-            chat_id, request = await service.send(
+            send = service.plans.start if args.mode == "plan" else service.send
+            chat_id, request = await send(
                 SendInput(
                     args.message,
                     chat_id=args.chat_id,

@@ -34,6 +34,23 @@ class SendParams(Params):
     attachments: list[str] = []
     linked_files: list[str] | None = None
     work_done_token: str | int | None = None
+    mode: Literal["chat", "plan"] = "chat"
+    """``plan``: the model writes a plan of steps first (docs/plan.md)."""
+
+
+class PlanStepParams(Params):
+    """One step of ``qodeassist/chat/plan/update``."""
+
+    id: str | None = None
+    title: str
+    status: str | None = None
+
+
+class PlanUpdateParams(Params):
+    """``qodeassist/chat/plan/update`` params."""
+
+    chat_id: str
+    steps: list[PlanStepParams]
 
 
 class ChatIdParams(Params):

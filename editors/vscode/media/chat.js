@@ -75,7 +75,14 @@
       }
     }
     setBusy(patch.busy);
-    $('empty').hidden = patch.length > 0;
+    const plan = $('plan');
+    const planHtml = patch.plan || '';
+    if (plan.dataset.html !== planHtml) {
+      plan.innerHTML = planHtml;
+      plan.dataset.html = planHtml;
+    }
+    plan.hidden = !planHtml;
+    $('empty').hidden = patch.length > 0 || !!patch.plan;
     if (stick || patch.reset) {
       scrollToBottom();
     }
@@ -287,7 +294,9 @@
     if (!text.trim() && $('chips').querySelectorAll('.chip.attachment').length === 0) {
       return;
     }
-    post({ type: 'send', text });
+    const planMode = /** @type {HTMLInputElement} */ ($('plan-mode'));
+    post(planMode.checked ? { type: 'send', text, mode: 'plan' } : { type: 'send', text });
+    planMode.checked = false;
     input.value = '';
     vscode.setState({ draft: '' });
     $('notice').hidden = true;
@@ -298,6 +307,12 @@
   $('attach').addEventListener('click', () => post({ type: 'attach' }));
   $('link').addEventListener('click', () => post({ type: 'linkActive' }));
   $('empty-history').addEventListener('click', () => post({ type: 'history' }));
+  $('plan').addEventListener('click', (event) => {
+    const button = /** @type {HTMLElement} */ (event.target).closest('button[data-plan-action]');
+    if (button) {
+      post({ type: 'plan', action: button.getAttribute('data-plan-action') });
+    }
+  });
   $('notice-close').addEventListener('click', () => ($('notice').hidden = true));
   agentSelect.addEventListener('change', () => post({ type: 'agent', name: agentSelect.value }));
 

@@ -16,6 +16,7 @@ import {
   ChatGetResult,
   FileEditStatus,
   HistoryBlock,
+  Plan,
   TERMINAL_KINDS,
   Usage,
 } from './protocol';
@@ -81,6 +82,8 @@ export interface ChatModel {
   /** The request in flight (a chat has at most one); undefined when idle. */
   activeRequestId?: string;
   lastUsage?: Usage;
+  /** The plan of a plan-mode chat (the latest `planUpdated`, or the history's). */
+  plan?: Plan;
   /** Bumped on every change, so views can tell what to redraw. */
   version: number;
 }
@@ -132,6 +135,9 @@ export class ChatStore {
   apply(event: ChatEvent): ChatModel | undefined {
     if (!event || typeof event.chatId !== 'string' || typeof event.requestId !== 'string') {
       return undefined;
+    }
+    if (event.kind === 'planUpdated') {
+      return this.applyPlan(event);
     }
     if (event.kind === 'fileEdit' && this.updateKnownEdit(event)) {
       // A status change (apply, undo, …) may come after its request ended.
@@ -234,6 +240,21 @@ export class ChatStore {
     return chat;
   }
 
+  /** Keep a chat's plan; a step that starts gets a user message naming it. */
+  private applyPlan(event: Extract<ChatEvent, { kind: 'planUpdated' }>): ChatModel {
+    const chat = this.ensure(event.chatId);
+    const steps = Array.isArray(event.steps) ? event.steps : [];
+    chat.plan = { state: event.state, steps, error: event.error };
+    steps.forEach((step, index) => {
+      const id = step.requestId;
+      if (step.status === 'running' && id && !chat.messages.some((m) => m.requestId === id)) {
+        this.addUserMessage(chat.chatId, id, `Step ${index + 1}: ${step.title}`);
+      }
+    });
+    chat.version++;
+    return chat;
+  }
+
   /** The user's message of a request, placed before its answer (events may come first). */
   addUserMessage(
     chatId: string,
@@ -284,6 +305,7 @@ export class ChatStore {
     chat.agent = result.agent ?? null;
     chat.compressedFrom = result.compressedFrom ?? null;
     chat.linkedFiles = Array.isArray(result.linkedFiles) ? [...result.linkedFiles] : [];
+    chat.plan = result.plan ?? chat.plan;
     if (!isBusy(current)) {
       chat.messages = fromHistory(result.messages ?? []);
       chat.activeRequestId = undefined;

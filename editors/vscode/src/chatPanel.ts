@@ -29,7 +29,8 @@ import { fillTemplate, makeNonce } from './webviewHtml';
 /** Messages the panel's script posts. */
 type FromPanel =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; mode?: string }
+  | { type: 'plan'; action: string }
   | { type: 'cancel' }
   | { type: 'newChat' }
   | { type: 'history' }
@@ -294,7 +295,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
   }
 
-  private async send(text: string): Promise<void> {
+  private async send(text: string, mode?: string): Promise<void> {
     if (!text.trim() && this.attachments.length === 0) {
       return;
     }
@@ -307,6 +308,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const chatId = this.currentChatId;
     const chat = chatId ? this.store.get(chatId) : undefined;
     const params: ChatSendParams = { message: text };
+    if (mode === 'plan') {
+      params.mode = 'plan';
+    }
     if (chatId) {
       params.chatId = chatId;
     }
@@ -377,7 +381,7 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       case 'send':
         this.draft = '';
-        await this.send(String(message.text ?? ''));
+        await this.send(String(message.text ?? ''), message.mode);
         break;
       case 'cancel':
         await this.cancel();
@@ -404,6 +408,9 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
         break;
       case 'insert':
         await insertIntoEditor(String(message.text ?? ''));
+        break;
+      case 'plan':
+        await this.plan(String(message.action ?? ''));
         break;
       case 'editFile':
         await this.editFile(String(message.editId ?? ''), String(message.action ?? ''));
@@ -460,6 +467,20 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     return (chat?.linkedFiles ?? []).map((file) =>
       /^[a-z][\w+.-]*:/i.test(file) && !/^[a-z]:[\\/]/i.test(file) ? vscode.Uri.parse(file) : vscode.Uri.file(file),
     );
+  }
+
+  /** Approve (run, resume) or cancel the current chat's plan; the plan comes back as events. */
+  private async plan(action: string): Promise<void> {
+    const chatId = this.currentChatId;
+    if (!chatId) {
+      return;
+    }
+    const method = action === 'cancel' ? Methods.chatPlanCancel : Methods.chatPlanApprove;
+    try {
+      await this.server.request<unknown>(method, { chatId });
+    } catch (error) {
+      this.report(error);
+    }
   }
 
   private async editFile(editId: string, action: string): Promise<void> {

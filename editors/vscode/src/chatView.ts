@@ -8,7 +8,7 @@
 
 import { BlockModel, ChatModel, MessageModel, isBusy } from './chatModel';
 import { escapeHtml, renderMarkdown } from './markdown';
-import { ChatError, EditFileAction, Usage } from './protocol';
+import { ChatError, EditFileAction, Plan, Usage } from './protocol';
 
 export interface BlockView {
   /** `text`, `thinking`, `tool`, `toolResult`, `fileEdit`, `attachment`. */
@@ -31,6 +31,8 @@ export interface ChatView {
   busy: boolean;
   compressedFrom: string | null;
   messages: MessageView[];
+  /** The plan as a checklist with its buttons (HTML), '' without one. */
+  plan: string;
 }
 
 /** The longest tool argument/result text shown (the rest is summarised). */
@@ -47,7 +49,7 @@ export const CATEGORY_HINTS: Record<string, string> = {
 
 export function renderChat(chat: ChatModel | undefined): ChatView {
   if (chat === undefined) {
-    return { title: '', agent: null, busy: false, compressedFrom: null, messages: [] };
+    return { title: '', agent: null, busy: false, compressedFrom: null, messages: [], plan: '' };
   }
   return {
     chatId: chat.chatId,
@@ -56,7 +58,41 @@ export function renderChat(chat: ChatModel | undefined): ChatView {
     busy: isBusy(chat),
     compressedFrom: chat.compressedFrom,
     messages: chat.messages.map(renderMessage),
+    plan: renderPlan(chat.plan),
   };
+}
+
+const PLAN_MARKS: Record<string, string> = {
+  pending: '☐',
+  running: '⏳',
+  done: '☑',
+  failed: '✗',
+  skipped: '⤼',
+};
+
+/** A plan as a checklist; Approve (or Resume) and Cancel buttons where they apply. */
+export function renderPlan(plan: Plan | undefined): string {
+  if (plan === undefined || plan === null) {
+    return '';
+  }
+  const items = plan.steps
+    .map((step) => {
+      const mark = PLAN_MARKS[step.status] ?? '☐';
+      const error = step.error ? ` <span class="plan-error">— ${escapeHtml(step.error)}</span>` : '';
+      return `<li class="plan-step step-${escapeHtml(step.status)}"><span class="plan-mark">${mark}</span> ${escapeHtml(step.title)}${error}</li>`;
+    })
+    .join('');
+  const error = plan.error ? errorHtml(plan.error) : '';
+  const buttons: string[] = [];
+  if (['proposed', 'cancelled', 'failed'].includes(plan.state) && plan.steps.length) {
+    const label = plan.state === 'proposed' ? 'Approve' : 'Resume';
+    buttons.push(`<button class="primary" data-plan-action="approve">${label}</button>`);
+  }
+  if (plan.state === 'running' || plan.state === 'proposed') {
+    buttons.push(`<button class="secondary" data-plan-action="cancel">Cancel plan</button>`);
+  }
+  const actions = buttons.length ? `<div class="plan-actions">${buttons.join('')}</div>` : '';
+  return `<div class="plan-title">Plan · ${escapeHtml(plan.state)}</div>${error}<ol class="plan-steps">${items}</ol>${actions}`;
 }
 
 export function renderMessage(message: MessageModel): MessageView {
@@ -298,6 +334,8 @@ export interface ChatPatch {
   /** The number of messages after the patch (the panel drops any beyond it). */
   length: number;
   changed: { index: number; message: MessageView }[];
+  /** The plan's HTML ('' or absent without a plan). */
+  plan?: string;
 }
 
 /** Remembers what the panel shows, so each update sends only the messages that changed. */
@@ -335,6 +373,7 @@ export class ViewDiffer {
       compressedFrom: view.compressedFrom,
       length: view.messages.length,
       changed,
+      plan: view.plan,
     };
   }
 }

@@ -17,6 +17,8 @@ export const Methods = {
   chatCompress: 'qodeassist/chat/compress',
   chatTokens: 'qodeassist/chat/tokens',
   chatEditFile: 'qodeassist/chat/editFile',
+  chatPlanApprove: 'qodeassist/chat/plan/approve',
+  chatPlanCancel: 'qodeassist/chat/plan/cancel',
   checkpointsList: 'qodeassist/checkpoints/list',
   checkpointsRestore: 'qodeassist/checkpoints/restore',
   /** Server → client: the diagnostics tool asks for the editor's diagnostics of a file. */
@@ -104,6 +106,7 @@ export type ChatEvent = EventBase &
         statusMessage?: string;
       }
     | ({ kind: 'usage' } & Partial<Usage>)
+    | ({ kind: 'planUpdated' } & Plan)
     | { kind: 'finished'; stopReason?: string }
     | { kind: 'failed'; error: ChatError }
     | { kind: 'cancelled' }
@@ -126,6 +129,25 @@ export interface ChatSendParams {
   message: string;
   attachments?: string[];
   linkedFiles?: string[];
+  /** `plan`: the model writes a plan of steps first (docs/plan.md). */
+  mode?: 'chat' | 'plan';
+}
+
+/** One step of a plan-mode chat's plan. */
+export interface PlanStep {
+  id: string;
+  title: string;
+  status: 'pending' | 'running' | 'done' | 'failed' | 'skipped' | string;
+  requestId?: string;
+  checkpointId?: string;
+  error?: string;
+}
+
+/** A plan: `proposed`, `running`, `cancelled`, `failed`, `done` (or `invalid`: no steps). */
+export interface Plan {
+  state: string;
+  steps: PlanStep[];
+  error?: ChatError;
 }
 
 export interface ChatSendResult {
@@ -176,6 +198,7 @@ export interface ChatGetResult {
   compressedFrom?: string | null;
   linkedFiles?: string[];
   messages: HistoryMessage[];
+  plan?: Plan | null;
 }
 
 export interface ChatTokensResult {

@@ -132,6 +132,17 @@ class FileAccess:
             raise ChatInputError(f"{path} is not a text file; attach text files or images")
         return data.decode("utf-8", errors="replace")
 
+    def with_open(self, linked: Sequence[str]) -> list[str]:
+        """Return ``linked`` plus every open document inside the roots that is not ignored."""
+        paths = list(linked)
+        roots, ignore = self.roots, self.ignore
+        for document in self.documents:
+            path = document.path
+            inside = path and path not in paths and roots.contains(path)
+            if inside and not (ignore and ignore.is_ignored(path)):
+                paths.append(path)
+        return paths
+
     def linked_blocks(self, paths: Sequence[str]) -> list[Block]:
         """Return the pinned block carrying the current content of every linked file."""
         if not paths:

@@ -48,6 +48,8 @@ class ChatFile:
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     compressed_from: str | None = None
     compressed_at: str | None = None
+    plan: dict[str, Any] | None = None
+    """A plan-mode chat's plan (``features.chat.plan_state``), kept as stored."""
 
 
 def encode_block(block: Block) -> dict[str, Any] | None:
@@ -125,6 +127,8 @@ def encode(chat: ChatFile) -> str:
         "compressedFrom": chat.compressed_from,
         "compressedAt": chat.compressed_at,
     }
+    if chat.plan is not None:
+        data["plan"] = chat.plan
     return json.dumps(data, ensure_ascii=False, indent=1)
 
 
@@ -211,6 +215,7 @@ def decode(text: str) -> tuple[ChatFile, list[str]]:
         usage=_usage(data.get("usage")),
         compressed_from=data.get("compressedFrom") or None,
         compressed_at=data.get("compressedAt") or None,
+        plan=data["plan"] if isinstance(data.get("plan"), dict) else None,
     )
     return chat, warnings
 

@@ -49,6 +49,7 @@ from qodeassist_lsp.features.chat.files import (
 )
 from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
+from qodeassist_lsp.features.chat.plan import PlanRunner
 from qodeassist_lsp.features.chat.saver import ChatSaver
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
 from qodeassist_lsp.skills.library import SkillLibrary
@@ -88,6 +89,7 @@ class ChatService:
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
         self._pool = pool_use.agent_pool(runtime)
+        self.plans = PlanRunner(self, lambda: runtime.configuration.paths.personas)
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -111,7 +113,13 @@ class ChatService:
         roots = Confinement.of(self._folders(), self.settings.general.allowed_roots)
         return FileAccess(self._documents, self._ignore(), self._workspace, roots)
 
-    def _open(self, chat_id: str) -> Chat:
+    def publish(self, chat: Chat, event: SessionEvent) -> None:
+        """Save ``chat`` in the background and send ``event`` (plan updates) to the sink."""
+        self._saver.schedule(chat)
+        self._sink(chat.chat_id, event)
+
+    def open_chat(self, chat_id: str) -> Chat:
+        """Return the open chat ``chat_id``, reading its history file on first use."""
         chat = self._chats.get(chat_id)
         if chat is not None:
             return chat
@@ -177,7 +185,7 @@ class ChatService:
         message = params.message.strip()
         if not message and not params.attachments:
             raise ChatInputError("nothing to send: the message is empty")
-        chat = self._open(params.chat_id) if params.chat_id else None
+        chat = self.open_chat(params.chat_id) if params.chat_id else None
         choice = choice or await self._route(params.agent, message)
         requested = choice.agent if choice is not None else params.agent
         if requested == router.AUTO:  # a /remember message needs no choice
@@ -279,20 +287,8 @@ class ChatService:
 
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
-        linked = list(chat.file.linked_files)
-        if self.settings.chat.link_open_files:
-            ignore = access.ignore
-            roots = access.roots
-            for document in self._documents:
-                path = document.path
-                if (
-                    path
-                    and path not in linked
-                    and roots.contains(path)
-                    and not (ignore and ignore.is_ignored(path))
-                ):
-                    linked.append(path)
-        return linked
+        linked = chat.file.linked_files
+        return access.with_open(linked) if self.settings.chat.link_open_files else list(linked)
 
     async def _stop(self, chat: Chat) -> None:
         """Cancel the chat's request in flight and wait (briefly) until it has ended."""
@@ -359,7 +355,7 @@ class ChatService:
 
     def get(self, chat_id: str) -> dict[str, Any]:
         """Return a chat with its messages in the history file's block format."""
-        chat = self._open(chat_id)
+        chat = self.open_chat(chat_id)
         return {
             "chatId": chat.chat_id,
             "title": chat.file.title or title_of(chat.file),
@@ -368,6 +364,7 @@ class ChatService:
             "requestId": chat.request.id if chat.request is not None else None,
             "compressedFrom": chat.file.compressed_from,
             "linkedFiles": list(chat.file.linked_files),
+            "plan": chat.file.plan,
             "messages": [encode_message(m) for m in chat.history.messages],
         }
 
@@ -386,7 +383,7 @@ class ChatService:
 
     async def compress(self, chat_id: str) -> str:
         """Summarise ``chat_id`` into a new chat; return the new chat's id."""
-        chat = self._open(chat_id)
+        chat = self.open_chat(chat_id)
         return (await self.compress_chat(chat)).chat_id
 
     async def compress_chat(self, chat: Chat) -> Chat:
@@ -431,7 +428,7 @@ class ChatService:
         self, chat_id: str | None, draft: str = "", attachments: Sequence[str] = ()
     ) -> dict[str, Any]:
         """Return the estimated input tokens of the next request of ``chat_id``."""
-        chat = self._open(chat_id) if chat_id else None
+        chat = self.open_chat(chat_id) if chat_id else None
         estimate, from_usage = self._estimate(chat, draft, attachments)
         return {"estimate": estimate, "fromUsage": from_usage}
 
@@ -444,6 +441,7 @@ class ChatService:
 
     async def aclose(self) -> None:
         """Cancel every request and write pending saves."""
+        await self.plans.aclose()
         for chat in list(self._chats.values()):
             await self._stop(chat)
         await self.flush()

@@ -144,8 +144,12 @@ class CheckpointStore:
             return None
 
 
-def _checkpoint_id(request_id: str) -> str:
+def checkpoint_id(request_id: str) -> str:
+    """Return the id of the checkpoint of the turn ``request_id`` (one per turn)."""
     return "cp-" + _SAFE.sub("_", request_id)[:100]
+
+
+_checkpoint_id = checkpoint_id
 
 
 def _now() -> str:

@@ -59,7 +59,8 @@ async def test_a_prompt_streams_the_answer_and_ends_the_turn(
         session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[])
         assert session.modes is not None
         assert session.modes.current_mode_id == "E2E Tool Chat"
-        assert [m.id for m in session.modes.available_modes] == ["E2E Tool Chat", "E2E Other Chat"]
+        modes = [m.id for m in session.modes.available_modes]
+        assert modes == ["E2E Tool Chat", "E2E Other Chat", "plan"]
         notes = (acp_home / "project/notes.txt").as_uri()
         answer = await conn.prompt(
             session_id=session.session_id,

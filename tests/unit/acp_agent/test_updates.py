@@ -93,3 +93,26 @@ def test_stop_reasons() -> None:
     limit = ErrorInfo(ErrorCategory.TOOL, "tool continuation limit reached (3 rounds); raise …")
     assert stop_reason(FailedEvent("r", limit)) == "max_turn_requests"
     assert stop_reason(FailedEvent("r", ErrorInfo(ErrorCategory.NETWORK, "down"))) is None
+
+
+def test_a_plan_is_a_plan_update_and_an_invalid_plan_a_note() -> None:
+    from qodeassist_lsp.core.events import PlanStepInfo, PlanUpdatedEvent
+
+    steps = tuple(
+        PlanStepInfo(str(n), f"step {status}", status)
+        for n, status in enumerate(["done", "running", "pending", "failed", "skipped"])
+    )
+    [update] = event_updates(PlanUpdatedEvent("r1", "running", steps), CWD, lambda _e: None, set())
+    assert update.session_update == "plan"
+    assert [(e.content, e.status) for e in update.entries] == [  # type: ignore[union-attr]
+        ("step done", "completed"),
+        ("step running", "in_progress"),
+        ("step pending", "pending"),
+        ("step failed", "pending"),
+        ("step skipped", "completed"),
+    ]
+    error = ErrorInfo(ErrorCategory.VALIDATION, "not a plan")
+    invalid = PlanUpdatedEvent("r1", "invalid", (), error)
+    [note] = event_updates(invalid, CWD, lambda _e: None, set())
+    assert note.session_update == "agent_message_chunk"
+    assert "[No plan: not a plan]" in note.content.text  # type: ignore[union-attr]

@@ -47,7 +47,7 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 11
+    assert len(FEATURES) == 12
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "NextEditFeature",
@@ -70,6 +70,10 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         methods.CHAT_EDIT_FILE,
         methods.CHECKPOINTS_LIST,
         methods.CHECKPOINTS_RESTORE,
+        methods.CHAT_PLAN_UPDATE,
+        methods.CHAT_PLAN_APPROVE,
+        methods.CHAT_PLAN_RESUME,
+        methods.CHAT_PLAN_CANCEL,
         methods.INLINE_EDIT,
         methods.INLINE_EDIT_ALIAS,
         methods.DID_SHOW_INLINE_EDIT,

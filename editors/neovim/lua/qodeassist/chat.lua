@@ -14,6 +14,7 @@
 local api = vim.api
 local client_mod = require('qodeassist.client')
 local status = require('qodeassist.status')
+local plan_mod = require('qodeassist.plan')
 
 local M = {}
 
@@ -39,6 +40,8 @@ local chat = {
   usage = nil, ---@type table?
   failure = nil, ---@type table? {category, message} of the last failed request
   edits = {}, ---@type table<string, {mark: integer, count: integer, ev: table}> by editId
+  plan = nil, ---@type {mark: integer, count: integer}? the block of the plan's checklist
+  mode = nil, ---@type 'plan'? the mode of the next send (:QodeAssistChatPlan)
 }
 M.session = chat
 
@@ -352,6 +355,36 @@ function handlers.agentChosen(ev)
   add_lines({ ('_(agent: %s — %s)_'):format(ev.agent or '?', reason) })
 end
 
+---@param stored? boolean the plan of a reopened chat: its running step is not streaming here
+function handlers.planUpdated(ev, stored)
+  local lines = plan_mod.lines(ev)
+  local block = chat.plan
+  -- A plan the planning turn just proposed (or an invalid one) starts a new block.
+  local fresh = (ev.state == 'proposed' and ev.requestId ~= '') or ev.state == 'invalid'
+  local row = block and not fresh and valid() and edit_row(block)
+  if row then
+    write(function(buf)
+      api.nvim_buf_set_lines(buf, row, row + block.count, false, lines)
+    end)
+    block.count = #lines
+    api.nvim_buf_set_extmark(chat.buf, EDIT_NS, row, 0, { id = block.mark })
+  else
+    close_block()
+    add_lines(lines)
+    if valid() then
+      local first = api.nvim_buf_line_count(chat.buf) - #lines
+      local mark = api.nvim_buf_set_extmark(chat.buf, EDIT_NS, first, 0, {})
+      chat.plan = { mark = mark, count = #lines }
+    end
+  end
+  local n, step = plan_mod.running_step(ev)
+  if step and not stored and step.requestId ~= chat.request_id then
+    section(('## Step %d: %s'):format(n, step.title or ''))
+    chat.request_id = step.requestId
+    set_busy(true)
+  end
+end
+
 function handlers.usage(ev)
   chat.usage = ev
   update_status()
@@ -411,6 +444,10 @@ function M.on_event(ev)
   if chat.follow_any and chat.request_id == nil and chat.busy then
     chat.request_id = ev.requestId
     chat.follow_any = false
+  end
+  if ev.kind == 'planUpdated' then
+    dispatch(ev) -- it may come from a step's request or none
+    return
   end
   if chat.request_id == nil or ev.requestId ~= chat.request_id then
     return -- a request we no longer show (cancelled by a newer send)
@@ -532,7 +569,7 @@ local function reset(chat_id, agent)
   chat.chat_id, chat.agent = chat_id, agent
   chat.request_id, chat.awaiting, chat.follow_any, chat.cancel_pending = nil, false, false, false
   chat.queued, chat.block, chat.usage, chat.failure, chat.busy = {}, nil, nil, nil, false
-  chat.edits = {}
+  chat.edits, chat.plan = {}, nil
   if valid() then
     api.nvim_buf_clear_namespace(chat.buf, EDIT_NS, 0, -1)
     write(function(buf)
@@ -579,6 +616,7 @@ function M.send(message)
   chat.awaiting, chat.queued, chat.request_id, chat.follow_any = true, {}, nil, false
   set_busy(true)
   local params = { message = message, chatId = chat.chat_id, agent = chat.next_agent }
+  params.mode, chat.mode = chat.mode, nil
   client_mod.request(c, 'qodeassist/chat/send', params, function(err, result)
     chat.awaiting = false
     local queued = chat.queued
@@ -608,6 +646,24 @@ function M.send(message)
       M.cancel()
     end
   end)
+end
+
+--- Send ``message`` in plan mode: the model writes a plan of steps first (docs/plan.md).
+---@param message string
+function M.send_plan(message)
+  chat.mode = 'plan'
+  M.send(message)
+end
+
+--- Approve (run) or resume the current chat's plan; ``action`` 'cancel' stops it.
+---@param action 'approve'|'resume'|'cancel'
+function M.plan(action)
+  local c = need_client()
+  if not c or not chat.chat_id then
+    vim.notify('QodeAssist: no chat with a plan', vim.log.levels.WARN)
+    return
+  end
+  plan_mod.request(c, action, chat.chat_id)
 end
 
 --- Cancel the answer in flight.
@@ -792,6 +848,10 @@ function M.load(chat_id, done)
       add_lines({ '# ' .. title })
     end
     render_messages(saved.messages)
+    if type(saved.plan) == 'table' and saved.plan.steps then
+      -- The stored plan (after a restart a step may still read `running`: approve resumes it).
+      handlers.planUpdated(vim.tbl_extend('force', saved.plan, { requestId = '' }), true)
+    end
     if saved.busy then
       -- A request of this chat is still running: show its events from now on.
       chat.follow_any = true

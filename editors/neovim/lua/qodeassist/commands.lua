@@ -16,6 +16,13 @@ local function with_args(module, fn)
   end
 end
 
+local function plan_action(action)
+  return function()
+    require('qodeassist').ensure_setup()
+    require('qodeassist.chat').plan(action)
+  end
+end
+
 --- /skill-name completion of a chat message given as command arguments.
 local function complete_skill(arglead, cmdline, pos)
   require('qodeassist').ensure_setup()
@@ -42,6 +49,22 @@ local COMMANDS = {
   QodeAssistChatSend = {
     with_args('qodeassist.chat', 'send'),
     { nargs = '+', complete = complete_skill, desc = 'QodeAssist: send a message in the chat' },
+  },
+  QodeAssistChatPlan = {
+    with_args('qodeassist.chat', 'send_plan'),
+    {
+      nargs = '+',
+      complete = complete_skill,
+      desc = 'QodeAssist: send a message in plan mode (the model writes a plan of steps first)',
+    },
+  },
+  QodeAssistPlanApprove = {
+    plan_action('approve'),
+    { nargs = 0, desc = "QodeAssist: approve (run or resume) the chat's plan" },
+  },
+  QodeAssistPlanCancel = {
+    plan_action('cancel'),
+    { nargs = 0, desc = "QodeAssist: stop the chat's running plan" },
   },
   QodeAssistChatCancel = {
     run('qodeassist.chat', 'cancel'),

@@ -103,6 +103,7 @@ describe('renderChat', () => {
       busy: false,
       compressedFrom: null,
       messages: [],
+      plan: '',
     });
   });
 

@@ -45,9 +45,13 @@ describe('chat panel HTML', () => {
       assert.doesNotMatch(text, /@import|url\(/);
     }
     assert.doesNotMatch(script, /\beval\(|new Function|setTimeout\(\s*['"`]/);
-    // The only HTML it inserts is what the extension built (patch blocks and footers).
+    // The only HTML it inserts is what the extension built (patch blocks, footers, the plan).
     const assignments = script.match(/\.innerHTML = [^;]+;/g) ?? [];
-    assert.deepEqual(assignments, ['.innerHTML = block.html;', '.innerHTML = message.footer;']);
+    assert.deepEqual(assignments, [
+      '.innerHTML = planHtml;',
+      '.innerHTML = block.html;',
+      '.innerHTML = message.footer;',
+    ]);
   });
 
   test('nonces are fresh and URL-safe', () => {
