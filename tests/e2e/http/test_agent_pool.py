@@ -6,8 +6,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tests.e2e.http.conftest import HttpServer
-from tests.support.replay_server import Reply
+from tests.e2e.http.conftest import HttpServer, start_http, stop
+from tests.support.replay_server import ReplayServer, Reply
+from tests.support.workspace import Workspace
 
 CLAUDE = "Claude Chat — Sonnet"
 HELLO = "anthropic/stream_text_hello.sse"
@@ -62,3 +63,35 @@ def test_requirements_no_agent_meets_are_a_404_saying_what_each_lacks(
     assert error["code"] == "no_agent_meets"
     assert f"{CLAUDE} lacks tag 'rust'" in error["message"]
     assert http_server.replay.requests == []
+
+
+def test_model_auto_is_served_when_a_router_is_configured(
+    workspace: Workspace, replay: ReplayServer
+) -> None:
+    workspace.write(
+        "pipelines.toml",
+        '[pipelines]\nchat_assistant = ["Claude Chat — Sonnet"]\n'
+        'chat_router = "Claude Chat — Sonnet"\n',
+    )
+    server = start_http(workspace, replay)
+    try:
+        with server.client() as http:
+            models = [m["id"] for m in http.get("/v1/models").json()["data"]]
+            assert models == [CLAUDE, "auto"]
+            # The router's "Hello" names no agent: the first chat agent answers.
+            replay.script("/v1/messages", [HELLO, HELLO])
+            answer = http.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "auto",
+                    "messages": [{"role": "user", "content": "Hi"}],
+                    "qodeassist": {"events": True},
+                },
+            )
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["model"] == CLAUDE
+        chosen = body["qodeassist"]["events"][0]
+        assert chosen["kind"] == "agentChosen" and chosen["fallback"] is True
+    finally:
+        stop(server)
