@@ -2,11 +2,13 @@
 
 ``initialize`` records what the client can do (``fs``, ``terminal``); ``session/new`` opens an
 empty chat whose id is the session id, ``session/load`` replays a stored one; the chat agents
-of ``pipelines.chat_assistant`` are the session's modes, with ``plan`` (plan mode with the last
-chosen agent); skills are announced as slash commands. ``session/prompt`` sends one chat message
-(text, resource links as attachments, embedded resources as quoted files) and answers with the
-stop reason once every update is sent; in plan mode the plan arrives as ``plan`` updates and its
-steps run at once, in the same turn (ACP has no approve step; writes still ask permission).
+of ``pipelines.chat_assistant`` are the session's modes, with ``auto`` (the default when a
+``chat_router`` agent is configured: it picks the agent for each prompt) and ``plan`` (plan mode
+with the last chosen agent); skills are announced as slash commands. ``session/prompt`` sends
+one chat message (text, resource links as attachments, embedded resources as quoted files) and
+answers with the stop reason once every update is sent; in plan mode the plan arrives as ``plan``
+updates and its steps run at once, in the same turn (ACP has no approve step; writes still ask
+permission).
 Next-edit suggestions (``nes/*``, ``document/*``) are `nes.NesServer`'s. Methods this agent does
 not implement (fork, resume, config options) are answered "method not found" by the SDK.
 """
@@ -52,11 +54,12 @@ from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
 from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_reason
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
 from qodeassist_lsp.features.chat.files import ChatInputError
 from qodeassist_lsp.features.chat.history_format import decode_block
+from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
 from qodeassist_lsp.skills.library import UnknownSkill
 
@@ -151,16 +154,24 @@ class QodeAssistAgent:
         self.sessions[session_id] = session
         return session
 
-    def _modes(self, session: AcpSession) -> SessionModeState | None:
+    def _roster(self) -> tuple[list[str], str]:
+        """Return the modes' agents, then the ``chat_router`` agent ("": none, no ``auto``)."""
         config = self.host.configuration
         roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
+        router = config.pipelines.agent(CHAT_ROUTER)
+        return roster, router if roster and router in config.agents else ""
+
+    def _modes(self, session: AcpSession) -> SessionModeState | None:
+        roster, router = self._roster()
         if not roster:
             return None
-        if session.agent not in roster:
-            session.agent = roster[0]
         modes = [
             SessionMode(id=name, name=name, description=f"chat with {name}") for name in roster
         ]
+        if router:
+            modes.append(SessionMode(id=AUTO, name=AUTO, description=f"{router} picks the agent"))
+        if session.agent not in [mode.id for mode in modes]:
+            session.agent = roster[0]
         modes.append(
             SessionMode(
                 id=PLAN_MODE,
@@ -196,6 +207,8 @@ class QodeAssistAgent:
         path = self._cwd(cwd)
         await self.host.add_client_servers(client_servers(mcp_servers))
         session = await self._open(path, None)
+        if self._roster()[1]:  # with a router configured, a new session starts in auto
+            session.agent = AUTO
         modes = self._modes(session)
         await self._announce_commands(session)
         return NewSessionResponse(session_id=session.session_id, modes=modes)
@@ -250,10 +263,11 @@ class QodeAssistAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
-        """Switch the session's chat agent (its modes are the chat agents), or to plan mode."""
+        """Switch the session's chat agent (a chat agent or ``auto``), or to plan mode."""
         session = self._session(session_id)
-        config = self.host.configuration
-        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
+        roster, router = self._roster()
+        if router:
+            roster.append(AUTO)
         if mode_id not in (*roster, PLAN_MODE):
             raise _invalid(
                 f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}, "

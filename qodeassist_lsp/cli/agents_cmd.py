@@ -70,7 +70,7 @@ def list_agents(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return EXIT_OK
-    table = [("NAME", "PROVIDER", "MODEL", "PIPELINES", "FLAGS")]
+    table = [("NAME", "PROVIDER", "MODEL", "PIPELINES", "CONTEXT", "CONCURRENT", "FLAGS")]
     for row in rows:
         flags = ",".join(
             flag
@@ -88,6 +88,8 @@ def list_agents(args: argparse.Namespace) -> int:
                 row["provider"],
                 row["model"],
                 ",".join(row["pipelines"]) or "-",
+                str(row["contextTokens"] or "-"),
+                "any" if row["maxConcurrent"] is None else str(row["maxConcurrent"]),
                 flags or "-",
             )
         )

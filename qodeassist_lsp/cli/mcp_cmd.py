@@ -130,13 +130,20 @@ def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
 def kit_for(workspace: Path, config: Configuration) -> ToolKit:
     """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
     from qodeassist_lsp.context.ignore import FolderIgnores
+    from qodeassist_lsp.core.memory import Memory
     from qodeassist_lsp.tools.kit import KitSources, ToolKit
     from qodeassist_lsp.tools.workspace import ToolWorkspace
 
     ignores = FolderIgnores.of([workspace])
     settings = config.settings
     view = ToolWorkspace.of([workspace], settings.general.allowed_roots, ignore=ignores)
-    return ToolKit(KitSources(settings=lambda: settings.tools, workspace=lambda: view))
+    return ToolKit(
+        KitSources(
+            settings=lambda: settings.tools,
+            workspace=lambda: view,
+            memory=lambda: Memory.of(config.paths),
+        )
+    )
 
 
 async def _serve(runtime: Runtime, serving: Any) -> None:

@@ -5,7 +5,9 @@ slot (``chat_assistant``), its short CLI alias (``chat``) or its camelCase LSP f
 (``chatAssistant``), all from its row in ``config.pipelines``; filtered lists keep the
 roster's order, so a picker shows the user's preferred agent first. The list of a pipeline whose
 row is ``picked_by`` another (``chat_assistant`` by ``chat_router``) ends with a pseudo-agent
-``auto`` (flagged ``"auto": true``) when that pipeline has an agent.
+``auto`` (flagged ``"auto": true``) when that pipeline has an agent. ``contextTokens`` and
+``maxConcurrent`` are what the agent pool reads: the profile's context window (0: not declared)
+and the provider instance's effective limit (None: no limit).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import PipelineSpec, find_pipeline
+from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.core.agent import AgentFactory
 
 
@@ -27,6 +30,7 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
     out = []
     for name in names:
         profile = config.agents[name]
+        provider = _provider_of(config, name)
         out.append(
             {
                 "name": name,
@@ -38,7 +42,9 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "tools": profile.enable_tools,
                 "thinking": profile.enable_thinking,
                 "hidden": profile.hidden,
-                "demo": _serves_demo(config, name),
+                "demo": provider is not None and provider.demo,
+                "contextTokens": profile.context_tokens,
+                "maxConcurrent": provider.concurrency_limit if provider is not None else None,
                 "source": str(profile.source) if profile.source else None,
             }
         )
@@ -49,14 +55,13 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
     return out
 
 
-def _serves_demo(config: Configuration, name: str) -> bool:
-    """Whether ``name``'s provider instance (after overrides) serves a demo model."""
+def _provider_of(config: Configuration, name: str) -> ProviderInstance | None:
+    """Return ``name``'s provider instance after overrides (None: not configured)."""
     override = config.overrides.get(name)
     instance = override.provider_instance if override else ""
     if instance not in config.providers:
         instance = config.agents[name].provider_instance
-    provider = config.providers.get(instance)
-    return provider is not None and provider.demo
+    return config.providers.get(instance)
 
 
 def _auto_entry(router: str, spec: PipelineSpec) -> dict[str, Any]:
@@ -74,4 +79,6 @@ def _auto_entry(router: str, spec: PipelineSpec) -> dict[str, Any]:
         "source": None,
         "auto": True,
         "demo": False,
+        "contextTokens": 0,
+        "maxConcurrent": None,
     }

@@ -1,7 +1,8 @@
 """The HTTP API's one error shape: ``{"error": {"message", "type", "code"}}`` (OpenAI's).
 
 Routes raise `ApiError`; the typed failures of the layers below (a chat the user named wrong,
-a configuration not loaded yet) are mapped once here, in `exception_handlers`.
+a configuration not loaded yet, the agent pool's refusals: 404 no agent meets the requirements,
+503 busy or every circuit open) are mapped once here, in `exception_handlers`.
 """
 
 from __future__ import annotations
@@ -71,9 +72,20 @@ async def _invalid(request: Request, exc: Exception) -> Response:
     return error_response(status, message, "not_found" if status == 404 else "invalid_request")
 
 
+async def _pool(request: Request, exc: Exception) -> Response:
+    from qodeassist_lsp.core.agent_pool import NoAgentMeets, PoolBusy
+
+    if isinstance(exc, NoAgentMeets):
+        return error_response(404, str(exc), "no_agent_meets")
+    code = "pool_busy" if isinstance(exc, PoolBusy) else "circuit_open"
+    return error_response(503, str(exc), code, **{"Retry-After": "5"})
+
+
 def exception_handlers() -> dict[Any, Any]:
-    """Return the app's handlers: `ApiError`, `NotReady` and the chat's input errors."""
+    """Return the app's handlers: `ApiError`, `NotReady`, the chat's and the pool's errors."""
     from qodeassist_lsp.config.pipelines import UnknownPipeline
+    from qodeassist_lsp.core.agent_pool import NoAgentMeets, PoolBusy
+    from qodeassist_lsp.core.breaker import CircuitOpenError
     from qodeassist_lsp.features.chat.compressor import CompressionFailed
     from qodeassist_lsp.features.chat.files import ChatInputError
     from qodeassist_lsp.features.chat.history_format import HistoryFormatError
@@ -87,4 +99,6 @@ def exception_handlers() -> dict[Any, Any]:
     for kind in (ChatInputError, HistoryFormatError, UnknownPipeline, EditRefused):
         handlers[kind] = _invalid
     handlers[CompressionFailed] = _invalid
+    for refusal in (NoAgentMeets, PoolBusy, CircuitOpenError):  # the agent pool's refusals
+        handlers[refusal] = _pool
     return handlers

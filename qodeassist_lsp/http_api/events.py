@@ -1,10 +1,12 @@
 """Where the HTTP host's chat events go: the open streams of each chat, and permission questions.
 
 The chat service sends every event of every chat to `EventHub.publish`; an HTTP stream
-subscribes to its chat's events once ``send`` has told it the chat id. Events published while a
-send is on its way are held (as the LSP's ``EventGate`` does) and delivered when it returns, so
-a failure raised before the stream subscribed still reaches it. `Questions` carries a permission
-question to the chat's stream and waits for ``POST /v1/qodeassist/permissions/{id}``.
+subscribes to its chat's events once ``send`` has told it the chat id. Events of the chat a send
+is on its way to (of every chat nobody follows yet, for a new chat) are held (as the LSP's
+``EventGate`` does) and delivered once its stream subscribes, so a failure raised before the
+stream subscribed still reaches it, while the chats other streams follow go on streaming.
+`Questions` carries a permission question to the chat's stream and waits for
+``POST /v1/qodeassist/permissions/{id}``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class EventHub:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, list[Callable[[Payload], None]]] = {}
-        self._holds = 0
+        self._holds: dict[int, str | None] = {}
+        self._tokens = itertools.count()
         self._held: list[tuple[str, Payload]] = []
 
     def publish_event(self, chat_id: str, event: SessionEvent) -> None:
@@ -37,20 +40,34 @@ class EventHub:
         self.publish(chat_id, event.to_json())
 
     def publish(self, chat_id: str, payload: Payload) -> None:
-        """Deliver ``payload`` to ``chat_id``'s subscribers (later, while a send is held)."""
-        if self._holds:
+        """Deliver ``payload`` to ``chat_id``'s subscribers (later, while a send holds it)."""
+        if self._holding(chat_id):
             self._held.append((chat_id, payload))
             return
         for subscriber in list(self._subscribers.get(chat_id, ())):
             subscriber(payload)
+
+    def _holding(self, chat_id: str) -> bool:
+        holds = self._holds.values()
+        return (
+            chat_id in holds
+            or (None in holds and not self._subscribers.get(chat_id))
+            or any(held == chat_id for held, _ in self._held)  # keep a chat's order
+        )
+
+    def _deliver_held(self) -> None:
+        held, self._held = self._held, []
+        for chat_id, payload in held:
+            self.publish(chat_id, payload)
 
     def has_subscribers(self, chat_id: str) -> bool:
         """Whether a stream follows ``chat_id``."""
         return bool(self._subscribers.get(chat_id))
 
     def subscribe(self, chat_id: str, callback: Callable[[Payload], None]) -> Callable[[], None]:
-        """Call ``callback`` with every later payload of ``chat_id``; return the unsubscriber."""
+        """Call ``callback`` with ``chat_id``'s held payloads, then every later one."""
         self._subscribers.setdefault(chat_id, []).append(callback)
+        self._deliver_held()
 
         def unsubscribe() -> None:
             callbacks = self._subscribers.get(chat_id, [])
@@ -61,17 +78,20 @@ class EventHub:
 
         return unsubscribe
 
-    def hold(self) -> None:
-        """Hold payloads until the matching `release`."""
-        self._holds += 1
+    def hold(self, chat_id: str | None = None) -> int:
+        """Hold ``chat_id``'s payloads (None: a new chat's, i.e. those nobody follows yet).
 
-    def release(self) -> None:
-        """End one hold; deliver what was held once no hold is left."""
-        self._holds = max(self._holds - 1, 0)
-        if not self._holds:
-            held, self._held = self._held, []
-            for chat_id, payload in held:
-                self.publish(chat_id, payload)
+        Return the token to `release`. A chat a stream follows keeps streaming while another
+        send waits (for the agent pool, the router): only the chat being sent to is held.
+        """
+        token = next(self._tokens)
+        self._holds[token] = chat_id
+        return token
+
+    def release(self, token: int) -> None:
+        """End hold ``token``; deliver what no hold keeps any longer."""
+        self._holds.pop(token, None)
+        self._deliver_held()
 
 
 class Questions:

@@ -1,6 +1,8 @@
 """``POST /v1/chat/completions`` and ``GET /v1/models``: the OpenAI-compatible surface.
 
-``model`` is a chat agent's name (``GET /v1/models`` lists them). A request starts a new
+``model`` is a chat agent's name (``GET /v1/models`` lists them; ``auto`` lets the router
+pick), or ``pool`` with ``"qodeassist": {"requires": {…}}`` (or alone, for any agent) to let the
+agent pool lend one; the answer's ``model`` is the agent that served. A request starts a new
 stored chat seeded with the earlier messages it carries (system messages become a layer of the
 system prompt), or continues a stored chat named by ``"qodeassist": {"chatId": …}`` with its
 last user message; either way it runs through the chat service, so tools, permissions and
@@ -23,13 +25,16 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
+from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
 from qodeassist_lsp.core.content import Message, TextBlock
 from qodeassist_lsp.http_api.errors import ApiError, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
 from qodeassist_lsp.http_api.host import HttpHost
 
 CHAT_HEADER = "X-QodeAssist-Chat-Id"
+POOL = "pool"
+"""The ``model`` that asks the agent pool (with ``qodeassist.requires``, or for any agent)."""
 TERMINAL = ("finished", "failed", "cancelled")
 _FINISH = {"max_tokens": "length", "length": "length"}
 _STATUS = {"validation": 400, "config": 500, "tool": 500}
@@ -56,9 +61,6 @@ class Completion:
     def __init__(self, body: dict[str, Any]) -> None:
         """Read ``body``; raise `ApiError` (400) with what to change."""
         model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise ApiError(400, "model: name a chat agent (GET /v1/models lists them)")
-        self.model = model
         self.stream = bool(body.get("stream", False))
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
@@ -73,6 +75,7 @@ class Completion:
             raise ApiError(400, f"qodeassist.permissions: use one of {', '.join(ASK_MODES)}")
         self.mode: AskMode = mode
         self.events = bool(extension.get("events", False))
+        self.model, self.requires = _choice(model, extension.get("requires"))
         self.message, self.history, self.system = self._messages(body.get("messages"))
 
     @staticmethod
@@ -98,6 +101,24 @@ class Completion:
         if not turns or turns[-1].role != "user":
             raise ApiError(400, "messages: the last message must be the user's")
         return turns[-1].text, turns[:-1], "\n\n".join(s for s in system if s)
+
+
+def _choice(model: Any, requires: Any) -> tuple[str, Requirements | None]:
+    """Return the named agent, or the agent pool's requirements (``model`` then ``pool``)."""
+    if requires is None:
+        if not isinstance(model, str) or not model:
+            raise ApiError(400, "model: name a chat agent (GET /v1/models lists them)")
+        return model, (Requirements() if model == POOL else None)
+    if model not in (None, "", POOL):
+        raise ApiError(
+            400,
+            f"model {model!r} and qodeassist.requires both choose the agent: send model "
+            f'"{POOL}" (or none) with requires, or drop requires',
+        )
+    try:
+        return POOL, Requirements.from_json(requires)
+    except InvalidRequirements as exc:
+        raise ApiError(400, str(exc).replace("agent.requires", "qodeassist.requires")) from None
 
 
 def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> str:
@@ -135,32 +156,34 @@ async def chat_completions(request: Request) -> Response:
     """Run one chat turn; answer as one JSON object or as an SSE stream of chunks."""
     host: HttpHost = request.app.state.host
     args = Completion(await read_json(request))
-    await _check_model(host, args.model)
+    if args.requires is None:
+        await _check_model(host, args.model)
     service = await host.chat()
     from qodeassist_lsp.features.chat.service import SendInput
 
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    host.hub.hold()
+    hold = host.hub.hold(args.chat_id)  # a pool's wait holds no other chat's stream
     try:
         chat_id, turn = await service.send(
             SendInput(
                 args.message,
                 chat_id=args.chat_id,
-                agent=args.model,
+                agent=None if args.requires else args.model,
                 history=args.history,
                 system=args.system,
+                requires=args.requires,
             )
         )
         unsubscribe = host.hub.subscribe(chat_id, queue.put_nowait)
         assert host.gate is not None
         host.gate.serve(chat_id, args.mode)
     finally:
-        host.hub.release()
+        host.hub.release(hold)
     base = {
         "id": f"chatcmpl-{turn.id}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
-        "model": args.model,
+        "model": service.agent_of(chat_id) or args.model,  # the agent that serves
     }
 
     def end() -> None:
@@ -184,11 +207,13 @@ async def chat_completions(request: Request) -> Response:
 async def _check_model(host: HttpHost, model: str) -> None:
     config = (await host.runtime()).configuration
     roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
+    if config.pipelines.agent(CHAT_ROUTER) in config.agents:
+        roster.append("auto")  # GET /v1/models lists it too
     if model not in roster:
         raise ApiError(
             404,
             f"model {model!r} is not a chat agent; use one of: {', '.join(roster) or 'none'} "
-            "(pipelines.chat_assistant lists them)",
+            f'(pipelines.chat_assistant lists them), or "{POOL}" with qodeassist.requires',
             code="model_not_found",
         )
 

@@ -163,3 +163,25 @@ async def test_max_tokens_is_the_stop_reason_of_a_cut_answer(
         session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[])
         answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("long")])
     assert answer.stop_reason == "max_tokens"
+
+
+async def test_with_a_router_configured_auto_is_the_default_mode_and_routes(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    pipelines = acp_home / "config/pipelines.toml"
+    pipelines.write_text(pipelines.read_text() + 'chat_router = "Embedded Router"\n')
+    replay.script(
+        ROUTE,
+        [chat_reply('{"agent": "E2E Other Chat", "reason": "short"}'), chat_reply("routed")],
+    )
+    editor = Editor()
+    async with running_agent(acp_home, editor) as conn:
+        session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[])
+        assert session.modes is not None and session.modes.current_mode_id == "auto"
+        assert [m.id for m in session.modes.available_modes][-1] == "auto"
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        await conn.set_session_mode(session_id=session.session_id, mode_id="E2E Tool Chat")
+        await conn.set_session_mode(session_id=session.session_id, mode_id="auto")
+    assert editor.text() == "routed"
+    router, answer = (r.json for r in replay.requests)
+    assert "E2E Other Chat" in str(router["messages"]) and answer["model"] == "other"

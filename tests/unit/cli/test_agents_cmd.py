@@ -260,3 +260,22 @@ def test_list_labels_the_demo_models(run_cli) -> None:
     code, out, _ = run_cli("agents", "list")
     line = next(line for line in out.splitlines() if line.startswith("Embedded Chat "))
     assert line.rstrip().endswith("demo")
+
+
+def test_list_shows_the_context_window_and_the_effective_concurrency_limit(run_cli) -> None:
+    code, out, _ = run_cli("agents", "list", "--pipeline", "chat", "--json")
+    assert code == 0
+    rows = {row["name"]: row for row in json.loads(out)}
+    # Embedded Instruct is on this machine: the pool's default limit there is 1.
+    assert rows["Embedded Chat"]["contextTokens"] == 4096
+    assert rows["Embedded Chat"]["maxConcurrent"] == 1
+    # A remote API without max_concurrent has no limit; an undeclared window is 0.
+    assert rows["Claude Chat — Sonnet"]["maxConcurrent"] is None
+    assert rows["Claude Chat — Sonnet"]["contextTokens"] == 0
+    code, table, _ = run_cli("agents", "list")
+    header = table.splitlines()[0].split()
+    assert header[-3:] == ["CONTEXT", "CONCURRENT", "FLAGS"]
+    line = next(line for line in table.splitlines() if line.startswith("Embedded Chat "))
+    assert line.split()[-3:-1] == ["4096", "1"]
+    line = next(line for line in table.splitlines() if line.startswith("Claude Chat — Sonnet "))
+    assert line.split()[-3:-1] == ["-", "any"]

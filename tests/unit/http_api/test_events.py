@@ -6,19 +6,40 @@ from qodeassist_lsp.core.events import TextEvent
 from qodeassist_lsp.http_api.events import EventHub, Questions
 
 
-def test_held_payloads_arrive_after_the_release() -> None:
+def test_held_payloads_arrive_once_the_stream_subscribes() -> None:
     hub = EventHub()
     seen: list[dict[str, object]] = []
-    hub.hold()
+    token = hub.hold()
     hub.publish_event("c1", TextEvent("r1", "early"))
-    unsubscribe = hub.subscribe("c1", seen.append)
     assert seen == []
-    hub.release()
+    unsubscribe = hub.subscribe("c1", seen.append)
     assert [p["text"] for p in seen] == ["early"]
+    hub.release(token)
+    assert len(seen) == 1
     hub.publish("c2", {"kind": "text"})  # another chat
     unsubscribe()
     hub.publish("c1", {"kind": "text"})
     assert len(seen) == 1 and not hub.has_subscribers("c1")
+
+
+def test_a_waiting_send_does_not_hold_the_chats_other_streams_follow() -> None:
+    hub = EventHub()
+    followed: list[dict[str, object]] = []
+    hub.subscribe("c1", followed.append)
+    waiting = hub.hold()  # a new chat's send, waiting for a busy agent pool
+    hub.publish("c1", {"kind": "text", "text": "live"})
+    assert [p["text"] for p in followed] == ["live"]
+    hub.publish("new", {"kind": "text", "text": "first"})  # nobody follows it yet: held
+    again = hub.hold("c1")  # a send continuing c1 holds only c1
+    hub.publish("c1", {"kind": "text", "text": "next turn"})
+    hub.publish("c1", {"kind": "text", "text": "then"})
+    assert len(followed) == 1
+    hub.release(again)
+    assert [p["text"] for p in followed] == ["live", "next turn", "then"]
+    fresh: list[dict[str, object]] = []
+    hub.subscribe("new", fresh.append)
+    hub.release(waiting)
+    assert [p["text"] for p in fresh] == ["first"]
 
 
 async def test_a_question_is_shown_in_the_stream_and_answered() -> None:

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from qodeassist_lsp.core.agent_pool import Requirements
 from qodeassist_lsp.http_api.errors import ApiError
 from qodeassist_lsp.http_api.openai_routes import Completion
 
@@ -48,6 +49,9 @@ def test_defaults_deny_ask_and_start_a_new_chat() -> None:
         ({"messages": [{"role": "user", "content": 3}]}, "string or a list"),
         ({"qodeassist": {"permissions": "always"}}, "deny, allow, ask"),
         ({"qodeassist": []}, "must be an object"),
+        ({"qodeassist": {"requires": {"tools": True}}}, "both choose the agent"),
+        ({"model": "pool", "qodeassist": {"requires": {"gpu": 1}}}, "unknown key(s) gpu"),
+        ({"model": "pool", "qodeassist": {"requires": {"local": 1}}}, "qodeassist.requires.local"),
     ],
 )
 def test_bad_requests_say_what_to_change(body: dict[str, Any], says: str) -> None:
@@ -55,3 +59,17 @@ def test_bad_requests_say_what_to_change(body: dict[str, Any], says: str) -> Non
         parse(**body)
     assert caught.value.status == 400
     assert says in caught.value.message
+
+
+def test_requires_asks_the_agent_pool() -> None:
+    wanted = {"tools": True, "minContext": 8000, "tags": ["python"]}
+    args = parse(model="pool", qodeassist={"requires": wanted})
+    assert args.requires == Requirements(tools=True, min_context=8000, tags=("python",))
+    assert (
+        Completion(
+            {"messages": [{"role": "user", "content": "hi"}], "qodeassist": {"requires": {}}}
+        ).requires
+        == Requirements()
+    )
+    assert parse(model="pool").requires == Requirements()  # any agent, within the limits
+    assert parse().requires is None and parse().model == "A"
