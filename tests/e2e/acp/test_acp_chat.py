@@ -178,7 +178,7 @@ async def test_with_a_router_configured_auto_is_the_default_mode_and_routes(
     async with running_agent(acp_home, editor) as conn:
         session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[])
         assert session.modes is not None and session.modes.current_mode_id == "auto"
-        assert [m.id for m in session.modes.available_modes][-1] == "auto"
+        assert [m.id for m in session.modes.available_modes][-2:] == ["auto", "plan"]
         await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
         await conn.set_session_mode(session_id=session.session_id, mode_id="E2E Tool Chat")
         await conn.set_session_mode(session_id=session.session_id, mode_id="auto")
