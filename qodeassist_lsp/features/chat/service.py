@@ -50,6 +50,7 @@ from qodeassist_lsp.features.chat.files import (
 from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
 from qodeassist_lsp.features.chat.saver import ChatSaver
+from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
@@ -84,7 +85,7 @@ class ChatService:
         self._ignore = ignore
         self._skills = skills
         self._chats: dict[str, Chat] = {}
-        self._saver = ChatSaver(self.store, lambda: self.settings.chat.autosave)
+        self._saver = ChatSaver(self.store, lambda: self.settings.section(CHAT_SETTINGS).autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
         self._pool = pool_use.agent_pool(runtime)
@@ -97,7 +98,7 @@ class ChatService:
 
     def store(self) -> ChatStore:
         """Return the store of the configured history directory."""
-        configured = self.settings.chat.history_dir
+        configured = self.settings.section(CHAT_SETTINGS).history_dir
         config = self._runtime.configuration
         root = Path(configured).expanduser() if configured else None
         store = ChatStore(root or config.paths.data_root / "chat_history")
@@ -280,7 +281,7 @@ class ChatService:
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
         linked = list(chat.file.linked_files)
-        if self.settings.chat.link_open_files:
+        if self.settings.section(CHAT_SETTINGS).link_open_files:
             ignore = access.ignore
             roots = access.roots
             for document in self._documents:
@@ -421,7 +422,7 @@ class ChatService:
         return new
 
     def _should_compress(self, chat: Chat, draft: str) -> bool:
-        settings = self.settings.chat
+        settings = self.settings.section(CHAT_SETTINGS)
         config = self._runtime.configuration
         if not settings.auto_compress or not config.pipelines.agent(CHAT_COMPRESSION):
             return False
