@@ -60,7 +60,7 @@ from benchmarks.typing_replay import (
     start_model,
     targets,
 )
-from qodeassist_lsp.config.completion_settings import CompletionSettings
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 from tests.support.streams import write_embedded_instances
 
 # Real code nobody here wrote, from the pinned packages (jinja2 3.1.6, httpx 0.28).

@@ -27,6 +27,7 @@ from qodeassist_lsp.config.settings_writer import (
     parse_value,
     settings_path,
 )
+from qodeassist_lsp.lsp.sections import SETTINGS_MODEL
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -76,7 +77,8 @@ def _file(args: argparse.Namespace) -> SettingsFile:
     project = Path(args.scope_project or args.project or ".").resolve()
     paths = config_paths(argparse.Namespace(config_dir=args.config_dir, project=str(project)))
     try:
-        return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
+        path = settings_path(scope, paths.config_root, paths.project)
+        return SettingsFile(path, scope, SETTINGS_MODEL)
     except SettingsWriteError as exc:
         raise CliError(str(exc)) from exc
 
@@ -86,11 +88,11 @@ def get_setting(args: argparse.Namespace) -> int:
     if args.scope_project is not None:
         args.project = args.scope_project
     paths = config_paths(args)
-    settings, problems = load_settings(paths.config_root, paths.project)
+    settings, problems = load_settings(paths.config_root, paths.project, None, SETTINGS_MODEL)
     for problem in problems:
         print(problem.format(), file=sys.stderr)
     try:
-        parts = parse_key(args.key) if args.key else ()
+        parts = parse_key(args.key, SETTINGS_MODEL) if args.key else ()
     except SettingsWriteError as exc:
         raise CliError(str(exc)) from exc
     value = effective_value(settings, parts)

@@ -22,7 +22,7 @@ from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
 from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance, load_providers
-from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.config.settings import Settings, SettingsSection
 from qodeassist_lsp.config.settings_loader import load_settings
 from qodeassist_lsp.config.system_prompt import PromptRoots
 
@@ -56,16 +56,20 @@ def load_configuration(
     paths: ConfigPaths,
     extra_agent_files: Sequence[Path] = (),
     editor_settings: Mapping[str, Any] | None = None,
+    sections: Sequence[SettingsSection[Any]] = (),
 ) -> Configuration:
     """Load everything under ``paths``.
 
     ``extra_agent_files`` load as user agents on top; ``editor_settings`` (the editor's
-    ``qodeassist`` section) is the last settings layer.
+    ``qodeassist`` section) is the last settings layer; ``sections`` are the features' own
+    settings sections, validated like the core ones.
     """
     problems: list[ConfigProblem] = []
     project = paths.project_config
     # Settings first: the agents' prompt paths are checked against the user's allowed_roots.
-    settings, settings_problems = load_settings(paths.config_root, paths.project, editor_settings)
+    settings, settings_problems = load_settings(
+        paths.config_root, paths.project, editor_settings, Settings.with_sections(sections)
+    )
     providers = load_providers(
         [
             (paths.bundled / "providers", Layer.BUNDLED),

@@ -3,26 +3,23 @@
 Each key has a type, a default, a range or choice where one exists and a description; the loader
 (``settings_loader``) validates key by key against these models so one bad value never discards
 the rest of a file, and ``settings_reference.describe_settings`` turns the same models into the
-reference in ``docs/settings.md``. The shared field types live in ``settings_types`` and the
-large ``[completion]`` section in ``completion_settings``; both are re-exported here. Models are
-frozen: a ``Settings`` value is an immutable snapshot that a reload replaces as a whole.
+reference in ``docs/settings.md``. The shared field types live in ``settings_types``. A feature's
+own section (``[completion]``, ``[chat]``…) is declared beside the feature as a `SettingsSection`;
+the host passes the registered ones to `Settings.with_sections`, and the feature reads its section
+with `Settings.section`. Models are frozen: a ``Settings`` value is an immutable snapshot that a
+reload replaces as a whole.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Final, Literal
+from collections.abc import Sequence
+from functools import cache
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BeforeValidator, Field, field_validator
+from pydantic import BeforeValidator, Field, create_model, field_validator
 
-from qodeassist_lsp.config.completion_settings import (
-    DEFAULT_CUSTOM_LANGUAGES,
-    CompletionSettings,
-    CustomLanguage,
-    CustomLanguageEntry,
-)
-from qodeassist_lsp.config.next_edit_settings import NextEditSettings
 from qodeassist_lsp.config.settings_types import (
     USER_ONLY,
     USER_ONLY_EXTRA,
@@ -33,34 +30,30 @@ from qodeassist_lsp.config.settings_types import (
     MultiLinePolicy,
     OutputHandler,
     RequestTimeout,
+    S,
     Section,
+    SettingsSection,
     lower_choice,
 )
 
 __all__ = [
-    "DEFAULT_CUSTOM_LANGUAGES",
     "DEFAULT_TERMINAL_ALLOW_LIST_POSIX",
     "DEFAULT_TERMINAL_ALLOW_LIST_WINDOWS",
     "USER_ONLY",
-    "ChatSettings",
     "CompletionMode",
-    "CompletionSettings",
     "ConnectTimeout",
-    "CustomLanguage",
-    "CustomLanguageEntry",
     "FirstByteTimeout",
     "GeneralSettings",
     "LogLevel",
     "LoggingSettings",
     "McpSettings",
     "MultiLinePolicy",
-    "NextEditSettings",
     "OutputHandler",
     "PermissionPolicy",
-    "RefactorSettings",
     "RequestTimeout",
     "ResilienceSettings",
     "Settings",
+    "SettingsSection",
     "SkillsSettings",
     "ToolPermissions",
     "ToolSwitches",
@@ -93,70 +86,6 @@ class GeneralSettings(Section):
             if not os.path.isabs(os.path.expanduser(item.strip())):
                 raise ValueError(f"{item!r} is not an absolute path")
         return [item.strip() for item in value]
-
-
-# --------------------------------------------------------------------------------------------
-class ChatSettings(Section):
-    """``[chat]``: chat sessions, history and compression."""
-
-    link_open_files: bool = Field(
-        default=False,
-        description="Link every open (non-ignored) document to the chat; its current content is "
-        "re-sent with every message.",
-    )
-    autosave: bool = Field(default=True, description="Save the chat history after every answer.")
-    history_dir: str = Field(
-        default="",
-        description="Where chat histories are stored; empty = `<data dir>/chat_history`.",
-        json_schema_extra=USER_ONLY_EXTRA,
-    )
-    auto_compress: bool = Field(
-        default=False,
-        description="Summarise the chat into a new one before sending once it reaches "
-        "`auto_compress_threshold` tokens (needs a `chat_compression` agent).",
-    )
-    auto_compress_threshold: int = Field(
-        default=40000,
-        ge=1000,
-        le=10_000_000,
-        description="Estimated tokens at which `auto_compress` kicks in.",
-    )
-    router_timeout_ms: int = Field(
-        default=5000,
-        ge=100,
-        le=120_000,
-        description='How long `agent: "auto"` waits for the `chat_router` agent\'s choice '
-        "before the first chat agent answers instead.",
-    )
-    connect_timeout_s: ConnectTimeout = 10.0
-    first_byte_timeout_s: FirstByteTimeout = 300.0
-    request_timeout_s: RequestTimeout = 120.0
-
-
-# --------------------------------------------------------------------------------------------
-class RefactorSettings(Section):
-    """``[refactor]``: quick refactor requests."""
-
-    lines_before: int = Field(
-        default=50, ge=0, le=100000, description="Lines of context before the selection."
-    )
-    lines_after: int = Field(
-        default=30, ge=0, le=100000, description="Lines of context after the selection."
-    )
-    read_full_file: bool = Field(
-        default=False, description="Send the whole file as context (ignores the line limits)."
-    )
-    use_open_files: bool = Field(
-        default=False, description="Add the content of the other open documents to the context."
-    )
-    default_instruction: str = Field(
-        default="Refactor the code to improve its quality and maintainability.",
-        min_length=1,
-        description="Instruction used when a refactor is requested without one.",
-    )
-    connect_timeout_s: ConnectTimeout = 10.0
-    first_byte_timeout_s: FirstByteTimeout = 120.0
-    request_timeout_s: RequestTimeout = 120.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,16 +360,30 @@ class LoggingSettings(Section):
 
 # --------------------------------------------------------------------------------------------
 class Settings(Section):
-    """Everything in ``settings.toml``, one attribute per section."""
+    """Everything in ``settings.toml``: the core sections here, the features' added by the host."""
 
     general: GeneralSettings = GeneralSettings()
-    completion: CompletionSettings = CompletionSettings()
-    chat: ChatSettings = ChatSettings()
-    refactor: RefactorSettings = RefactorSettings()
-    next_edit: NextEditSettings = NextEditSettings()
     tools: ToolsSettings = ToolsSettings()
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()
     memory: MemorySettings = MemorySettings()
     resilience: ResilienceSettings = ResilienceSettings()
     logging: LoggingSettings = LoggingSettings()
+
+    @classmethod
+    def with_sections(cls, sections: Sequence[SettingsSection[Any]]) -> type[Settings]:
+        """Return the model that also has the features' ``sections`` (same model per list)."""
+        return _with_sections(tuple(sections))
+
+    def section(self, spec: SettingsSection[S]) -> S:
+        """Return a feature's section; its defaults when this model was built without it."""
+        value = getattr(self, spec.name, None)
+        return value if isinstance(value, spec.model) else spec.model()
+
+
+@cache
+def _with_sections(sections: tuple[SettingsSection[Any], ...]) -> type[Settings]:
+    if not sections:
+        return Settings
+    fields: dict[str, Any] = {spec.name: (spec.model, spec.model()) for spec in sections}
+    return create_model("Settings", __base__=Settings, __doc__=Settings.__doc__, **fields)

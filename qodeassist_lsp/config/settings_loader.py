@@ -84,8 +84,11 @@ def load_settings(
     config_dir: Path | None,
     workspace_dir: Path | None = None,
     editor: object = None,
+    model: type[Settings] = Settings,
 ) -> tuple[Settings, list[ConfigProblem]]:
     """Merge defaults, the user file, the project file and editor settings (in that order).
+
+    ``model`` is `Settings.with_sections` of the features' sections (core sections only without).
 
     ``editor`` is the settings object the editor sent (``initializationOptions`` or the answer to
     ``workspace/configuration``), with the section structure of ``settings.toml``.
@@ -113,7 +116,7 @@ def load_settings(
                 file=EDITOR_SOURCE,
             )
         )
-    settings, merge_problems = merge_settings(layers)
+    settings, merge_problems = merge_settings(layers, model)
     return settings, problems + merge_problems
 
 
@@ -165,7 +168,9 @@ def read_settings_file(
     return SettingsLayer(data=data, source=source, text=text, trusted=trusted), []
 
 
-def merge_settings(layers: Iterable[SettingsLayer]) -> tuple[Settings, list[ConfigProblem]]:
+def merge_settings(
+    layers: Iterable[SettingsLayer], model: type[Settings] = Settings
+) -> tuple[Settings, list[ConfigProblem]]:
     """Validate each layer, then apply the valid values in order over the defaults.
 
     Tables merge key by key; lists and scalars of a higher layer replace the lower value.
@@ -174,24 +179,27 @@ def merge_settings(layers: Iterable[SettingsLayer]) -> tuple[Settings, list[Conf
     merged: dict[str, Any] = {}
     for layer in layers:
         layer_problems: list[ConfigProblem] = []
-        accepted = _Checker(layer, layer_problems).check(Settings, layer.data, ())
+        accepted = _Checker(layer, layer_problems, model).check(model, layer.data, ())
         merged = deep_merge(merged, dict(accepted))
         problems.extend(sorted(layer_problems, key=lambda p: p.line or 0))
     try:
-        return Settings.model_validate(merged), problems
+        return model.model_validate(merged), problems
     except ValidationError as exc:  # pragma: no cover - every layer was validated on its own
         problems.append(
             ConfigProblem("error", f"settings could not be combined ({exc}); using defaults")
         )
-        return Settings(), problems
+        return model(), problems
 
 
 class _Checker:
     """Validates one layer against the models, collecting problems and the values that passed."""
 
-    def __init__(self, layer: SettingsLayer, problems: list[ConfigProblem]) -> None:
+    def __init__(
+        self, layer: SettingsLayer, problems: list[ConfigProblem], root: type[Settings]
+    ) -> None:
         self._layer = layer
         self._problems = problems
+        self._root = root
 
     def check(
         self, model: type[BaseModel], data: Mapping[str, Any], path: tuple[str, ...]
@@ -301,7 +309,7 @@ class _Checker:
     def _outside_section(self, raw_key: str) -> None:
         homes = [
             name
-            for name, field in Settings.model_fields.items()
+            for name, field in self._root.model_fields.items()
             if (model := _nested_model(field)) is not None and raw_key in model.model_fields
         ]
         hint = f"; it belongs in [{homes[0]}]" if len(homes) == 1 else ""

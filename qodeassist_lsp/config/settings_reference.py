@@ -37,10 +37,10 @@ def is_user_only(field: FieldInfo) -> bool:
     return isinstance(extra, dict) and extra.get(USER_ONLY) is True
 
 
-def describe_settings() -> list[SettingInfo]:
-    """List every settings key (nested tables as ``section.table``) in declaration order."""
+def describe_settings(root: type[Settings] = Settings) -> list[SettingInfo]:
+    """List every key of ``root`` (nested tables as ``section.table``) in declaration order."""
     infos: list[SettingInfo] = []
-    for section, section_field in Settings.model_fields.items():
+    for section, section_field in root.model_fields.items():
         model = section_field.annotation
         if isinstance(model, type) and issubclass(model, BaseModel):
             _describe_model(model, section, infos)

@@ -1,11 +1,13 @@
 """The building blocks of the settings models: the base section, choice and timeout types.
 
-Shared by ``settings`` and ``completion_settings`` (kept apart so neither imports the other).
+Shared by ``settings`` and the features' own sections (``features/<name>/settings.py``), which
+declare themselves as a `SettingsSection` so that config never imports a feature.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -37,6 +39,17 @@ class Section(BaseModel):
     # strict: TOML and JSON both carry real types, so "30" for a number is a mistake to report,
     # not to guess at.
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+
+S = TypeVar("S", bound=Section)
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsSection(Generic[S]):
+    """A ``[name]`` table of ``settings.toml`` that a feature declares beside itself."""
+
+    name: str
+    model: type[S]
 
 
 ConnectTimeout = Annotated[

@@ -56,7 +56,7 @@ def settings_path(scope: Scope, config_root: Path, project: Path | None) -> Path
     return project_settings_path(project)
 
 
-def parse_key(key: str) -> tuple[str, ...]:
+def parse_key(key: str, root: type[Settings] = Settings) -> tuple[str, ...]:
     """Split a dotted key (``completion.mode``, camelCase accepted) and check it is a setting.
 
     Only leaf keys are accepted: a whole section cannot be replaced by one value.
@@ -64,7 +64,7 @@ def parse_key(key: str) -> tuple[str, ...]:
     parts = tuple(snake_case(part.strip()) for part in key.split("."))
     if not key.strip() or any(not part for part in parts):
         raise SettingsWriteError(f"{key!r} is not a settings key like 'completion.mode'")
-    model: type[BaseModel] = Settings
+    model: type[BaseModel] = root
     for index, part in enumerate(parts):
         field = model.model_fields.get(part)
         if field is None:
@@ -118,6 +118,8 @@ class SettingsFile:
 
     path: Path
     scope: Scope = "user"
+    model: type[Settings] = Settings
+    """The settings model the file is checked against (`Settings.with_sections`)."""
 
     def read_document(self) -> tomlkit.TOMLDocument:
         """Return the parsed document (empty when the file does not exist yet)."""
@@ -156,7 +158,7 @@ class SettingsFile:
         document = self.read_document()
         changed: list[tuple[str, ...]] = []
         for key, value in changes.items():
-            parts = parse_key(key)
+            parts = parse_key(key, self.model)
             changed.append(parts)
             if value is None:
                 _remove(document, parts)
@@ -172,7 +174,7 @@ class SettingsFile:
         layer = SettingsLayer(
             data=data, source=str(self.path), text=text, trusted=self.scope == "user"
         )
-        _, problems = merge_settings([layer])
+        _, problems = merge_settings([layer], self.model)
         keys = {".".join(parts) for parts in changed}
         refused = [p for p in problems if p.key in keys]
         if refused:

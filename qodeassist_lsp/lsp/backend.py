@@ -224,8 +224,9 @@ def _load(paths: ConfigPaths, editor_settings: Mapping[str, Any]) -> Configurati
     # modules (pydantic models, Jinja2, httpx) are loaded.
     from qodeassist_lsp.config.configuration import load_configuration
     from qodeassist_lsp.core import runtime  # noqa: F401  (warm the import off the event loop)
+    from qodeassist_lsp.lsp.sections import SECTIONS
 
-    return load_configuration(paths, (), editor_settings)
+    return load_configuration(paths, (), editor_settings, SECTIONS)
 
 
 def config_signature(paths: ConfigPaths) -> Signature:

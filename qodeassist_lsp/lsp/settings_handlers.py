@@ -22,11 +22,13 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     # Imported on first use: the writer brings pydantic's settings models and tomlkit, part of
     # the 450-650 ms of feature imports measured before `initialize` (see chat_handlers).
     from qodeassist_lsp.config.settings_writer import SettingsFile, settings_path
+    from qodeassist_lsp.lsp.sections import SETTINGS_MODEL
 
     await ls.backend.runtime()
     paths = ls.backend.paths
     assert paths is not None
-    return SettingsFile(settings_path(scope, paths.config_root, paths.project), scope)
+    path = settings_path(scope, paths.config_root, paths.project)
+    return SettingsFile(path, scope, SETTINGS_MODEL)
 
 
 async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:

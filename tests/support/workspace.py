@@ -23,6 +23,7 @@ from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration, load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
+from qodeassist_lsp.lsp.sections import SECTIONS
 from qodeassist_lsp.wire.protocols import WireProtocol
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -216,7 +217,7 @@ class Workspace:
 
     def load(self) -> Configuration:
         """Load this configuration in-process (bundled agents + the overrides above)."""
-        config = load_configuration(self.paths())
+        config = load_configuration(self.paths(), (), None, SECTIONS)
         ours = [p.format() for p in config.problems if str(self.config) in (p.file or "")]
         assert not ours, ours
         return config

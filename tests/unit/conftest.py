@@ -10,6 +10,7 @@ import pytest
 
 from qodeassist_lsp.config.configuration import Configuration, load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.lsp.sections import SECTIONS
 
 BASE_AGENT = """
 schema_version = 1
@@ -70,7 +71,7 @@ class ConfigTree:
         return path
 
     def load(self, *extra: Path) -> Configuration:
-        return load_configuration(self.paths, list(extra))
+        return load_configuration(self.paths, list(extra), None, SECTIONS)
 
     def messages(self, config: Configuration) -> list[str]:
         return [p.format() for p in config.problems]

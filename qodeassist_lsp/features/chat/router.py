@@ -22,6 +22,7 @@ from qodeassist_lsp.config.pipelines import CHAT_ROUTER
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent
 from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 
 log = logging.getLogger("qodeassist.chat")
 
@@ -80,7 +81,7 @@ async def choose(
     """Return the chat agent for ``message``: the router's pick, else the roster's first."""
     router = config.pipelines.agent(CHAT_ROUTER)
     first = roster[0]
-    timeout = config.settings.chat.router_timeout_ms / 1000
+    timeout = config.settings.section(CHAT_SETTINGS).router_timeout_ms / 1000
     try:
         async with asyncio.timeout(timeout):
             answer = await _ask(sessions, router, prompt(config, roster, message))

@@ -51,6 +51,7 @@ from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
 from qodeassist_lsp.features.chat.plan import PlanRunner
 from qodeassist_lsp.features.chat.saver import ChatSaver
+from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
@@ -85,7 +86,7 @@ class ChatService:
         self._ignore = ignore
         self._skills = skills
         self._chats: dict[str, Chat] = {}
-        self._saver = ChatSaver(self.store, lambda: self.settings.chat.autosave)
+        self._saver = ChatSaver(self.store, lambda: self.settings.section(CHAT_SETTINGS).autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
         self._pool = pool_use.agent_pool(runtime)
@@ -99,7 +100,7 @@ class ChatService:
 
     def store(self) -> ChatStore:
         """Return the store of the configured history directory."""
-        configured = self.settings.chat.history_dir
+        configured = self.settings.section(CHAT_SETTINGS).history_dir
         config = self._runtime.configuration
         root = Path(configured).expanduser() if configured else None
         store = ChatStore(root or config.paths.data_root / "chat_history")
@@ -288,7 +289,7 @@ class ChatService:
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
         linked = chat.file.linked_files
-        return access.with_open(linked) if self.settings.chat.link_open_files else list(linked)
+        return access.with_open(linked) if self.settings.section(CHAT_SETTINGS).link_open_files else list(linked)
 
     async def _stop(self, chat: Chat) -> None:
         """Cancel the chat's request in flight and wait (briefly) until it has ended."""
@@ -418,7 +419,7 @@ class ChatService:
         return new
 
     def _should_compress(self, chat: Chat, draft: str) -> bool:
-        settings = self.settings.chat
+        settings = self.settings.section(CHAT_SETTINGS)
         config = self._runtime.configuration
         if not settings.auto_compress or not config.pipelines.agent(CHAT_COMPRESSION):
             return False

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.features.completion.context_builder import Cursor
 from qodeassist_lsp.features.completion.debounce import PendingRequest
 from qodeassist_lsp.features.completion.generation import Generation
 from qodeassist_lsp.features.completion.postprocess import alternatives
 from qodeassist_lsp.features.completion.requests import CompletionItem, CompletionResult
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.stats import Outcome
 
 __all__ = ["Issue", "answer"]

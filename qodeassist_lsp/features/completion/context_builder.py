@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, line_end_offset
 from qodeassist_lsp.features.completion.extra_context import ExtraFile
 from qodeassist_lsp.features.completion.languages import Language
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 
 __all__ = [
     "CONTEXT_LAYER",

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
-from qodeassist_lsp.config.settings import CompletionSettings
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 
 __all__ = ["AdaptiveDebouncer", "PendingRequest"]
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.config.settings import DEFAULT_CUSTOM_LANGUAGES, CustomLanguage
+from qodeassist_lsp.features.completion.settings import DEFAULT_CUSTOM_LANGUAGES, CustomLanguage
 
 __all__ = [
     "BUILTIN_LANGUAGES",

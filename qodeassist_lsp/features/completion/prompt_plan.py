@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
-from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.features.completion.context_builder import (
     CompletionContext,
@@ -35,6 +34,7 @@ from qodeassist_lsp.features.completion.postprocess import (
     Postprocessor,
     inside_block,
 )
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.triggers import single_line_mode
 
 

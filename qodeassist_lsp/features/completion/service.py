@@ -39,7 +39,6 @@ from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
-from qodeassist_lsp.config.settings import CompletionSettings, CustomLanguage
 from qodeassist_lsp.context.documents import (
     Document,
     DocumentEvent,
@@ -71,6 +70,11 @@ from qodeassist_lsp.features.completion.requests import (
     TriggerKind,
 )
 from qodeassist_lsp.features.completion.routing import route, serves_locally
+from qodeassist_lsp.features.completion.settings import (
+    COMPLETION_SETTINGS,
+    CompletionSettings,
+    CustomLanguage,
+)
 from qodeassist_lsp.features.completion.stand_down import StandDown
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
 from qodeassist_lsp.features.completion.triggers import (
@@ -152,7 +156,7 @@ class CompletionService:
         )
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
-        self._sync_documents(self._backend.settings.completion)
+        self._sync_documents(self._backend.settings.section(COMPLETION_SETTINGS))
         for document in documents:  # opened before the service existed (it starts lazily)
             self._warmer.arm(document.uri, None)
 
@@ -221,7 +225,7 @@ class CompletionService:
         self, request: CompletionRequest, pending: PendingRequest, started: float
     ) -> CompletionResult:
         settings = self._backend.settings
-        cs = settings.completion
+        cs = settings.section(COMPLETION_SETTINGS)
         self._sync_documents(cs)
         document = request.document
         uri = document.uri
@@ -354,7 +358,7 @@ class CompletionService:
                 self._tell_upstream(instance, False)
         if generation.error is not None or not generation.reusable or generation.cancelled:
             return
-        cs = self._backend.settings.completion
+        cs = self._backend.settings.section(COMPLETION_SETTINGS)
         if not cs.typed_ahead_cache:
             return
         texts = alternatives(generation.result().text, cs.max_items_invoked)
@@ -397,7 +401,7 @@ class CompletionService:
             return
         if event.kind is not DocumentEventKind.CHANGED or not event.edits:
             return
-        window_s = self._backend.settings.completion.typing_interval_ms / 1000.0
+        window_s = self._backend.settings.section(COMPLETION_SETTINGS).typing_interval_ms / 1000.0
         for edit in event.edits:
             self._typing.note_insert(uri, edit.inserted, window_s)
         self._debouncer.note_keystroke()

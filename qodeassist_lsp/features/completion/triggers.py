@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.config.settings import CompletionSettings, MultiLinePolicy
+from qodeassist_lsp.config.settings import MultiLinePolicy
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 
 __all__ = [
     "EAGER_CHARS",

@@ -35,6 +35,7 @@ from qodeassist_lsp.features.completion.generation import Anchor
 from qodeassist_lsp.features.completion.prompt_plan import PromptPlan, PromptPlanner
 from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
 from qodeassist_lsp.features.completion.routing import route, serves_locally
+from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
 
 __all__ = ["CacheWarmer", "Launch", "uses_extra_context"]
 
@@ -98,7 +99,7 @@ class CacheWarmer:
     def postpone(self) -> None:
         """Restart the idle timer (an edit or a request: the user is not idle)."""
         self.cancel()
-        delay_ms = self._backend.settings.completion.warm_idle_ms
+        delay_ms = self._backend.settings.section(COMPLETION_SETTINGS).warm_idle_ms
         if self._target is None or delay_ms <= 0:
             return
         try:
@@ -135,7 +136,7 @@ class CacheWarmer:
     def warm(self, uri: str, line: int | None, character: int = 0) -> bool:
         """Send the ring for a completion at (line, character) of ``uri``; True if it was sent."""
         settings = self._backend.settings
-        cs = settings.completion
+        cs = settings.section(COMPLETION_SETTINGS)
         document = self._documents.get(uri)
         if (
             document is None

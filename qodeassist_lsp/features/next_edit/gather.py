@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from qodeassist_lsp.config.next_edit_settings import NextEditSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.features.next_edit.prompts import DiagnosticNote, EditEntry, NextEditContext
 from qodeassist_lsp.features.next_edit.recent import RecentFiles
+from qodeassist_lsp.features.next_edit.settings import NextEditSettings
 from qodeassist_lsp.features.next_edit.window import window_around
 
 __all__ = ["MAX_EDITS", "display_path", "gather"]

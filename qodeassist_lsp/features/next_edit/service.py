@@ -63,6 +63,7 @@ from qodeassist_lsp.features.next_edit.results import (
     SuggestedEdit,
 )
 from qodeassist_lsp.features.next_edit.rewrite import rebase, smallest_change, undoes
+from qodeassist_lsp.features.next_edit.settings import NEXT_EDIT_SETTINGS
 from qodeassist_lsp.features.next_edit.stats import NextEditStats
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
@@ -191,7 +192,7 @@ class NextEditService:
 
     # -- one request ---------------------------------------------------------------------------
     async def _suggest(self, request: NextEditRequest) -> NextEditResult:
-        settings = self._settings().next_edit
+        settings = self._settings().section(NEXT_EDIT_SETTINGS)
         document = request.document
         if not settings.enabled:
             return NextEditResult(Outcome.DISABLED, reason="next_edit.enabled is false")
@@ -270,7 +271,7 @@ class NextEditService:
         self, job: _Job, request: NextEditRequest, profile: AgentProfile
     ) -> NextEditResult:
         document = request.document
-        settings = self._settings().next_edit
+        settings = self._settings().section(NEXT_EDIT_SETTINGS)
         ctx = gather(
             self._documents,
             document,
@@ -341,7 +342,7 @@ class NextEditService:
 
     def _arm(self, document: Document) -> None:
         """Compute the next edit once the document has been still for ``edit_pause_ms``."""
-        settings = self._settings().next_edit
+        settings = self._settings().section(NEXT_EDIT_SETTINGS)
         if not settings.enabled or settings.edit_pause_ms <= 0 or not self._is_ready():
             return
         last = self._documents.edit_history.last(document.uri)

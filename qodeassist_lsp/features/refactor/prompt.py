@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.config.settings import RefactorSettings
 from qodeassist_lsp.context.documents import (
     Document,
     line_end_offset,
     line_start_offset,
     offset_at,
 )
+from qodeassist_lsp.features.refactor.settings import RefactorSettings
 
 __all__ = [
     "CURSOR",

@@ -37,6 +37,7 @@ from qodeassist_lsp.features.refactor.prompt import (
     Selection,
     build_refactor_layer,
 )
+from qodeassist_lsp.features.refactor.settings import REFACTOR_SETTINGS
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
 __all__ = [
@@ -201,7 +202,10 @@ class RefactorService:
         text = self._instruction_text(request, library, configuration)
         self._last = LastInstruction(request.instruction, request.instruction_id)
         layer = build_refactor_layer(
-            document, selection, configuration.settings.refactor, self._open_files(document)
+            document,
+            selection,
+            configuration.settings.section(REFACTOR_SETTINGS),
+            self._open_files(document),
         )
         if progress is not None:
             progress(f"Refactoring with {agent}…")
@@ -256,7 +260,7 @@ class RefactorService:
             return f"{library.body}\n\n{own}" if own else library.body
         if own:
             return own
-        configured = configuration.settings.refactor.default_instruction
+        configured = configuration.settings.section(REFACTOR_SETTINGS).default_instruction
         if configured and configured != DEFAULT_INSTRUCTION:
             return configured  # the user changed the setting: it beats the library's default
         fallback = default_instruction(self._instructions())

@@ -12,27 +12,43 @@ from qodeassist_lsp.config.problems import ConfigProblem, closest
 from qodeassist_lsp.config.settings import (
     DEFAULT_TERMINAL_ALLOW_LIST_POSIX,
     DEFAULT_TERMINAL_ALLOW_LIST_WINDOWS,
-    CustomLanguage,
-    Settings,
     ToolsSettings,
 )
+from qodeassist_lsp.config.settings import Settings as CoreSettings
 from qodeassist_lsp.config.settings_loader import (
     EDITOR_SOURCE,
     SettingsLayer,
-    merge_settings,
     project_settings_path,
     read_settings_file,
     user_settings_path,
 )
-from qodeassist_lsp.config.settings_loader import load_settings as load_all_settings
+from qodeassist_lsp.config.settings_loader import load_settings as load_settings_of
+from qodeassist_lsp.config.settings_loader import merge_settings as merge_settings_of
 from qodeassist_lsp.config.settings_reference import (
     describe_settings,
 )
+from qodeassist_lsp.features.completion.settings import (
+    COMPLETION_SETTINGS,
+    CompletionSettings,
+    CustomLanguage,
+)
+from qodeassist_lsp.lsp.sections import SECTIONS
+from qodeassist_lsp.lsp.sections import SETTINGS_MODEL as Settings
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "settings.md"
 
 
-def load_settings(*args: Any, **kwargs: Any) -> tuple[Settings, list[ConfigProblem]]:
+def load_all_settings(*args: Any, **kwargs: Any) -> tuple[Any, list[ConfigProblem]]:
+    """``load_settings`` with every registered section, as the server and the CLI load it."""
+    return load_settings_of(*args, **kwargs, model=Settings)
+
+
+def merge_settings(layers: list[SettingsLayer]) -> tuple[Any, list[ConfigProblem]]:
+    """``merge_settings`` with every registered section."""
+    return merge_settings_of(layers, Settings)
+
+
+def load_settings(*args: Any, **kwargs: Any) -> tuple[Any, list[ConfigProblem]]:
     """``load_settings`` without the "planned section" warnings (tested on their own below)."""
     settings, problems = load_all_settings(*args, **kwargs)
     return settings, [p for p in problems if "is planned" not in p.message]
@@ -58,7 +74,7 @@ def workspace(tmp_path: Path) -> Path:
     return directory
 
 
-def load_user(config_dir: Path, text: str) -> tuple[Settings, list[ConfigProblem]]:
+def load_user(config_dir: Path, text: str) -> tuple[Any, list[ConfigProblem]]:
     write(user_settings_path(config_dir), text)
     return load_settings(config_dir)
 
@@ -140,7 +156,7 @@ def test_settings_are_frozen() -> None:
 
 
 def test_every_key_is_documented_with_default_and_description() -> None:
-    infos = describe_settings()
+    infos = describe_settings(Settings)
     assert {info.section for info in infos} >= {
         "general",
         "completion",
@@ -168,9 +184,11 @@ def test_every_key_is_documented_with_default_and_description() -> None:
 
 def test_docs_list_every_key() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    missing = [f"{i.section}.{i.key}" for i in describe_settings() if f"`{i.key}`" not in text]
+    missing = [
+        f"{i.section}.{i.key}" for i in describe_settings(Settings) if f"`{i.key}`" not in text
+    ]
     assert not missing, f"docs/settings.md lacks {missing}"
-    for info in describe_settings():
+    for info in describe_settings(Settings):
         assert f"[{info.section}]" in text
 
 
@@ -539,3 +557,32 @@ def test_tools_mcp_and_skills_sections_are_read_without_warnings(tmp_path: Path)
     assert not settings.skills.enabled
     _, quiet = load_all_settings(None, editor={"completion": {"debounceMs": 200}, "tools": {}})
     assert quiet == []
+
+
+# -- sections declared by the features ---------------------------------------------------------
+
+
+def test_core_settings_know_no_feature_section() -> None:
+    core, problems = merge_settings_of([SettingsLayer({"completion": {"debounce_ms": 10}})])
+    assert [p.severity for p in problems] == ["warning"]
+    assert "unknown" in problems[0].message and "completion" in problems[0].message
+    assert core == CoreSettings()
+
+
+def test_a_feature_reads_its_registered_section() -> None:
+    settings, problems = merge_settings([SettingsLayer({"completion": {"debounce_ms": 10}})])
+    assert problems == []
+    assert settings.section(COMPLETION_SETTINGS).debounce_ms == 10
+    assert CoreSettings().section(COMPLETION_SETTINGS) == CompletionSettings()
+
+
+def test_with_sections_builds_one_model_per_list() -> None:
+    assert CoreSettings.with_sections(SECTIONS) is Settings
+    assert CoreSettings.with_sections([]) is CoreSettings
+    assert issubclass(Settings, CoreSettings)
+
+
+def test_the_reference_covers_every_registered_section() -> None:
+    described = {info.section for info in describe_settings(Settings)}
+    assert {spec.name for spec in SECTIONS} <= described
+    assert not {spec.name for spec in SECTIONS} & {i.section for i in describe_settings()}

@@ -14,12 +14,13 @@ from qodeassist_lsp.config.settings_writer import (
     parse_value,
     settings_path,
 )
+from qodeassist_lsp.lsp.sections import SETTINGS_MODEL
 
 
 def test_parse_key_accepts_dotted_and_camel_case_leaf_keys() -> None:
-    assert parse_key("completion.mode") == ("completion", "mode")
-    assert parse_key("completion.debounceMs") == ("completion", "debounce_ms")
-    assert parse_key("tools.enabled.read_file")[:2] == ("tools", "enabled")
+    assert parse_key("completion.mode", SETTINGS_MODEL) == ("completion", "mode")
+    assert parse_key("completion.debounceMs", SETTINGS_MODEL) == ("completion", "debounce_ms")
+    assert parse_key("tools.enabled.read_file", SETTINGS_MODEL)[:2] == ("tools", "enabled")
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ def test_parse_key_accepts_dotted_and_camel_case_leaf_keys() -> None:
 )
 def test_parse_key_refuses_what_is_not_a_leaf_setting(key: str, message: str) -> None:
     with pytest.raises(SettingsWriteError, match=message):
-        parse_key(key)
+        parse_key(key, SETTINGS_MODEL)
 
 
 def test_values_from_the_command_line_are_toml_or_else_strings() -> None:
@@ -47,8 +48,10 @@ def test_values_from_the_command_line_are_toml_or_else_strings() -> None:
 
 def test_a_new_file_and_a_new_section_are_created(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "settings.toml"
-    SettingsFile(path).update({"chat.autoCompress": False, "logging.level": "debug"})
-    assert SettingsFile(path).values() == {
+    SettingsFile(path, "user", SETTINGS_MODEL).update(
+        {"chat.autoCompress": False, "logging.level": "debug"}
+    )
+    assert SettingsFile(path, "user", SETTINGS_MODEL).values() == {
         "chat": {"auto_compress": False},
         "logging": {"level": "debug"},
     }
@@ -58,7 +61,7 @@ def test_invalid_toml_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text("[completion\nmode = 1\n", encoding="utf-8")
     with pytest.raises(SettingsWriteError, match="invalid TOML"):
-        SettingsFile(path).update({"completion.mode": "manual"})
+        SettingsFile(path, "user", SETTINGS_MODEL).update({"completion.mode": "manual"})
     assert path.read_text(encoding="utf-8") == "[completion\nmode = 1\n"
 
 
@@ -66,7 +69,9 @@ def test_a_refused_value_writes_nothing_even_beside_a_valid_change(tmp_path: Pat
     path = tmp_path / "settings.toml"
     path.write_text("[completion]\nmode = 'manual' # mine\n", encoding="utf-8")
     with pytest.raises(SettingsWriteError, match="multi_line") as caught:
-        SettingsFile(path).update({"completion.mode": "automatic", "completion.multi_line": 3})
+        SettingsFile(path, "user", SETTINGS_MODEL).update(
+            {"completion.mode": "automatic", "completion.multi_line": 3}
+        )
     assert "Nothing was written" in str(caught.value)
     assert path.read_text(encoding="utf-8") == "[completion]\nmode = 'manual' # mine\n"
     assert not [p for p in tmp_path.iterdir() if p.name != "settings.toml"]  # no temp file left
@@ -74,7 +79,7 @@ def test_a_refused_value_writes_nothing_even_beside_a_valid_change(tmp_path: Pat
 
 def test_unset_of_a_missing_key_is_harmless(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
-    SettingsFile(path).update({"completion.mode": None})
+    SettingsFile(path, "user", SETTINGS_MODEL).update({"completion.mode": None})
     assert path.read_text(encoding="utf-8") == ""
 
 
@@ -109,7 +114,7 @@ TOOL_NAMES = [
 
 def _set_in_a_process(path: str, key: str, start: object) -> None:
     start.wait()  # type: ignore[attr-defined]
-    SettingsFile(Path(path)).update({key: False})
+    SettingsFile(Path(path), "user", SETTINGS_MODEL).update({key: False})
 
 
 def test_concurrent_writers_in_separate_processes_lose_no_key(tmp_path: Path) -> None:
@@ -129,7 +134,7 @@ def test_concurrent_writers_in_separate_processes_lose_no_key(tmp_path: Path) ->
     for worker in workers:
         worker.join(60)
     assert [worker.exitcode for worker in workers] == [0] * len(workers)
-    written = SettingsFile(path).values()
+    written = SettingsFile(path, "user", SETTINGS_MODEL).values()
     assert written["tools"]["enabled"] == dict.fromkeys(TOOL_NAMES, False)
     assert written["completion"] == {"mode": "manual"}
     # The lock leaves nothing behind in the user's folder: only the settings file itself.

@@ -6,7 +6,6 @@ import random
 import re
 from pathlib import Path
 
-from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.features.completion.context_builder import (
@@ -24,6 +23,7 @@ from qodeassist_lsp.features.completion.context_builder import (
     stepped,
 )
 from qodeassist_lsp.features.completion.languages import LanguageTable
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 
 TABLE = LanguageTable()
 LINES = "".join(f"line{i}\n" for i in range(10))

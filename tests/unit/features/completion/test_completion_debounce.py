@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qodeassist_lsp.config.settings import CompletionSettings
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 
 
 class Clock:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from qodeassist_lsp.config.settings import CustomLanguage
 from qodeassist_lsp.features.completion.languages import LanguageTable, mime_type
+from qodeassist_lsp.features.completion.settings import CustomLanguage
 
 
 def test_builtin_detection_by_extension_and_lsp_id() -> None:

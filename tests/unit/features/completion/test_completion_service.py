@@ -21,7 +21,8 @@ import pytest
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import Pipelines
 from qodeassist_lsp.config.secrets import SecretStore
-from qodeassist_lsp.config.settings import CompletionSettings, GeneralSettings, Settings
+from qodeassist_lsp.config.settings import GeneralSettings
+from qodeassist_lsp.config.settings import Settings as CoreSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.agent import AgentFactory
@@ -33,6 +34,7 @@ from qodeassist_lsp.features.completion.service import (
     CompletionService,
     TriggerKind,
 )
+from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS, CompletionSettings
 from qodeassist_lsp.features.completion.stats import Outcome
 
 AGENT = """
@@ -50,6 +52,9 @@ language = '''{{ ctx.language | tojson }}'''
 """
 
 PY = "file:///proj/a.py"
+
+Settings = CoreSettings.with_sections([COMPLETION_SETTINGS])
+"""The settings model with the ``[completion]`` section, as the host builds it."""
 
 
 def chunk(text: str) -> bytes:
@@ -110,7 +115,7 @@ class Harness:
     """Per upstream request: which earlier streams were closed when it arrived."""
 
     def use(self, **completion: Any) -> None:
-        base = self.settings[0].completion.model_dump()
+        base = self.settings[0].section(COMPLETION_SETTINGS).model_dump()
         base.update(completion)
         self.settings[0] = Settings(
             general=self.settings[0].general, completion=CompletionSettings(**base)

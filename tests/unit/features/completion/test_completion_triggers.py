@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qodeassist_lsp.config.settings import CompletionSettings
+from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.triggers import (
     TypingCounter,
     evaluate_trigger,

@@ -12,15 +12,19 @@ from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.pipelines import Pipelines
-from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.config.settings import Settings as CoreSettings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.core.events import FinishedEvent, TextEvent
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome
 from qodeassist_lsp.features.next_edit.service import NextEditService
+from qodeassist_lsp.features.next_edit.settings import NEXT_EDIT_SETTINGS
 
 DOC = "def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n"
 RENAMED = DOC.replace("def area", "def surface")
 ANSWER = "<updated>\n" + RENAMED.replace("print(area", "print(surface") + "</updated>"
+
+Settings = CoreSettings.with_sections([NEXT_EDIT_SETTINGS])
+"""The settings model with the ``[next_edit]`` section, as the host builds it."""
 
 
 @dataclass

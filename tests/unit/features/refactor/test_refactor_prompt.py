@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from qodeassist_lsp.config.settings import RefactorSettings
 from qodeassist_lsp.context.documents import Document
 from qodeassist_lsp.features.refactor.prompt import (
     Selection,
@@ -10,6 +9,7 @@ from qodeassist_lsp.features.refactor.prompt import (
     file_information,
     indentation_width,
 )
+from qodeassist_lsp.features.refactor.settings import RefactorSettings
 
 TEXT = "l0\nl1\nclass A:\n    def f(self):\n        return 1\nl5\nl6\n"
 DOC = Document("file:///p/a.py", TEXT, 3, "python", "/p/a.py")

@@ -1,6 +1,6 @@
 """The ``[completion]`` section of ``settings.toml`` and its custom-language entries.
 
-The largest section, kept in its own module; ``qodeassist_lsp.config.settings`` re-exports it.
+Declared beside the feature that reads it; the host registers it (``lsp/sections.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from qodeassist_lsp.config.settings_types import (
     OutputHandler,
     RequestTimeout,
     Section,
+    SettingsSection,
 )
 
 
@@ -240,3 +241,7 @@ class CompletionSettings(Section):
         "`comment_prefix`, `model_names`, `extensions`, or the original's "
         '`"name,prefix,models,extensions"` strings. Replaces the default list.',
     )
+
+
+COMPLETION_SETTINGS: Final = SettingsSection("completion", CompletionSettings)
+"""The ``[completion]`` section, read as ``settings.section(COMPLETION_SETTINGS)``."""

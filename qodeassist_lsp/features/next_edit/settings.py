@@ -1,10 +1,11 @@
 """The ``[next_edit]`` section of ``settings.toml``: next-edit suggestions.
 
-Kept beside ``settings`` (which includes it) like the ``[completion]`` section, so the next-edit
-feature's keys live in one place.
+Declared beside the feature that reads it; the host registers it (``lsp/sections.py``).
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from pydantic import Field
 
@@ -13,9 +14,10 @@ from qodeassist_lsp.config.settings_types import (
     FirstByteTimeout,
     RequestTimeout,
     Section,
+    SettingsSection,
 )
 
-__all__ = ["NextEditSettings"]
+__all__ = ["NEXT_EDIT_SETTINGS", "NextEditSettings"]
 
 
 class NextEditSettings(Section):
@@ -55,3 +57,7 @@ class NextEditSettings(Section):
     connect_timeout_s: ConnectTimeout = 5.0
     first_byte_timeout_s: FirstByteTimeout = 60.0
     request_timeout_s: RequestTimeout = 30.0
+
+
+NEXT_EDIT_SETTINGS: Final = SettingsSection("next_edit", NextEditSettings)
+"""The ``[next_edit]`` section, read as ``settings.section(NEXT_EDIT_SETTINGS)``."""
