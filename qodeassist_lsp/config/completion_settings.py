@@ -91,7 +91,8 @@ class CompletionSettings(Section):
     adaptive_debounce: bool = Field(
         default=True,
         description="Adapt the delay to your typing rhythm: about three times your typical "
-        "(median) gap between keystrokes (so fast typists wait less; one and a half times on a "
+        "(median) gap between the keys of a burst (pauses over 0.6 s and the key after a shown "
+        "suggestion start a new burst; so fast typists wait less; one and a half times on a "
         "fresh line, after an opener, or when the completion model runs on this machine), minus "
         "the time already passed, clamped between `debounce_min_ms` and `debounce_ms`.",
     )

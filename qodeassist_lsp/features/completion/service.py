@@ -175,6 +175,8 @@ class CompletionService:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
             self._warmer.arm(uri, request.line, request.character)
+        if result.items:
+            self._debouncer.note_answer_shown()
         elapsed = (asyncio.get_running_loop().time() - started) * 1000.0
         result = dataclasses.replace(result, elapsed_ms=elapsed)
         latency = elapsed if result.outcome in _MODEL_OUTCOMES else None
