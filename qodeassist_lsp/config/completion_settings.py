@@ -235,6 +235,13 @@ class CompletionSettings(Section):
         description="Reuse a suggestion while you type its first characters instead of "
         "sending a new request.",
     )
+    prefetch_after_accept: bool = Field(
+        default=True,
+        description="When a suggestion is shown, ask the model at once for the one after "
+        "accepting it, so that accepting and going on shows the next suggestion without "
+        "waiting (a model server on this machine only; needs `typed_ahead_cache`). Typing "
+        "anything but the accept cancels it.",
+    )
     custom_languages: list[CustomLanguageEntry] = Field(
         default_factory=lambda: list(DEFAULT_CUSTOM_LANGUAGES),
         description="Extra languages for the output handler: tables with `name`, "
