@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
@@ -134,6 +135,9 @@ class AcceptPrefetch:
             if waiting is not None and waiting.anchor == anchor and not waiting.cancelled:
                 return waiting  # shown again (typed along, asked again): already prefetching
             generation = self._launch(profile, anchor, plan)
+            # The model has just answered: a slow answer is no model load, and a cancel (the
+            # user typed on) must free the slot at once rather than wait for it.
+            generation.load_window_s = math.inf
         except Exception:  # a prefetch is an optimisation: it must never break an answer
             log.exception("prefetch after accept for %s failed", request.document.uri)
             return None

@@ -19,9 +19,9 @@ first:
    slot; a second request would queue behind the first). ``answer`` turns what the generation
    streamed into the result.
 
-When the user is idle, ``warming`` sends the extra context ahead of the next request.
-
-The request and result types live in ``requests`` and are re-exported here.
+When the user is idle, ``warming`` sends the extra context ahead of the next request; when a
+suggestion is shown, ``prefetch`` asks for the one after accepting it. The request and result
+types live in ``requests`` and are re-exported here.
 
 Every await is a cancellation point: cancelling ``complete`` (``$/cancelRequest``) detaches
 from the generation, whose upstream stream is closed after a short grace period unless a

@@ -104,3 +104,16 @@ async def test_no_prefetch_when_off_invoked_or_billed(harness: Harness, setting:
     for _ in range(10):
         await until(lambda: True)
     assert len(harness.bodies) == 1
+
+
+async def test_a_slow_prefetch_is_not_kept_as_a_model_load(harness: Harness) -> None:
+    # A request unanswered for load_window_s may be loading the model and is not cut off; a
+    # prefetch follows an answer, so the model is loaded: it yields the slot at once.
+    harness.use(prefetch_after_accept=True)
+    harness.service.load_window_s = 0.0
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
+    await until(harness.scripts[1].closed.is_set)
