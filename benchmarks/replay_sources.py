@@ -85,6 +85,8 @@ def usable(path: Path, min_lines: int) -> bool:
         return False
     if max(len(line) for line in lines) > 400 or len(text) / len(lines) > 80:
         return False  # minified or data
+    if sum(not c.isascii() for c in text) > len(text) / 50:
+        return False  # data tables (rich's spinners), not code
     head = text[:2000].lower()
     return not any(marker in head for marker in _GENERATED)
 

@@ -739,6 +739,10 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
         for name in ("config", "data", "project"):
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", server_proxy.url)
+        if args.no_prefetch:  # A/B: the server without the prefetch after an accept
+            (home / "config" / "settings.toml").write_text(
+                "[completion]\nprefetch_after_accept = false\n"
+            )
         server = Server(home)
         await server.start()
         try:
@@ -866,6 +870,9 @@ def main() -> None:
         "--no-accept", dest="accept", action="store_false", help="never accept suggestions"
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
+    parser.add_argument(
+        "--no-prefetch", action="store_true", help="server without prefetch_after_accept"
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
