@@ -6,11 +6,12 @@ without waiting for the model. The service launches that generation on the docum
 be after the accept (the suggestion inserted, the cursor at its end); the request that follows
 the accept attaches to it or finds its answer in the typed-ahead cache.
 
-An accept is recognised by its result, not by the editor's command: the first ``didChange``
-after the suggestion was shown must leave the document exactly as the accept would. Any other
-change (the user typed something else, moved on, undid) cancels the prefetch, so it never keeps
-the model's only slot from a real request; a real request also takes the slot from it, like any
-newer generation does (``CompletionService._launch``).
+An accept is recognised by its result, not by the editor's command: a ``didChange`` after the
+suggestion was shown must leave the document exactly as the accept would. Typing the
+suggestion's first characters keeps the prefetch; any other change (the user typed something
+else, moved on, undid) cancels it, so it never keeps the model's only slot from a real
+request; a real request also takes the slot from it, like any newer generation does
+(``CompletionService._launch``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ class Accepted:
     document: Document
     line: int
     character: int
+    head: str = ""
+    """The text before the suggestion's range."""
+    insert: str = ""
+    """The suggestion."""
+    after: str = ""
+    """The text from the cursor on, before the accept (the range's overlap included)."""
+
+    def typed_along(self, text: str) -> bool:
+        """Whether ``text`` is the document with the first characters of the suggestion typed."""
+        middle_end = len(text) - len(self.after)
+        return (
+            middle_end >= len(self.head)
+            and text.startswith(self.head)
+            and text.endswith(self.after)
+            and self.insert.startswith(text[len(self.head) : middle_end])
+        )
 
 
 def after_accept(document: Document, item: CompletionItem) -> Accepted:
@@ -62,7 +79,8 @@ def after_accept(document: Document, item: CompletionItem) -> Accepted:
     text = document.text[:start] + item.insert_text + document.text[end:]
     line, character = position_at(text, start + len(item.insert_text))
     accepted = dataclasses.replace(document, text=text, version=document.version + 1)
-    return Accepted(accepted, line, character)
+    head, after = document.text[:start], document.text[start:]
+    return Accepted(accepted, line, character, head, item.insert_text, after)
 
 
 class AcceptPrefetch:
@@ -81,7 +99,7 @@ class AcceptPrefetch:
         self._backend = backend
         self._launch = launch
         self._may_start = may_start
-        self._waiting: dict[str, tuple[str, Generation]] = {}
+        self._waiting: dict[str, tuple[Accepted, Generation]] = {}
         self.started = 0
         """Prefetches launched (``qodeassist/status`` ``prefetches``)."""
         self.accepted = 0
@@ -141,13 +159,13 @@ class AcceptPrefetch:
         except Exception:  # a prefetch is an optimisation: it must never break an answer
             log.exception("prefetch after accept for %s failed", request.document.uri)
             return None
-        self.expect(request.document.uri, text, generation)
+        self.expect(request.document.uri, accepted, generation)
         return generation
 
-    def expect(self, uri: str, text: str, generation: Generation) -> None:
-        """Wait for ``uri`` to become ``text`` (the accept); ``generation`` prefetches for it."""
+    def expect(self, uri: str, accepted: Accepted, generation: Generation) -> None:
+        """Wait for the accept that makes ``accepted``; ``generation`` prefetches for it."""
         self.cancel(uri)
-        self._waiting[uri] = (text, generation)
+        self._waiting[uri] = (accepted, generation)
         self.started += 1
 
     def waiting(self, uri: str) -> Generation | None:
@@ -156,14 +174,22 @@ class AcceptPrefetch:
         return entry[1] if entry is not None else None
 
     def on_change(self, uri: str, text: str) -> bool:
-        """Note that ``uri`` became ``text``: True if that was the accept, else cancel."""
-        entry = self._waiting.pop(uri, None)
+        """Note that ``uri`` became ``text``: True if that was the accept.
+
+        Typing the suggestion's first characters keeps the prefetch (its answer still follows
+        the same accept); any other change cancels it.
+        """
+        entry = self._waiting.get(uri)
         if entry is None:
             return False
-        if entry[0] == text:
+        accepted, generation = entry
+        if text == accepted.document.text:
+            del self._waiting[uri]
             self.accepted += 1
             return True
-        entry[1].cancel()
+        if not accepted.typed_along(text):
+            del self._waiting[uri]
+            generation.cancel()
         return False
 
     def cancel(self, uri: str) -> None:

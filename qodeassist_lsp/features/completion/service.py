@@ -420,6 +420,7 @@ class CompletionService:
         if (
             running is not None
             and not accepted
+            and running is not self._prefetch.waiting(uri)
             and any(edit.multiline or edit.line != running.anchor.line for edit in event.edits)
         ):
             running.reusable = False

@@ -117,3 +117,21 @@ async def test_a_slow_prefetch_is_not_kept_as_a_model_load(harness: Harness) -> 
     await until(lambda: len(harness.bodies) == 2)
     harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
     await until(harness.scripts[1].closed.is_set)
+
+
+async def test_typing_along_the_suggestion_keeps_the_prefetch(harness: Harness) -> None:
+    harness.use(prefetch_after_accept=True)
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    harness.store.change(PY, "x = co\n", 2, [LineEdit(0, "co")])  # typing its first keys
+    hit = await harness.complete("x = co|\n", AUTO)
+    assert hit.outcome is Outcome.TYPED_AHEAD
+    accept(harness, "x = compute(a, b)\n", 3, 0, "mpute(a, b)")  # then Tab
+    follow = harness.complete("x = compute(a, b)|\n", AUTO)
+    harness.scripts[1].send("  # done", end=True)
+    result = await follow
+    assert result.items[0].insert_text == "  # done"
+    assert result.outcome is Outcome.REUSED
+    assert len(harness.bodies) == 2  # one prefetch, kept all along
