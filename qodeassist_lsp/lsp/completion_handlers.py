@@ -2,7 +2,9 @@
 
 Both are thin translations to ``CompletionService``, which `CompletionFeature` creates on the
 first opened document (so that it sees every edit, even those typed before the configuration
-finished loading) and prepares once the configuration is loaded.
+finished loading) and prepares once the configuration is loaded. The first opened document also
+starts the completion model's server (a provider with a ``[launch]`` table, such as the embedded
+model), so that the first suggestion does not wait for it (issue 27).
 
 Positions arrive in the negotiated encoding (UTF-16 by default); the service works in code
 points, so every position is converted through the pygls document on the way in and out.
@@ -17,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import DocumentEvent
+from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 _WORD_BEFORE = re.compile(r"[\w$]+$")
+log = logging.getLogger("qodeassist.completion")
 
 
 def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str:
@@ -128,11 +133,42 @@ class CompletionFeature(LanguageFeature):
         """Create the service for ``server`` when its first document opens."""
         self.server = server
         self.service: CompletionService | None = None
+        self._model_start: asyncio.Task[None] | None = None
         server.documents.add_listener(self._on_first_document)
 
     def _on_first_document(self, event: DocumentEvent) -> None:
         self.server.documents.remove_listener(self._on_first_document)
         self.created()
+        self._model_start = asyncio.ensure_future(self.start_model())
+
+    async def start_model(self) -> None:
+        """Start (or adopt) the server of the completion model now, not on the first key.
+
+        The first completion agent's provider instance, when it has a ``[launch]`` table with
+        ``auto_start``, completion is on and automatic. A failure is left to the first request,
+        which reports it (the launcher does not retry during its cool-down).
+        """
+        runtime = await self.server.backend.runtime()
+        settings = runtime.settings
+        agents = runtime.configuration.pipelines.roster(CODE_COMPLETION)
+        profile = runtime.configuration.agents.get(agents[0]) if agents else None
+        if (
+            profile is None
+            or not settings.general.enabled
+            or settings.section(COMPLETION_SETTINGS).mode == "manual"
+            or not settings.section(COMPLETION_SETTINGS).auto_completion
+        ):
+            return
+        instance = runtime.configuration.providers.get(profile.provider_instance)
+        launcher = runtime.launcher(profile.provider_instance)
+        if instance is None or instance.launch is None or not instance.launch.auto_start:
+            return
+        if launcher is None:
+            return
+        try:
+            await launcher.ensure_ready()
+        except Exception as exc:  # the first completion request reports it
+            log.info("starting %s early failed: %s", profile.provider_instance, exc)
 
     def created(self) -> CompletionService:
         """Return the service, creating it (and its document listener) now."""
@@ -167,6 +203,8 @@ class CompletionFeature(LanguageFeature):
 
     async def aclose(self) -> None:
         """Stop listening and cancel everything in flight."""
+        if self._model_start is not None:
+            self._model_start.cancel()
         if self.service is not None:
             self.service.close()
 

@@ -4,11 +4,14 @@ Editors ask for an inline completion on nearly every keystroke; sending each one
 wastes tokens and queues requests on local models. The delay follows the user's rhythm (Tabby's
 debouncer): the median of recent keystroke intervals times a rate, clamped between
 ``debounce_min_ms`` and ``debounce_ms`` — a fast typist's pause is noticed sooner, a slow typist
-is not interrupted between keys. The median, not the mean: a user who types a few keys, reads
-the suggestion for most of a second and types on has the rhythm of the keys, and a mean of keys
-and reading pauses would be several times slower than either. Time already spent since the last
-keystroke counts, so a request that arrives after a pause is sent at once; invoked requests
-never wait. The clock is injectable so tests need no sleeping.
+is not interrupted between keys. Only intervals between keys of one burst are rhythm: an
+interval longer than ``_BURST_GAP_S``, or the one after a suggestion was shown (the user read
+it), starts a new burst and is not recorded. A user who types two keys, reads the suggestion
+for most of a second and types on has one key interval and one reading pause per burst; with
+the pauses counted the median sat between the two and the delay at its cap (issue 27). Of the
+intervals kept, the median, not the mean. Time already spent since the last keystroke counts,
+so a request that arrives after a pause is sent at once; invoked requests never wait.
+The clock is injectable so tests need no sleeping.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ _RATE: Final = 3.0
 """Delay in keystroke intervals before the user is considered to have paused."""
 _EAGER_RATE: Final = 1.5
 """Shorter wait where a suggestion is clearly wanted (fresh line, after ``{ ( , = …``)."""
-_PAUSE_S: Final = 2.0
-"""Intervals longer than this are thinking pauses, not typing rhythm, and are not averaged."""
+_BURST_GAP_S: Final = 0.6
+"""Intervals longer than this are reading or thinking pauses, not typing rhythm."""
 
 
 class AdaptiveDebouncer:
@@ -40,6 +43,7 @@ class AdaptiveDebouncer:
         self._clock = clock
         self._intervals: deque[float] = deque(maxlen=window)
         self._last: float | None = None
+        self._answered = False
 
     @property
     def typical_interval_ms(self) -> float | None:
@@ -51,9 +55,14 @@ class AdaptiveDebouncer:
     def note_keystroke(self) -> None:
         """Record a keystroke now."""
         now = self._clock()
-        if self._last is not None and 0 <= now - self._last <= _PAUSE_S:
+        if self._last is not None and not self._answered and 0 <= now - self._last <= _BURST_GAP_S:
             self._intervals.append(now - self._last)
         self._last = now
+        self._answered = False
+
+    def note_answer_shown(self) -> None:
+        """Record that a suggestion was shown: the next keystroke starts a new burst."""
+        self._answered = True
 
     def delay_ms(self, settings: CompletionSettings, *, eager: bool = False) -> float:
         """Return the full debounce delay for an automatic request under ``settings``."""

@@ -122,7 +122,8 @@ class Generation:
         self._session: Session | None = None
         self._stopping = False
         self._after = after
-        self._load_window_s = load_window_s
+        self.load_window_s = load_window_s
+        """See ``cancel``; infinite for a generation that follows an answer (a prefetch)."""
         self.sent_at: float | None = None
         """When the request went upstream (after waiting for ``after``); None before."""
         self.answering = False
@@ -153,7 +154,7 @@ class Generation:
         if (
             not self.answering
             and self.sent_at is not None
-            and loop.time() - self.sent_at >= self._load_window_s
+            and loop.time() - self.sent_at >= self.load_window_s
         ):
             if not self._cancel_on_answer:
                 self._cancel_on_answer = True

@@ -19,9 +19,9 @@ first:
    slot; a second request would queue behind the first). ``answer`` turns what the generation
    streamed into the result.
 
-When the user is idle, ``warming`` sends the extra context ahead of the next request.
-
-The request and result types live in ``requests`` and are re-exported here.
+When the user is idle, ``warming`` sends the extra context ahead of the next request; when a
+suggestion is shown, ``prefetch`` asks for the one after accepting it. The request and result
+types live in ``requests`` and are re-exported here.
 
 Every await is a cancellation point: cancelling ``complete`` (``$/cancelRequest``) detaches
 from the generation, whose upstream stream is closed after a short grace period unless a
@@ -47,20 +47,14 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.answer import answer
-from qodeassist_lsp.features.completion.context_builder import (
-    Cursor,
-    HeaderCache,
-)
+from qodeassist_lsp.features.completion.context_builder import Cursor, HeaderCache
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing
 from qodeassist_lsp.features.completion.generation import LOAD_WINDOW_S, Anchor, Generation
 from qodeassist_lsp.features.completion.items import IssuedItems
-from qodeassist_lsp.features.completion.languages import (
-    LanguageTable,
-)
-from qodeassist_lsp.features.completion.postprocess import (
-    alternatives,
-)
+from qodeassist_lsp.features.completion.languages import LanguageTable
+from qodeassist_lsp.features.completion.postprocess import alternatives
+from qodeassist_lsp.features.completion.prefetch import AcceptPrefetch
 from qodeassist_lsp.features.completion.prompt_plan import PromptPlan, PromptPlanner
 from qodeassist_lsp.features.completion.requests import (
     CompletionItem,
@@ -77,10 +71,7 @@ from qodeassist_lsp.features.completion.settings import (
 )
 from qodeassist_lsp.features.completion.stand_down import StandDown
 from qodeassist_lsp.features.completion.stats import CompletionStats, Outcome
-from qodeassist_lsp.features.completion.triggers import (
-    TypingCounter,
-    evaluate_trigger,
-)
+from qodeassist_lsp.features.completion.triggers import TypingCounter, evaluate_trigger
 from qodeassist_lsp.features.completion.typed_ahead import TypedAheadCache
 from qodeassist_lsp.features.completion.warming import CacheWarmer
 
@@ -154,6 +145,12 @@ class CompletionService:
             busy=lambda instance: instance in self._upstream,
             is_ignored=self._is_ignored,
         )
+        self._prefetch = AcceptPrefetch(
+            self._planner,
+            backend,
+            launch=self._launch_for_document,
+            may_start=lambda agent: self._stand_down.check(agent) is None,
+        )
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
         self._sync_documents(self._backend.settings.section(COMPLETION_SETTINGS))
@@ -179,6 +176,9 @@ class CompletionService:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
             self._warmer.arm(uri, request.line, request.character)
+        if result.items:
+            self._debouncer.note_answer_shown()
+            self._prefetch.shown(request, result, self._documents.get(uri))
         elapsed = (asyncio.get_running_loop().time() - started) * 1000.0
         result = dataclasses.replace(result, elapsed_ms=elapsed)
         latency = elapsed if result.outcome in _MODEL_OUTCOMES else None
@@ -203,11 +203,14 @@ class CompletionService:
         data["cachedSuggestions"] = len(self._cache)
         data["typingIntervalMs"] = self._debouncer.typical_interval_ms
         data["warmUps"] = self._warmer.warm_ups
+        data["prefetches"] = self._prefetch.started
+        data["prefetchesAccepted"] = self._prefetch.accepted
         return data
 
     def reset(self) -> None:
         """Drop cached suggestions and cancel running generations (configuration reloaded)."""
         self._cache.clear()
+        self._prefetch.clear()
         for generation in list(self._generations.values()):
             generation.cancel()
 
@@ -301,8 +304,13 @@ class CompletionService:
                 return stand_down
         plan = self._planner.plan(profile, document, cursor, cs)
         anchor = Anchor(document.uri, cursor.line, cursor.line_before, cursor.line_after)
+        return self._launch_for_document(profile, anchor, plan)
+
+    def _launch_for_document(
+        self, profile: AgentProfile, anchor: Anchor, plan: PromptPlan
+    ) -> Generation:
         generation = self._launch(profile, anchor, plan)
-        self._generations[document.uri] = generation
+        self._generations[anchor.uri] = generation
         return generation
 
     def _launch(
@@ -377,6 +385,7 @@ class CompletionService:
         running = self._generations.get(uri)
         if (
             running is not None
+            and running is not self._prefetch.waiting(uri)  # ends with any other edit
             and running.serves(cursor.line, cursor.line_before, cursor.line_after) is None
         ):
             running.cancel()
@@ -388,6 +397,7 @@ class CompletionService:
         elif event.kind is DocumentEventKind.CHANGED:
             self._warmer.postpone()
         if event.kind is DocumentEventKind.CLOSED:
+            self._prefetch.cancel(uri)
             self._warmer.forget(uri)
             self._typing.reset(uri)
             self._cache.forget(uri)
@@ -401,14 +411,18 @@ class CompletionService:
             return
         if event.kind is not DocumentEventKind.CHANGED or not event.edits:
             return
+        accepted = self._prefetch.on_change(uri, event.document.text)
         window_s = self._backend.settings.section(COMPLETION_SETTINGS).typing_interval_ms / 1000.0
         for edit in event.edits:
             self._typing.note_insert(uri, edit.inserted, window_s)
         self._debouncer.note_keystroke()
         self._cache.note_edits(uri, event.edits)
         running = self._generations.get(uri)
-        if running is not None and any(
-            edit.multiline or edit.line != running.anchor.line for edit in event.edits
+        if (
+            running is not None
+            and not accepted
+            and running is not self._prefetch.waiting(uri)
+            and any(edit.multiline or edit.line != running.anchor.line for edit in event.edits)
         ):
             running.reusable = False
 

@@ -92,7 +92,8 @@ class CompletionSettings(Section):
     adaptive_debounce: bool = Field(
         default=True,
         description="Adapt the delay to your typing rhythm: about three times your typical "
-        "(median) gap between keystrokes (so fast typists wait less; one and a half times on a "
+        "(median) gap between the keys of a burst (pauses over 0.6 s and the key after a shown "
+        "suggestion start a new burst; so fast typists wait less; one and a half times on a "
         "fresh line, after an opener, or when the completion model runs on this machine), minus "
         "the time already passed, clamped between `debounce_min_ms` and `debounce_ms`.",
     )
@@ -234,6 +235,13 @@ class CompletionSettings(Section):
         default=True,
         description="Reuse a suggestion while you type its first characters instead of "
         "sending a new request.",
+    )
+    prefetch_after_accept: bool = Field(
+        default=True,
+        description="When a suggestion is shown, ask the model at once for the one after "
+        "accepting it, so that accepting and going on shows the next suggestion without "
+        "waiting (a model server on this machine only; needs `typed_ahead_cache`). Typing "
+        "anything but the accept cancels it.",
     )
     custom_languages: list[CustomLanguageEntry] = Field(
         default_factory=lambda: list(DEFAULT_CUSTOM_LANGUAGES),

@@ -24,9 +24,11 @@ def embedded_points_at_replay(
 ) -> None:
     # A user instance named like the bundled one replaces it (and its [launch] table).
     serve_from(lsp_home, replay, monkeypatch)
-    # No idle warm-ups (their own test turns them on): each test scripts every upstream request.
+    # No idle warm-ups or prefetches (their own tests turn them on): each test scripts every
+    # upstream request.
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nwarm_idle_ms = 0\n"
+        "prefetch_after_accept = false\n"
     )
 
 

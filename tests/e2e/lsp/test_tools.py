@@ -19,6 +19,7 @@ from lsprotocol import types
 
 from tests.e2e.lsp.test_chat import Events, request, start
 from tests.support.replay_server import ReplayServer, Reply
+from tests.support.streams import write_embedded_instances
 from tests.support.wire_cases import KIT_CALLS, TARGETS
 from tests.support.workspace import Workspace
 
@@ -83,6 +84,8 @@ PROTOCOLS = (
 @pytest.fixture(autouse=True)
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     workspace = Workspace(lsp_home, replay.url, log_level="INFO")
+    # Opening a file starts the completion model: the loopback replay, not a real one.
+    write_embedded_instances(workspace.config / "providers", replay.url)
     for key, value in workspace.env.items():
         monkeypatch.setenv(key, value)
     agents = json.dumps([TARGETS[p.target].agent for p in PROTOCOLS], ensure_ascii=False)

@@ -41,7 +41,10 @@ DEBIAN = {
     "ripgrep": "rg",
 }
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
-SERVER_SETTINGS = "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\n"
+# No prefetch after an accept: the tests read the upstream requests they scripted.
+SERVER_SETTINGS = (
+    "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nprefetch_after_accept = false\n"
+)
 # The embedded chat with tools answers the chat (a write tool asks for permission first).
 TOOL_AGENT = (
     'schema_version = 1\nextends = "Embedded Chat"\nname = "Tool Chat"\nenable_tools = true\n'

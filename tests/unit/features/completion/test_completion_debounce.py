@@ -77,3 +77,31 @@ def test_reading_pauses_between_bursts_do_not_slow_the_rhythm() -> None:
     assert debouncer.typical_interval_ms == pytest.approx(125)
     assert debouncer.delay_ms(settings) == 350  # 3 x 125, capped
     assert debouncer.delay_ms(settings, eager=True) == pytest.approx(187.5)
+
+
+def test_two_key_bursts_with_reading_pauses_follow_the_keys_not_the_cap() -> None:
+    # Issue 27: two keys 125 ms apart, ~800 ms reading the suggestion, again. Every burst has
+    # one reading pause and one key interval, so a median over both sits near 460 ms and the
+    # delay at its cap; the reading pause is not typing rhythm.
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=350, debounce_min_ms=100)
+    debouncer.note_keystroke()
+    for _ in range(12):
+        typed(debouncer, clock, 0.8, 1)
+        typed(debouncer, clock, 0.125, 1)
+    assert debouncer.typical_interval_ms == pytest.approx(125)
+    assert debouncer.delay_ms(settings, eager=True) == pytest.approx(187.5)
+
+
+def test_the_key_after_a_shown_answer_starts_a_new_burst() -> None:
+    clock = Clock()
+    debouncer = AdaptiveDebouncer(clock)
+    settings = CompletionSettings(debounce_ms=350, debounce_min_ms=100)
+    for _ in range(8):  # three keys 100 ms apart, the answer shown, 450 ms reading it
+        typed(debouncer, clock, 0.1, 1)
+        debouncer.note_answer_shown()
+        typed(debouncer, clock, 0.45, 1)
+        typed(debouncer, clock, 0.1, 1)
+    assert debouncer.typical_interval_ms == pytest.approx(100)
+    assert debouncer.delay_ms(settings) == pytest.approx(300)

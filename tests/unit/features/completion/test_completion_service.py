@@ -195,7 +195,11 @@ async def harness(tree, tmp_path: Path, completer_agent: str) -> AsyncIterator[H
     settings = [
         Settings(
             completion=CompletionSettings(
-                debounce_ms=0, char_threshold=0, time_budget_ms=0, smart_context_trigger=False
+                debounce_ms=0,
+                char_threshold=0,
+                time_budget_ms=0,
+                smart_context_trigger=False,
+                prefetch_after_accept=False,  # its own tests turn it on
             )
         )
     ]

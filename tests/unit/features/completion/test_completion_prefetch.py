@@ -1,0 +1,137 @@
+"""The suggestion after an accept, prefetched (issue 27; llama.vim's speculative FIM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from qodeassist_lsp.context.documents import Document, LineEdit
+from qodeassist_lsp.features.completion.prefetch import after_accept
+from qodeassist_lsp.features.completion.requests import CompletionItem
+from qodeassist_lsp.features.completion.service import TriggerKind
+from qodeassist_lsp.features.completion.stats import Outcome
+from tests.unit.features.completion.test_completion_service import (
+    AGENT,
+    PY,
+    Harness,
+    harness,
+    until,
+)
+
+__all__ = ["harness"]  # the fixture, imported for the tests below
+AUTO = TriggerKind.AUTOMATIC
+
+
+@pytest.fixture
+def completer_agent() -> str:
+    return AGENT
+
+
+def test_after_accept_inserts_over_the_range_and_moves_the_cursor() -> None:
+    document = Document(PY, "x = foo)\ny\n", 3)
+    accepted = after_accept(document, CompletionItem("1", "bar(a)", 0, 4, 8))
+    assert accepted.document.text == "x = bar(a)\ny\n"
+    assert (accepted.line, accepted.character) == (0, 10)
+    assert accepted.document.version == 4
+    several = after_accept(document, CompletionItem("2", "a\n  b", 1, 1, 1))
+    assert several.document.text == "x = foo)\nya\n  b\n"
+    assert (several.line, several.character) == (2, 3)
+
+
+def accept(harness: Harness, text: str, version: int, line: int, inserted: str) -> None:
+    """The editor inserting the shown suggestion (``text``: the document afterwards)."""
+    harness.store.change(PY, text, version, [LineEdit(line, inserted)])
+
+
+async def test_the_request_after_an_accept_is_answered_from_the_prefetch(
+    harness: Harness,
+) -> None:
+    harness.use(prefetch_after_accept=True)
+    harness.answer("compute(a, b)")
+    harness.answer("  # done")
+    shown = await harness.complete("x = |\n", AUTO)
+    assert shown.items[0].insert_text == "compute(a, b)"
+    await until(lambda: len(harness.bodies) == 2)  # prefetched at once, before any accept
+    assert harness.bodies[1]["prompt"] == "x = compute(a, b)"
+    await until(lambda: harness.service.status()["cachedSuggestions"] >= 2)
+    accept(harness, "x = compute(a, b)\n", 2, 0, "compute(a, b)")
+    follow = await harness.complete("x = compute(a, b)|\n", AUTO)
+    assert follow.outcome is Outcome.TYPED_AHEAD
+    assert follow.items[0].insert_text == "  # done"
+    assert len(harness.bodies) == 2  # no new provider request for it
+    assert harness.service.status()["prefetchesAccepted"] == 1
+
+
+async def test_an_accept_during_the_prefetch_attaches_to_it(harness: Harness) -> None:
+    harness.use(prefetch_after_accept=True)
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    accept(harness, "x = compute(a, b)\n", 2, 0, "compute(a, b)")
+    follow = harness.complete("x = compute(a, b)|\n", AUTO)
+    harness.scripts[1].send("  # done", end=True)
+    result = await follow
+    assert result.outcome is Outcome.REUSED
+    assert result.items[0].insert_text == "  # done"
+    assert len(harness.bodies) == 2
+
+
+async def test_typing_something_else_cancels_the_prefetch(harness: Harness) -> None:
+    harness.use(prefetch_after_accept=True)
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    prefetch = harness.scripts[1]
+    harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
+    await until(prefetch.closed.is_set)  # the slot is free before the next request
+    harness.answer("zz")
+    result = await harness.complete("x = z|\n", AUTO)
+    assert result.outcome is Outcome.MODEL
+    assert harness.service.status()["prefetchesAccepted"] == 0
+
+
+@pytest.mark.parametrize("setting", ["off", "invoked", "cloud"])
+async def test_no_prefetch_when_off_invoked_or_billed(harness: Harness, setting: str) -> None:
+    harness.use(prefetch_after_accept=setting != "off")
+    if setting == "cloud":
+        config = harness.backend.configuration
+        remote = config.providers["Local"].model_copy(update={"url": "https://api.example.com/v1"})
+        config.providers["Local"] = remote
+    harness.answer("compute(a, b)")
+    trigger = TriggerKind.INVOKED if setting == "invoked" else AUTO
+    assert (await harness.complete("x = |\n", trigger)).items
+    for _ in range(10):
+        await until(lambda: True)
+    assert len(harness.bodies) == 1
+
+
+async def test_a_slow_prefetch_is_not_kept_as_a_model_load(harness: Harness) -> None:
+    # A request unanswered for load_window_s may be loading the model and is not cut off; a
+    # prefetch follows an answer, so the model is loaded: it yields the slot at once.
+    harness.use(prefetch_after_accept=True)
+    harness.service.load_window_s = 0.0
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
+    await until(harness.scripts[1].closed.is_set)
+
+
+async def test_typing_along_the_suggestion_keeps_the_prefetch(harness: Harness) -> None:
+    harness.use(prefetch_after_accept=True)
+    harness.answer("compute(a, b)")
+    harness.hold()
+    await harness.complete("x = |\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    harness.store.change(PY, "x = co\n", 2, [LineEdit(0, "co")])  # typing its first keys
+    hit = await harness.complete("x = co|\n", AUTO)
+    assert hit.outcome is Outcome.TYPED_AHEAD
+    accept(harness, "x = compute(a, b)\n", 3, 0, "mpute(a, b)")  # then Tab
+    follow = harness.complete("x = compute(a, b)|\n", AUTO)
+    harness.scripts[1].send("  # done", end=True)
+    result = await follow
+    assert result.items[0].insert_text == "  # done"
+    assert result.outcome is Outcome.REUSED
+    assert len(harness.bodies) == 2  # one prefetch, kept all along
