@@ -52,6 +52,11 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     ├── NotReady                            http_api.host: the configuration is not loaded yet
     ├── ListenFailed                        http_api.app: uvicorn could not start serving
     ├── MemoryRefused [ValueError]          core.memory: an entry is empty, too long or a secret
+    ├── NoAgentMeets [LookupError]          core.agent_pool: no chat agent meets the requirements
+    ├── InvalidRequirements [ValueError]    core.agent_pool: a malformed ``requires``
+    ├── PoolBusy                            core.agent_pool: the queue is full or the wait ran out
+    ├── PlanError [ValueError]              features.chat.plan: a plan request cannot be done now
+    ├── PlanInvalid [ValueError]            features.chat.plan_parse: the answer holds no steps
     ├── FetchFailed                         cli.model_download: the model wheel was not fetched
     │   └── CorruptDownload                 … its SHA-256 is not the index's
     ├── EmbeddedError                       cli.embedded_model

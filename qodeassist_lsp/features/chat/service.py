@@ -288,8 +288,8 @@ class ChatService:
 
     def _linked(self, chat: Chat, access: FileAccess) -> list[str]:
         """Return the chat's linked files, plus every open document with ``link_open_files``."""
-        linked = chat.file.linked_files
-        return access.with_open(linked) if self.settings.section(CHAT_SETTINGS).link_open_files else list(linked)
+        linked, with_open = chat.file.linked_files, self.settings.section(CHAT_SETTINGS)
+        return access.with_open(linked) if with_open.link_open_files else list(linked)
 
     async def _stop(self, chat: Chat) -> None:
         """Cancel the chat's request in flight and wait (briefly) until it has ended."""

@@ -54,7 +54,10 @@ async def test_the_suggestion_after_an_accept_comes_from_the_prefetch(
     insert(client, uri, 2, 1, 11, "a + b")  # Tab
     follow = await client.text_document_inline_completion_async(params(uri, 1, 16, invoked=False))
     assert follow.items[0].insert_text == "  # sum"
-    assert len(replay.requests) == 2  # no provider request of its own
+    # No provider request of its own: a third one, if any, is already the next prefetch (the
+    # document after accepting "  # sum" too).
+    later = [r.json["prompt"] for r in replay.requests[2:]]
+    assert later in ([], ["def add(a, b):\n    return a + b  # sum"]), later
     status = await client.protocol.send_request_async("qodeassist/status", {})
     assert status.completion.prefetchesAccepted == 1
 
