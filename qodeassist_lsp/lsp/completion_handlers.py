@@ -21,7 +21,6 @@ from lsprotocol import types
 
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import DocumentEvent
-from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
@@ -148,6 +147,8 @@ class CompletionFeature(LanguageFeature):
         ``auto_start``, completion is on and automatic. A failure is left to the first request,
         which reports it (the launcher does not retry during its cool-down).
         """
+        from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
+
         runtime = await self.server.backend.runtime()
         settings = runtime.settings
         agents = runtime.configuration.pipelines.roster(CODE_COMPLETION)
