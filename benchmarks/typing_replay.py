@@ -739,10 +739,11 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
         for name in ("config", "data", "project"):
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", server_proxy.url)
-        if args.no_prefetch:  # A/B: the server without the prefetch after an accept
-            (home / "config" / "settings.toml").write_text(
-                "[completion]\nprefetch_after_accept = false\n"
-            )
+        # The prefetch after an accept is off by default; the replay measures it unless
+        # --no-prefetch (the A/B).
+        (home / "config" / "settings.toml").write_text(
+            f"[completion]\nprefetch_after_accept = {str(not args.no_prefetch).lower()}\n"
+        )
         server = Server(home)
         await server.start()
         try:

@@ -21,7 +21,7 @@ def embedded_points_at_replay(
     serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\ndebounce_ms = 50\ndebounce_min_ms = 0\nwarm_idle_ms = 0\n"
-        "char_threshold = 0\nsmart_context_trigger = false\n"
+        "char_threshold = 0\nsmart_context_trigger = false\nprefetch_after_accept = true\n"
     )
 
 
