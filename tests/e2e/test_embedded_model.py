@@ -31,6 +31,7 @@ from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TextEvent
 from qodeassist_lsp.core.launcher import LauncherState
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.service import RefactorRequest, RefactorService
+from qodeassist_lsp.lsp.sections import SECTIONS
 
 REPO = Path(__file__).parents[2]
 EXAMPLE = REPO / "examples" / "fibonacci.py"
@@ -100,7 +101,7 @@ async def runtime(tmp_path: Path, model_cache: Path) -> AsyncIterator[Runtime]:
         encoding="utf-8",
     )
     paths = ConfigPaths(config, tmp_path / "data", bundled_root(), project=None)
-    rt = Runtime(load_configuration(paths))
+    rt = Runtime(load_configuration(paths, sections=SECTIONS))
     yield rt
     await rt.aclose()
 

