@@ -22,7 +22,7 @@ from acp import Client
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from qodeassist_lsp.acp_agent.updates import Update, event_updates, tool_kind, tool_title
-from qodeassist_lsp.core.events import TERMINAL_KINDS, FileEditEvent, SessionEvent, TerminalEvent
+from qodeassist_lsp.core.events import TERMINAL_KINDS, SessionEvent, TerminalEvent
 
 if TYPE_CHECKING:
     from acp.helpers import ToolCallContentVariant
@@ -166,10 +166,6 @@ class AcpSession:
             return None
         outcome = answer.outcome
         return getattr(outcome, "option_id", None) if outcome.outcome == "selected" else None
-
-    def diff_of_edit(self, event: FileEditEvent) -> Any:
-        """Return the diff triple of ``event`` (see ``updates.DiffOf``)."""
-        return self._diff_of(event)
 
     async def aclose(self) -> None:
         """Stop the pump (after the chat's request was cancelled)."""

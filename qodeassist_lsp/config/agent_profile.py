@@ -107,8 +107,3 @@ class AgentProfile(pydantic.BaseModel):
     source: Path | None = None
     layer: Layer = Layer.BUNDLED
     extends_chain: tuple[str, ...] = ()
-
-    @property
-    def pipelines_hint(self) -> list[str]:
-        """The pipeline tags (completion, chat, refactor, compression) the agent carries."""
-        return [t for t in self.tags if t in ("completion", "chat", "refactor", "compression")]

@@ -171,11 +171,6 @@ class LineEdit:
     """Code points removed (0 when unknown)."""
 
     @property
-    def is_deletion(self) -> bool:
-        """Whether nothing was inserted (a pure deletion)."""
-        return not self.inserted
-
-    @property
     def multiline(self) -> bool:
         """Whether the inserted text contains a line break."""
         return "\n" in self.inserted

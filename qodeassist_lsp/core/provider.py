@@ -147,15 +147,30 @@ class GenericProvider:
                 context=self.error_context,
             )
             self._clients[(timeouts, retry)] = client
+        stream = client.batches(request.url, request.headers, request.body, request_id=request_id)
+        async with contextlib.aclosing(self._tracked(stream, api_key=api_key)) as batches:
+            async for batch in batches:
+                yield batch
+
+    async def _tracked(
+        self,
+        stream: AsyncGenerator[list[WireEvent], None],
+        *,
+        api_key: str | None = None,
+        program: bool = False,
+    ) -> AsyncGenerator[list[WireEvent], None]:
+        """Pass ``stream`` on, feeding ``health`` and ``breaker`` (and, over HTTP, the keys).
+
+        An agent ``program``'s turn has no ``[launch]`` server or keys; its configuration
+        errors do not count against the circuit, nor does an empty turn count as an answer.
+        """
         answered = False
         failure: ErrorInfo | None = None
         try:
-            await self.ensure_launched()
+            if not program:
+                await self.ensure_launched()
             # Measured after the launch: a server's start-up is not request latency.
             started = time.monotonic()
-            stream = client.batches(
-                request.url, request.headers, request.body, request_id=request_id
-            )
             async with contextlib.aclosing(stream) as batches:
                 async for batch in batches:
                     if not answered:
@@ -169,18 +184,19 @@ class GenericProvider:
                             failure = event.error
                             self.health.record_error(event.error)
                     yield batch
-            if not answered:  # a stream that ended cleanly, even an empty one, was an answer
+            if not answered and not program:  # an empty stream that ended cleanly answered
                 self.breaker.record_success()
-                answered = True
+            answered = True
         except CategorizedError as exc:
             failure = exc.info
             self.health.record_error(exc.info)
-            self.keys.record_failure(api_key, exc.info)
-            self._note_failure(exc)
+            if not program:
+                self.keys.record_failure(api_key, exc.info)
+                self._note_failure(exc)
             raise
         finally:
             # Also runs when the consumer stops early or the request is cancelled.
-            if failure is not None:
+            if failure is not None and not (program and failure.category == ErrorCategory.CONFIG):
                 self.breaker.record_failure(failure)
             elif not answered:
                 self.breaker.record_abandoned()

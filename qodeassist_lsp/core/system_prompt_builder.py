@@ -37,10 +37,6 @@ class SystemPromptBuilder:
         self._counter += 1
         self._layers[name] = _Layer(text, priority, order)
 
-    def remove_layer(self, name: str) -> None:
-        """Drop the layer ``name`` if present."""
-        self._layers.pop(name, None)
-
     def clear(self) -> None:
         """Drop every layer."""
         self._layers.clear()

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import time
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
@@ -154,33 +153,11 @@ class ProcessProvider(GenericProvider):
         if not self.breaker.allow():
             raise self.breaker.refusal()
         host = host or RequestHost(request_id, request_id, ToolRegistry(), _ignore)
-        answered, failed = False, None
-        started = time.monotonic()
-        try:
-            turn = self._turn(request, host)
-            async with contextlib.aclosing(_capped(turn, self.instance.name)) as batches:
-                async for batch in batches:
-                    if not answered:
-                        self.health.record_first_event((time.monotonic() - started) * 1000)
-                        self.breaker.record_success()
-                        answered = True
-                    for event in batch:
-                        if isinstance(event, StreamError) and event.final:
-                            failed = event.error
-                            self.health.record_error(event.error)
-                    yield batch
-            answered = True
-        except CategorizedError as exc:
-            failed = exc.info
-            self.health.record_error(exc.info)
-            raise
-        finally:
-            if failed is not None and failed.category != ErrorCategory.CONFIG:
-                self.breaker.record_failure(failed)
-            elif not answered:
-                self.breaker.record_abandoned()
-        if failed is None:
-            self.health.record_ok()
+        turn = _capped(self._turn(request, host), self.instance.name)
+        tracked = self._tracked(turn, program=True)
+        async with contextlib.aclosing(tracked) as batches:
+            async for batch in batches:
+                yield batch
 
     def _turn(
         self, request: PreparedRequest, host: RequestHost

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qodeassist_lsp.config.pipelines import CHAT_COMPRESSION
+from qodeassist_lsp.config.pipelines import CHAT_COMPRESSION, PipelineSpec
 from qodeassist_lsp.core.content import Message, TextBlock, user_text
-from qodeassist_lsp.core.events import CancelledEvent, FailedEvent
+from qodeassist_lsp.core.events import CancelledEvent, FailedEvent, TerminalEvent
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
 
@@ -41,18 +41,12 @@ async def summarise(sessions: SessionManager, agent: str, messages: Sequence[Mes
         raise CompressionFailed(
             ErrorInfo(ErrorCategory.VALIDATION, "the chat has no text to summarise yet")
         )
-    async with sessions.acquire(agent, CHAT_COMPRESSION) as session:
-        request = session.send(user_text(text))
-        try:
-            terminal = await request.wait()
-        except BaseException:
-            request.cancel()
-            raise
-        if isinstance(terminal, FailedEvent):
-            raise CompressionFailed(terminal.error)
-        if isinstance(terminal, CancelledEvent):
-            raise CompressionFailed(ErrorInfo(ErrorCategory.VALIDATION, "compression cancelled"))
-        summary = session.history.last_assistant_text().strip()
+    terminal, summary = await ask_once(sessions, agent, CHAT_COMPRESSION, text)
+    if isinstance(terminal, FailedEvent):
+        raise CompressionFailed(terminal.error)
+    if isinstance(terminal, CancelledEvent):
+        raise CompressionFailed(ErrorInfo(ErrorCategory.VALIDATION, "compression cancelled"))
+    summary = summary.strip()
     if not summary:
         raise CompressionFailed(
             ErrorInfo(
@@ -62,6 +56,20 @@ async def summarise(sessions: SessionManager, agent: str, messages: Sequence[Mes
             )
         )
     return summary
+
+
+async def ask_once(
+    sessions: SessionManager, agent: str, pipeline: PipelineSpec, text: str
+) -> tuple[TerminalEvent, str]:
+    """Send ``text`` to a pooled ``agent`` session; return how it ended and the answer's text."""
+    async with sessions.acquire(agent, pipeline) as session:
+        request = session.send(user_text(text))
+        try:
+            terminal = await request.wait()
+        except BaseException:
+            request.cancel()
+            raise
+        return terminal, session.history.last_assistant_text()
 
 
 def summary_message(summary: str) -> Message:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ROUTER
-from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FailedEvent
 from qodeassist_lsp.core.session_manager import SessionManager
+from qodeassist_lsp.features.chat.compressor import ask_once
 from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 
 log = logging.getLogger("qodeassist.chat")
@@ -102,20 +102,14 @@ class _RouterFailed(Exception):
 async def _ask(sessions: SessionManager, router: str, text: str) -> str:
     """Send ``text`` to the router agent; return its answer."""
     try:
-        async with sessions.acquire(router, CHAT_ROUTER) as session:
-            request = session.send(user_text(text))
-            try:
-                terminal = await request.wait()
-            except BaseException:
-                request.cancel()
-                raise
-            if isinstance(terminal, FailedEvent):
-                raise _RouterFailed(terminal.error.message)
-            if terminal.kind == "cancelled":
-                raise _RouterFailed("cancelled")
-            return session.history.last_assistant_text()
+        terminal, answer = await ask_once(sessions, router, CHAT_ROUTER, text)
     except (OSError, ValueError, LookupError) as exc:  # an agent that cannot be built
         raise _RouterFailed(str(exc)) from exc
+    if isinstance(terminal, FailedEvent):
+        raise _RouterFailed(terminal.error.message)
+    if terminal.kind == "cancelled":
+        raise _RouterFailed("cancelled")
+    return answer
 
 
 def _fallback(agent: str, why: str) -> Choice:

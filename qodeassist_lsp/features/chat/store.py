@@ -27,10 +27,8 @@ import dataclasses
 import datetime as dt
 import json
 import logging
-import os
 import re
 import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -52,6 +50,7 @@ from qodeassist_lsp.features.chat.history_format import (
     encode,
     encode_message,
 )
+from qodeassist_lsp.tools.edits.files import write_atomic
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.chat")
@@ -157,19 +156,7 @@ class ChatStore:
 
     def write_text(self, chat_id: str, text: str) -> None:
         """Write already-encoded history ``text`` atomically."""
-        path = self.path(chat_id)
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{path.stem[:40]}.", suffix=TEMP_SUFFIX, dir=self.root)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        write_atomic(self.path(chat_id), text.encode("utf-8"))
 
     def save_merged(
         self, chat_id: str, chat: ChatFile, seen: Sequence[Message]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import mimetypes
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -261,11 +261,6 @@ class LanguageTable:
             tags.update(language.fence_tags)
             tags.add(language.name.lower())
         self.fence_tags: frozenset[str] = frozenset(tags)
-
-    @classmethod
-    def from_settings(cls, custom: Sequence[CustomLanguage]) -> LanguageTable:
-        """Build the table for a ``[completion] custom_languages`` value."""
-        return cls(custom)
 
     def by_name(self, name: str) -> Language | None:
         """Return the language called ``name`` (``c-like``, ``python``, …)."""

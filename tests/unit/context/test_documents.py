@@ -166,6 +166,5 @@ def test_long_changed_lines_are_capped() -> None:
 
 
 def test_edit_flags() -> None:
-    assert LineEdit(0).is_deletion
     assert LineEdit(0, "a\nb").multiline
     assert not LineEdit(0, "ab").multiline

@@ -11,7 +11,7 @@ def test_layers_compose_by_priority_then_insertion() -> None:
     builder.set_layer("chat.context", "context v2")  # replacing keeps its place
     assert builder.names() == [AGENT_LAYER, "chat.context", "refactor"]
     builder.set_layer("refactor", "")
-    builder.remove_layer(AGENT_LAYER)
+    builder.set_layer(AGENT_LAYER, "")
     assert builder.compose() == "context v2"
     builder.clear()
     assert builder.compose() == ""
