@@ -9,6 +9,7 @@ as an ``agentChosen`` event whose reason starts with ``pool:``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -59,15 +60,7 @@ async def send(pool: AgentPool, params: SendInput, named: NamedSend) -> tuple[st
     lease = await pool.acquire(params.requires)
     try:
         chat_id, request = await named(
-            SendInput(
-                params.message,
-                chat_id=params.chat_id,
-                agent=lease.agent,
-                attachments=params.attachments,
-                linked_files=params.linked_files,
-                history=params.history,
-                system=params.system,
-            ),
+            dataclasses.replace(params, agent=lease.agent, requires=None),
             Choice(lease.agent, lease.reason),
         )
     except BaseException:
