@@ -725,6 +725,20 @@ async def replay_file(
     return rows
 
 
+def settings_toml(args: argparse.Namespace) -> str:
+    """The server's settings: the product's defaults, changed only by ``--prefetch``/``--set``."""
+    sections: dict[str, list[str]] = {}
+    if args.prefetch:
+        sections.setdefault("completion", []).append("prefetch_after_accept = true")
+    for item in args.set:
+        key, _, value = item.partition("=")
+        section, _, name = key.strip().rpartition(".")
+        if not section or not name or not value:
+            raise SystemExit(f"--set {item!r}: expected SECTION.KEY=TOML_VALUE")
+        sections.setdefault(section, []).append(f"{name} = {value.strip()}")
+    return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
+
+
 async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
     sampled = sample_files(args.seed, args.files, args.min_lines, args.languages)
     references = [] if args.no_reference else reference_files()
@@ -739,11 +753,7 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
         for name in ("config", "data", "project"):
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", server_proxy.url)
-        # The prefetch after an accept is off by default; the replay measures it unless
-        # --no-prefetch (the A/B).
-        (home / "config" / "settings.toml").write_text(
-            f"[completion]\nprefetch_after_accept = {str(not args.no_prefetch).lower()}\n"
-        )
+        (home / "config" / "settings.toml").write_text(settings_toml(args))
         server = Server(home)
         await server.start()
         try:
@@ -872,7 +882,16 @@ def main() -> None:
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
     parser.add_argument(
-        "--no-prefetch", action="store_true", help="server without prefetch_after_accept"
+        "--prefetch",
+        action="store_true",
+        help="turn prefetch_after_accept on (off by default) for an A/B",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a server setting for an A/B, as TOML (e.g. completion.debounce_min_ms=50)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from qodeassist_lsp.features.completion.context_builder import Cursor
 from qodeassist_lsp.features.completion.debounce import PendingRequest
@@ -19,10 +20,39 @@ from qodeassist_lsp.features.completion.requests import CompletionItem, Completi
 from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.stats import Outcome
 
-__all__ = ["Issue", "answer"]
+__all__ = ["VERDICT_WAIT_S", "Issue", "answer", "verdict"]
+
+VERDICT_WAIT_S: Final = 0.5
+"""How long a request waits for a running generation to produce as much as was typed."""
 
 Issue = Callable[[Sequence[str], Cursor, CompletionSettings, bool, str], tuple[CompletionItem, ...]]
 """Makes the items of suggestion texts (``CompletionService._items``)."""
+
+
+async def verdict(generation: Generation, cursor: Cursor, pending: PendingRequest) -> str | None:
+    """Return what was typed since ``generation``'s anchor if it can answer ``cursor``.
+
+    When the model has produced less than the user typed and all of it agrees (the key after
+    the one that started it, typed while its prompt was still being read), the request waits
+    up to ``VERDICT_WAIT_S`` for enough text to judge, or until a newer request supersedes it:
+    a new generation would have to read its prompt and produce a first token too.
+    """
+    where = (cursor.line, cursor.line_before, cursor.line_after)
+    typed = generation.serves(*where, undecided=True)
+    if typed is None or generation.serves(*where) is not None:
+        return typed
+    generation.attach()  # keeps its stream open while this request waits
+    growth = asyncio.ensure_future(generation.produced(len(typed)))
+    try:
+        await asyncio.wait(
+            [growth, pending.superseded],
+            timeout=VERDICT_WAIT_S,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+    finally:
+        growth.cancel()
+        generation.detach()
+    return generation.serves(*where, finished=True)
 
 
 async def answer(

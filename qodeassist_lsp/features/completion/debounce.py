@@ -64,9 +64,13 @@ class AdaptiveDebouncer:
         """Record that a suggestion was shown: the next keystroke starts a new burst."""
         self._answered = True
 
-    def delay_ms(self, settings: CompletionSettings, *, eager: bool = False) -> float:
+    def delay_ms(
+        self, settings: CompletionSettings, *, eager: bool = False, local: bool = False
+    ) -> float:
         """Return the full debounce delay for an automatic request under ``settings``."""
         high = float(settings.debounce_ms)
+        if local:
+            return float(min(settings.local_debounce_ms, settings.debounce_ms))
         if not settings.adaptive_debounce:
             return high
         low = float(min(settings.debounce_min_ms, settings.debounce_ms))
@@ -76,12 +80,17 @@ class AdaptiveDebouncer:
         return min(max(typical * (_EAGER_RATE if eager else _RATE), low), high)
 
     def remaining_s(
-        self, settings: CompletionSettings, *, eager: bool = False, invoked: bool = False
+        self,
+        settings: CompletionSettings,
+        *,
+        eager: bool = False,
+        invoked: bool = False,
+        local: bool = False,
     ) -> float:
         """Return how long a request arriving now should still wait, in seconds."""
         if invoked:
             return 0.0
-        delay = self.delay_ms(settings, eager=eager) / 1000.0
+        delay = self.delay_ms(settings, eager=eager, local=local) / 1000.0
         if self._last is None:
             return delay
         return max(0.0, delay - (self._clock() - self._last))

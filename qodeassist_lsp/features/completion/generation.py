@@ -26,6 +26,7 @@ the first event, when the model server has processed (and cached) its prompt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -119,6 +120,8 @@ class Generation:
         self._task: asyncio.Task[None] | None = None
         self._result: Processed | None = None
         self._wakes: list[asyncio.Future[None]] = []
+        self._growth: list[tuple[int, asyncio.Future[None]]] = []
+        """Requests waiting for the suggestion to reach a length (``produced``)."""
         self._session: Session | None = None
         self._stopping = False
         self._after = after
@@ -206,23 +209,48 @@ class Generation:
             self.cancel()
 
     # -- reuse ---------------------------------------------------------------------------------
-    def serves(self, line: int, line_before: str, line_after: str) -> str | None:
+    def serves(
+        self,
+        line: int,
+        line_before: str,
+        line_after: str,
+        *,
+        undecided: bool = False,
+        finished: bool = False,
+    ) -> str | None:
         """Return what was typed since the anchor if this generation can answer that cursor.
 
-        It can while it is still running, nothing changed outside the anchor's line, and the
-        text typed since the anchor is exactly the beginning of what the model produced.
+        It can while it is still running (or, with ``finished``, after it ended), nothing
+        changed outside the anchor's line, and the text typed since the anchor is exactly the
+        beginning of what the model produced. With ``undecided``, also while the model has
+        produced less than was typed and all of it agrees (``produced`` waits for the verdict).
         """
         anchor = self.anchor
-        if not self.reusable or self.done.done() or self.cancelled:
+        if not self.reusable or self.cancelled or (self.done.done() and not finished):
             return None
         if line != anchor.line or line_after != anchor.line_after:
             return None
         if not line_before.startswith(anchor.line_before):
             return None
         typed = line_before[len(anchor.line_before) :]
-        if "\n" in typed or not self.postprocessor.answer(self.text).startswith(typed):
+        if "\n" in typed:
             return None
-        return typed
+        answer = self.postprocessor.answer(self.text)
+        if answer.startswith(typed) or (undecided and typed.startswith(answer)):
+            return typed
+        return None
+
+    async def produced(self, chars: int) -> None:
+        """Wait until the suggestion so far is at least ``chars`` long or the generation ended."""
+        if self.done.done() or len(self.postprocessor.answer(self.text)) >= chars:
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._growth.append((chars, future))
+        try:
+            await future
+        finally:
+            with contextlib.suppress(ValueError):
+                self._growth.remove((chars, future))
 
     def result(self) -> Processed:
         """Return the suggestion: from all the text once finished, else its complete lines."""
@@ -299,6 +327,11 @@ class Generation:
     def _take(self, delta: str) -> bool:
         """Add streamed text; return True when the stream can be closed."""
         self.text += delta
+        if self._growth:
+            length = len(self.postprocessor.answer(self.text))
+            for chars, future in self._growth:
+                if length >= chars:
+                    _resolve(future)
         if len(self.text) > MAX_OUTPUT_CHARS:
             self.stopped_early = True
             return True
@@ -323,7 +356,7 @@ class Generation:
             self._orphan_timer = None
         self.done.set_result(None)
         wakes, self._wakes = self._wakes, []
-        for wake in wakes:
+        for wake in wakes + [future for _, future in self._growth]:
             _resolve(wake)
         if self._on_done is not None:
             try:

@@ -46,7 +46,7 @@ from qodeassist_lsp.context.documents import (
     DocumentStore,
 )
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.completion.answer import answer
+from qodeassist_lsp.features.completion.answer import answer, verdict
 from qodeassist_lsp.features.completion.context_builder import Cursor, HeaderCache
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing
@@ -250,7 +250,9 @@ class CompletionService:
 
         running = self._generations.get(uri)
         if running is not None:
-            typed = running.serves(cursor.line, cursor.line_before, cursor.line_after)
+            typed = await verdict(running, cursor, pending)
+            if pending.superseded.done():
+                return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
             if typed is not None:
                 return await answer(
                     running, typed, cursor, cs, invoked, pending, started, self._items, reused=True
@@ -271,11 +273,8 @@ class CompletionService:
         if isinstance(profile, CompletionResult):
             return profile
         if not invoked:
-            # A model on this machine costs nothing per request, and one upstream at a time
-            # with the stream closed on supersede frees its slot within about two tokens
-            # (docs/embedded.md), so local models get the short, eager wait.
-            eager = eager or serves_locally(configuration, profile)
-            delay = self._debouncer.remaining_s(cs, eager=eager)
+            local = serves_locally(configuration, profile)
+            delay = self._debouncer.remaining_s(cs, eager=eager, local=local)
             if delay > 0 and await pending.wait(delay):
                 return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request")
             current = self._documents.get(uri)

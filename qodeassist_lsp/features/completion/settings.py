@@ -94,14 +94,23 @@ class CompletionSettings(Section):
         description="Adapt the delay to your typing rhythm: about three times your typical "
         "(median) gap between the keys of a burst (pauses over 0.6 s and the key after a shown "
         "suggestion start a new burst; so fast typists wait less; one and a half times on a "
-        "fresh line, after an opener, or when the completion model runs on this machine), minus "
-        "the time already passed, clamped between `debounce_min_ms` and `debounce_ms`.",
+        "fresh line or after an opener), minus the time already passed, clamped between "
+        "`debounce_min_ms` and `debounce_ms`.",
     )
     debounce_min_ms: int = Field(
         default=100,
         ge=0,
         le=10000,
         description="Lower bound of the adaptive delay (never above `debounce_ms`).",
+    )
+    local_debounce_ms: int = Field(
+        default=0,
+        ge=0,
+        le=10000,
+        description="The delay instead, when the completion model runs on this machine (a "
+        "loopback URL such as the embedded model's; never above `debounce_ms`): a request costs "
+        "it nothing, the next key reuses a running request that agrees with it, and one that "
+        "does not is closed within a token.",
     )
     char_threshold: int = Field(
         default=1,

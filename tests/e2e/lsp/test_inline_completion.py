@@ -154,6 +154,10 @@ async def test_a_cancel_does_not_cut_off_a_model_load(client, lsp_home, replay) 
 
 
 async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_home, replay):
+    # The replay server is on loopback, a "local" model, which waits local_debounce_ms
+    # (0 by default: every key may go upstream there); give it a debounce to test.
+    settings = lsp_home / "config/settings.toml"
+    settings.write_text(settings.read_text() + "local_debounce_ms = 150\n")
     replay.script("/v1/completions", [completion_reply("(a, b)", repeat=5)])
     await client.initialize_session(client.init_params)
     text = "def add(a, b):\n    return a + b\n\nprint(add"

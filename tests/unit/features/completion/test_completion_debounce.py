@@ -105,3 +105,17 @@ def test_the_key_after_a_shown_answer_starts_a_new_burst() -> None:
         typed(debouncer, clock, 0.1, 1)
     assert debouncer.typical_interval_ms == pytest.approx(100)
     assert debouncer.delay_ms(settings) == pytest.approx(300)
+
+
+def test_a_model_on_this_machine_gets_the_local_delay() -> None:
+    clock = [0.0]
+    debouncer = AdaptiveDebouncer(clock=lambda: clock[0])
+    settings = CompletionSettings(debounce_ms=300, local_debounce_ms=40)
+    debouncer.note_keystroke()
+    assert debouncer.remaining_s(settings, local=True) == pytest.approx(0.04)
+    assert debouncer.remaining_s(settings) == pytest.approx(0.3)
+    assert debouncer.delay_ms(CompletionSettings(debounce_ms=20), local=True) == 0
+    assert (
+        debouncer.delay_ms(CompletionSettings(debounce_ms=20, local_debounce_ms=90), local=True)
+        == 20
+    )

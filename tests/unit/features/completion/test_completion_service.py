@@ -364,6 +364,40 @@ async def test_running_generation_is_reused_when_typing_its_output(harness: Harn
     assert len(harness.bodies) == 1
 
 
+async def test_a_key_typed_before_the_model_answered_waits_for_its_verdict(
+    harness: Harness,
+) -> None:
+    # The next key arrives while the running request is still reading its prompt: nothing
+    # to judge yet, so the new request waits for the first text instead of starting over.
+    harness.use(multi_line="always")
+    harness.hold()
+    first = asyncio.create_task(harness.complete("x = |\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    second = asyncio.create_task(harness.complete("x = co|\n"))
+    assert (await first).outcome is Outcome.SUPERSEDED
+    await asyncio.sleep(0.05)
+    assert not second.done() and not harness.scripts[0].closed.is_set()
+    harness.scripts[0].send("compute(a)\n", end=True)
+    result = await second
+    assert result.outcome is Outcome.REUSED
+    assert [i.insert_text for i in result.items] == ["mpute(a)"]
+    assert len(harness.bodies) == 1
+
+
+async def test_a_verdict_against_the_key_starts_a_new_request(harness: Harness) -> None:
+    harness.hold()
+    first = asyncio.create_task(harness.complete("x = |\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    second = asyncio.create_task(harness.complete("x = co|\n"))
+    assert (await first).outcome is Outcome.SUPERSEDED
+    harness.answer("unt")
+    harness.scripts[0].send("value")  # the model disagrees with the typed "co"
+    result = await second
+    assert [i.insert_text for i in result.items] == ["unt"]
+    assert [b["prompt"] for b in harness.bodies] == ["x =", "x = co"]
+    assert harness.scripts[0].closed.is_set()
+
+
 async def test_cancel_previous_closes_the_older_stream(harness: Harness) -> None:
     harness.hold()
     first = asyncio.create_task(harness.complete("x = |\n"))
@@ -530,7 +564,7 @@ async def test_no_matching_agent_is_a_config_error(harness: Harness) -> None:
 
 
 async def test_debounce_lets_only_the_last_request_through(harness: Harness) -> None:
-    harness.use(debounce_ms=400, adaptive_debounce=False)
+    harness.use(debounce_ms=400, adaptive_debounce=False, local_debounce_ms=400)
     first = asyncio.create_task(harness.complete("x = a|\n", TriggerKind.AUTOMATIC))
     await asyncio.sleep(0.02)
     harness.answer("b")
@@ -541,7 +575,7 @@ async def test_debounce_lets_only_the_last_request_through(harness: Harness) -> 
 
 
 async def test_debounce_deducts_time_since_the_last_keystroke(harness: Harness) -> None:
-    harness.use(debounce_ms=5000, adaptive_debounce=False)
+    harness.use(debounce_ms=5000, adaptive_debounce=False, local_debounce_ms=5000)
     harness.store.open(PY, "x = a\n", 1)
     harness.store.change(PY, "x = ab\n", 2, [LineEdit(0, "b")])
     harness.clock[0] += 10.0  # the user paused: no waiting
@@ -551,7 +585,7 @@ async def test_debounce_deducts_time_since_the_last_keystroke(harness: Harness) 
 
 
 async def test_document_changed_during_debounce(harness: Harness) -> None:
-    harness.use(debounce_ms=400, adaptive_debounce=False)
+    harness.use(debounce_ms=400, adaptive_debounce=False, local_debounce_ms=400)
     request = harness.request("x = |\n", TriggerKind.AUTOMATIC)
     task = asyncio.create_task(harness.service.complete(request))
     await asyncio.sleep(0.01)
