@@ -214,7 +214,7 @@ async def start_ready_server(home: Path) -> RpcClient:
         **os.environ,
         "QODEASSIST_CONFIG_DIR": str(home / "config"),
         "QODEASSIST_DATA_DIR": str(home / "data"),
-        "QODEASSIST_LOG_LEVEL": "ERROR",
+        "QODEASSIST_LOG_LEVEL": os.environ.get("QA_PROBE_LOG", "ERROR"),
     }
     client = await RpcClient.spawn([sys.executable, "-m", "qodeassist_lsp"], env)
     root = (home / "project").as_uri()

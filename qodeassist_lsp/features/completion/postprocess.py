@@ -15,7 +15,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    removed from the first line.
 3. Stop rules: a line that repeats a piece of four to forty characters three times in a row
    (``d?([0-9]+)d?([0-9]+)d?([0-9]+)``: a model looping within a line) ends after the first
-   copy; single-line mode keeps the first line; a line (or a block of lines) that
+   copy; single-line mode keeps the first line (or, when the cursor ends a line of code and
+   the answer starts a new line, that next line: the suggestion after a finished line); a
+   line (or a block of lines) that
    repeats the one right before it ends the suggestion before the repetition (the model is
    looping); so does a line equal to the first non-blank line below the cursor (the model
    reached code that already exists), and a line indented less than the cursor's line (the
@@ -72,6 +74,8 @@ class PostprocessOptions:
     drop_prose: bool = False
     comment_prefix: str = "//"
     single_line: bool = False
+    next_line_at_end: bool = False
+    """The cursor ends a line of code: a single-line answer that starts a new line keeps it."""
     line_before: str = ""
     """Text of the cursor line left of the cursor."""
     line_after: str = ""
@@ -201,6 +205,8 @@ class Postprocessor:
     ) -> tuple[list[str], bool]:
         opts = self.options
         if opts.single_line:
+            if opts.next_line_at_end and lines and not lines[0].strip():
+                return self._line_after_end(lines, complete=complete)
             if not lines:
                 return lines, False
             return lines[:1], complete or len(lines) > 1
@@ -218,6 +224,15 @@ class Postprocessor:
                 closing = not line.strip().strip(_CLOSERS + ";,")
                 return lines[: index + 1 if closing else index], True
         return lines, False
+
+    def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
+        """The line the answer starts after a finished line, unless it is blank or exists."""
+        if len(lines) < 2:
+            return [], not complete  # a streamed answer's next line is still to come
+        second = lines[1].rstrip()
+        if not second.strip() or second == self.options.next_line.rstrip():
+            return [], True
+        return lines[:2], complete or len(lines) > 2
 
     def _trim_suffix_tail(self, lines: list[str]) -> list[str]:
         tail = self.options.line_after.strip()

@@ -110,6 +110,9 @@ class PromptPlanner:
                     cursor.line_before, cursor.line_after, cursor.line_below(document.text)
                 )
             ),
+            next_line_at_end=cs.multi_line == "smart"
+            and not cursor.line_after.strip()
+            and bool(cursor.line_before.strip()),
             line_before=cursor.line_before,
             line_after=cursor.line_after,
             next_line=cursor.next_line(document.text),

@@ -77,6 +77,18 @@ def test_single_line_cut_and_prose_dropped() -> None:
     assert post(single_line=True, comment_prefix="#").process("Sure:\n```py\nx\n```").text == "x"
 
 
+def test_after_a_finished_line_the_suggestion_is_the_next_line() -> None:
+    p = post(single_line=True, next_line_at_end=True, line_before="x = f()", next_line="y()")
+    assert p.process("\n    z = g(x)\n    w()\n") == Processed("\n    z = g(x)", True)
+    assert p.process("\n    z = g(", final=False) == Processed("", False)  # still coming
+    assert p.should_stop("\n") is False
+    assert p.should_stop("\n    z = g(x)\n") is True
+    assert p.process("\ny()\n").text == ""  # the model reached the code below
+    assert p.process("\n\nlater()").text == ""  # a blank line first: nothing to suggest
+    assert p.process(" + 1\nmore()").text == " + 1"  # the line goes on: as before
+    assert post(single_line=True, line_before="x = f()").process("\n    z()\n").text == ""
+
+
 def test_a_repeated_line_stops_before_the_repetition() -> None:
     p = post()
     processed = p.process("a()\nb()\nb()\nb()\nb()\n")

@@ -135,3 +135,23 @@ async def test_typing_along_the_suggestion_keeps_the_prefetch(harness: Harness) 
     assert result.items[0].insert_text == "  # done"
     assert result.outcome is Outcome.REUSED
     assert len(harness.bodies) == 2  # one prefetch, kept all along
+
+
+async def test_the_prefetch_answers_one_line_where_a_request_would_get_several(
+    harness: Harness,
+) -> None:
+    # After "x = f(" + the accepted "a," the cursor ends in "," (a request there may get
+    # several lines): the prefetch takes the first and closes its stream, so it is ready by the
+    # time the user, having read the suggestion, accepts it.
+    harness.use(prefetch_after_accept=True)
+    harness.answer("a,")
+    harness.hold()
+    await harness.complete("x = f(|\n", AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    prefetch = harness.scripts[1]
+    prefetch.send(" b,\n", "    c,\n", "    d)\n")
+    await until(prefetch.closed.is_set)  # closed after the first line, not run to its end
+    accept(harness, "x = f(a,\n", 2, 0, "a,")
+    follow = await harness.complete("x = f(a,|\n", AUTO)
+    assert follow.outcome is Outcome.TYPED_AHEAD
+    assert [i.insert_text for i in follow.items] == [" b,"]
