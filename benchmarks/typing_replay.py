@@ -726,10 +726,10 @@ async def replay_file(
 
 
 def settings_toml(args: argparse.Namespace) -> str:
-    """The server's settings: the product's defaults, changed only by ``--prefetch``/``--set``."""
+    """The server's settings: the defaults, changed only by ``--no-prefetch`` and ``--set``."""
     sections: dict[str, list[str]] = {}
-    if args.prefetch:
-        sections.setdefault("completion", []).append("prefetch_after_accept = true")
+    if args.no_prefetch:
+        sections.setdefault("completion", []).append("prefetch_after_accept = false")
     for item in args.set:
         key, _, value = item.partition("=")
         section, _, name = key.strip().rpartition(".")
@@ -882,9 +882,9 @@ def main() -> None:
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
     parser.add_argument(
-        "--prefetch",
+        "--no-prefetch",
         action="store_true",
-        help="turn prefetch_after_accept on (off by default) for an A/B",
+        help="turn prefetch_after_accept off (on by default) for an A/B",
     )
     parser.add_argument(
         "--set",
