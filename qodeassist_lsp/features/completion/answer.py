@@ -34,8 +34,9 @@ async def verdict(generation: Generation, cursor: Cursor, pending: PendingReques
 
     When the model has produced less than the user typed and all of it agrees (the key after
     the one that started it, typed while its prompt was still being read), the request waits
-    up to ``VERDICT_WAIT_S`` for enough text to judge, or until a newer request supersedes it:
-    a new generation would have to read its prompt and produce a first token too.
+    up to ``VERDICT_WAIT_S`` for enough text to judge (with no limit while the model has not
+    answered at all: a new generation would have to wait for its prompt too), or until a newer
+    request supersedes it.
     """
     where = (cursor.line, cursor.line_before, cursor.line_after)
     typed = generation.serves(*where, undecided=True)
@@ -46,7 +47,7 @@ async def verdict(generation: Generation, cursor: Cursor, pending: PendingReques
     try:
         await asyncio.wait(
             [growth, pending.superseded],
-            timeout=VERDICT_WAIT_S,
+            timeout=VERDICT_WAIT_S if generation.answering else None,
             return_when=asyncio.FIRST_COMPLETED,
         )
     finally:

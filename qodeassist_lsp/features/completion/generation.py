@@ -133,6 +133,9 @@ class Generation:
         """True once the model server's answer has started."""
         self._cancel_on_answer = warm
         """Close the stream at the first event: a cancel that waited out a load, or a warm-up."""
+        self.one_slot = False
+        """The model server is on this machine and reads a prompt to its end even after a
+        hang-up (llama.cpp): ``supersede`` waits for the answer to start."""
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -153,6 +156,8 @@ class Generation:
         if self._task is None or self._task.done():
             return
         self.cancelled = True
+        if self._cancel_on_answer and not self.answering:
+            return  # already to be closed at its first event
         loop = asyncio.get_running_loop()
         if (
             not self.answering
@@ -167,6 +172,24 @@ class Generation:
                 )
             return
         self._task.cancel()
+
+    def supersede(self) -> None:
+        """Make way for a newer request on the same model server.
+
+        At once, like ``cancel``; but a ``one_slot`` server that has not started answering
+        keeps reading the prompt after a hang-up, so the stream is closed at its first event
+        instead: the newer request is sent when the slot is really free, never queued behind
+        it unseen (docs/embedded.md).
+        """
+        if self.one_slot and not self.answering and self.sent_at is not None:
+            if self._task is not None and not self._task.done():
+                self.cancelled = True
+                self._cancel_on_answer = True
+                wakes, self._wakes = self._wakes, []
+                for wake in wakes:  # nobody gets this answer: its requests end now
+                    _resolve(wake)
+            return
+        self.cancel()
 
     def attach(self, wake: asyncio.Future[None] | None = None) -> None:
         """Register a request waiting for this generation; ``wake`` is resolved when it ends.

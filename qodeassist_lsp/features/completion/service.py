@@ -257,7 +257,7 @@ class CompletionService:
                 return await answer(
                     running, typed, cursor, cs, invoked, pending, started, self._items, reused=True
                 )
-            running.cancel()
+            running.supersede()
 
         eager = False
         if not invoked:
@@ -323,7 +323,7 @@ class CompletionService:
         if previous is not None and previous.done.done():
             previous = None
         elif previous is not None:
-            previous.cancel()
+            previous.supersede()
         generation = Generation(
             anchor,
             agent,
@@ -341,6 +341,7 @@ class CompletionService:
         self._upstream[instance] = generation
         self._tell_upstream(instance, True)
         self._warmer.note_sent(instance, agent, plan.context.extra)
+        generation.one_slot = serves_locally(self._backend.configuration, profile)
         generation.start()
         return generation
 

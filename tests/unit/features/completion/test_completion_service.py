@@ -415,13 +415,18 @@ async def test_cancel_previous_closes_the_older_stream(harness: Harness) -> None
 async def test_one_request_at_a_time_per_provider_instance(harness: Harness) -> None:
     # Another document, the same model server: the new request is sent once the older
     # stream is closed, so it never queues behind it in a one-slot server.
+    # A local server reads a prompt to its end even after a hang-up (llama.cpp), so the new
+    # request waits until the older one starts answering, then closes it.
     harness.hold()
     first = asyncio.create_task(harness.complete("x = |\n", uri="file:///proj/b.py"))
     await until(lambda: len(harness.scripts) == 1)
     harness.answer("other")
-    second = await harness.complete("y = |\n")
+    second = asyncio.create_task(harness.complete("y = |\n"))
     assert (await first).outcome is Outcome.SUPERSEDED
-    assert second.items[0].insert_text == "other"
+    await asyncio.sleep(0.05)
+    assert len(harness.bodies) == 1 and not harness.scripts[0].closed.is_set()
+    harness.scripts[0].send("x")  # its prompt is read: the slot frees as the stream closes
+    assert (await second).items[0].insert_text == "other"
     assert harness.closed == [[], [True]]
 
 
