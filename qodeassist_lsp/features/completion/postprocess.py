@@ -226,7 +226,7 @@ class Postprocessor:
         return lines, False
 
     def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
-        """The line the answer starts after a finished line, unless it is blank or exists."""
+        """Keep the line the answer starts after a finished line, unless it is blank or exists."""
         if len(lines) < 2:
             return [], not complete  # a streamed answer's next line is still to come
         second = lines[1].rstrip()
