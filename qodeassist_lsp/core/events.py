@@ -9,27 +9,37 @@ the camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events js
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar, Literal
 
 from qodeassist_lsp.wire.errors import ErrorInfo
 
 
+class _CamelJson:
+    """An event whose wire form is ``kind``, then each field under its camelCase name."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        data: dict[str, Any] = {"kind": None}  # first on the wire; the loop fills it in
+        for item in fields(self):
+            head, *rest = item.name.split("_")
+            data[head + "".join(part.title() for part in rest)] = getattr(self, item.name)
+        return data
+
+
 @dataclass(frozen=True)
-class TextEvent:
+class TextEvent(_CamelJson):
     """Answer text as it streams."""
 
     request_id: str
     text: str
     kind: Literal["text"] = "text"
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {"kind": self.kind, "requestId": self.request_id, "text": self.text}
-
 
 @dataclass(frozen=True)
-class ThinkingEvent:
+class ThinkingEvent(_CamelJson):
     """Reasoning as it streams; ``signature`` arrives on the delta that closes a block."""
 
     request_id: str
@@ -37,16 +47,6 @@ class ThinkingEvent:
     signature: str = ""
     redacted: bool = False
     kind: Literal["thinking"] = "thinking"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "text": self.text,
-            "signature": self.signature,
-            "redacted": self.redacted,
-        }
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ class FileEditEvent:
 
 
 @dataclass(frozen=True)
-class UsageEvent:
+class UsageEvent(_CamelJson):
     """Token counts, summed over every round of the request."""
 
     request_id: str
@@ -159,20 +159,9 @@ class UsageEvent:
     reasoning_tokens: int = 0
     kind: Literal["usage"] = "usage"
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-            "cachedTokens": self.cached_tokens,
-            "reasoningTokens": self.reasoning_tokens,
-        }
-
 
 @dataclass(frozen=True)
-class AgentChosenEvent:
+class AgentChosenEvent(_CamelJson):
     """Which agent ``agent: "auto"`` picked for the request, and the router's one-line reason."""
 
     request_id: str
@@ -181,16 +170,6 @@ class AgentChosenEvent:
     fallback: bool = False
     """True when the router failed or was late and the first chat agent answers instead."""
     kind: Literal["agentChosen"] = "agentChosen"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "agent": self.agent,
-            "reason": self.reason,
-            "fallback": self.fallback,
-        }
 
 
 @dataclass(frozen=True)
@@ -284,15 +263,11 @@ class FailedEvent:
 
 
 @dataclass(frozen=True)
-class CancelledEvent:
+class CancelledEvent(_CamelJson):
     """Terminal: the request was cancelled (not an error)."""
 
     request_id: str
     kind: Literal["cancelled"] = "cancelled"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {"kind": self.kind, "requestId": self.request_id}
 
 
 SessionEvent = (
