@@ -10,9 +10,21 @@ the camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events js
 from __future__ import annotations
 
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from qodeassist_lsp.wire.errors import ErrorInfo
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+
+def camel_json(value: DataclassInstance, tag: str = "") -> dict[str, Any]:
+    """Return the fields of ``value`` under their camelCase names, its ``tag`` field first."""
+    data: dict[str, Any] = {tag: None} if tag else {}  # the loop fills the tag's value in
+    for item in fields(value):
+        head, *rest = item.name.split("_")
+        data[head + "".join(part.title() for part in rest)] = getattr(value, item.name)
+    return data
 
 
 class _CamelJson:
@@ -22,11 +34,7 @@ class _CamelJson:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        data: dict[str, Any] = {"kind": None}  # first on the wire; the loop fills it in
-        for item in fields(self):
-            head, *rest = item.name.split("_")
-            data[head + "".join(part.title() for part in rest)] = getattr(self, item.name)
-        return data
+        return camel_json(self, "kind")
 
 
 @dataclass(frozen=True)

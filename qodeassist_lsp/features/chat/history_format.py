@@ -25,6 +25,7 @@ from qodeassist_lsp.core.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from qodeassist_lsp.core.events import camel_json
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 VERSION = "0.3"
@@ -52,12 +53,14 @@ class ChatFile:
     """A plan-mode chat's plan (``features.chat.plan_state``), kept as stored."""
 
 
+_CAMEL_BLOCKS = (TextBlock, ThinkingBlock, StoredImageBlock, StoredAttachmentBlock, FileEditBlock)
+"""Blocks stored as their fields under camelCase names."""
+
+
 def encode_block(block: Block) -> dict[str, Any] | None:
     """Return the v0.3 JSON object of ``block`` (``None`` for blocks never persisted)."""
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, _CAMEL_BLOCKS):
+        return camel_json(block, "type")
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "signature": block.data}
     if isinstance(block, ImageBlock):
@@ -80,29 +83,6 @@ def encode_block(block: Block) -> dict[str, Any] | None:
         if block.is_error:
             encoded["isError"] = True
         return encoded
-    if isinstance(block, StoredImageBlock):
-        return {
-            "type": "stored_image",
-            "fileName": block.file_name,
-            "storedPath": block.stored_path,
-            "mediaType": block.media_type,
-        }
-    if isinstance(block, StoredAttachmentBlock):
-        return {
-            "type": "stored_attachment",
-            "fileName": block.file_name,
-            "storedPath": block.stored_path,
-        }
-    if isinstance(block, FileEditBlock):
-        return {
-            "type": "file_edit",
-            "editId": block.edit_id,
-            "filePath": block.file_path,
-            "oldContent": block.old_content,
-            "newContent": block.new_content,
-            "status": block.status,
-            "statusMessage": block.status_message,
-        }
     return None  # completion blocks are per-request context, never history
 
 

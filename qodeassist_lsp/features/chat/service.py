@@ -29,7 +29,7 @@ from qodeassist_lsp.core.content import (
     Message,
     TextBlock,
 )
-from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent
+from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent, camel_json
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.request import Request
@@ -343,16 +343,7 @@ class ChatService:
 
     def list(self) -> list[dict[str, Any]]:
         """Return every saved chat, most recently updated first."""
-        return [
-            {
-                "chatId": s.chat_id,
-                "title": s.title,
-                "agent": s.agent,
-                "updatedAt": s.updated_at,
-                "compressedFrom": s.compressed_from,
-            }
-            for s in self.store().list()
-        ]
+        return [camel_json(summary) for summary in self.store().list()]
 
     def get(self, chat_id: str) -> dict[str, Any]:
         """Return a chat with its messages in the history file's block format."""
