@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from qodeassist_lsp.context.documents import (
-    common_prefix,
-    common_suffix,
+    common_ends,
     line_start_offset,
     offset_at,
 )
@@ -53,8 +52,7 @@ def smallest_change(
     new = "\n".join(rewritten)
     if old == new:
         return None
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix, suffix = common_ends(old, new)
     start_line, start_column = _line_column(old, prefix)
     end_line, end_column = _line_column(old, len(old) - suffix)
     start = offset_at(document_text, window.first + start_line, start_column)
@@ -90,8 +88,7 @@ def rebase(change: TextChange, old: str, new: str) -> TextChange | None:
     """Return ``change`` moved from ``old`` onto ``new``, or None when that is not exact."""
     if old == new:
         return change
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix, suffix = common_ends(old, new)
     old_end = len(old) - suffix
     if prefix > change.end:
         return change  # the document changed after the edit only
