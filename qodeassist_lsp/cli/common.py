@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
@@ -95,6 +96,11 @@ def secrets_for(config: Configuration) -> SecretStore:
     from qodeassist_lsp.config.secrets import SecretStore
 
     return SecretStore(config.paths.config_root)
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON (non-ASCII text kept as it is)."""
+    print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def print_launch_progress(instance: str, percent: int | None, message: str) -> None:
