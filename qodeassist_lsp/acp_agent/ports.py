@@ -112,8 +112,6 @@ class ClientBuffers:
             answer = await session.client.read_text_file(
                 session_id=session.session_id, path=str(path)
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             raise EditRefused(f"the editor could not read {path}: {_why(exc)}") from None
         return OpenText(path.as_uri(), answer.content)
@@ -136,8 +134,6 @@ class ClientBuffers:
             await session.client.write_text_file(
                 session_id=session.session_id, path=str(path), content=new
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             raise EditRefused(
                 f"the editor failed to write {path} ({_why(exc)}); the file was not changed"
