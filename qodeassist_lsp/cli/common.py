@@ -82,12 +82,17 @@ def load(
             if line not in reported:
                 reported.add(line)
                 print(f"qodeassist-lsp: {line}", file=sys.stderr)
+    apply_logging(config)
+    return config
+
+
+def apply_logging(config: Configuration) -> None:
+    """Apply ``config``'s ``[logging]``; ``QODEASSIST_LOG_LEVEL``, when set, wins."""
     apply_logging_settings(
         config.settings.logging,
         env_level=os.environ.get(LEVEL_ENV) or None,
         base_dir=config.paths.config_root,
     )
-    return config
 
 
 def secrets_for(config: Configuration) -> SecretStore:
