@@ -131,21 +131,23 @@ class ChatService:
             raise ChatInputError(
                 f"no chat {chat_id!r}; list the chats with qodeassist/chat/list"
             ) from None
-        chat = Chat(
-            chat_id, data, ConversationHistory(data.messages), StoredContentLoader(store, chat_id)
-        )
-        chat.seen = tuple(data.messages)
-        self._chats[chat_id] = chat
-        return chat
+        return self._keep(store, chat_id, data, data.messages)
 
     def _new(self, title: str, agent: str, history: Sequence[Message] = ()) -> Chat:
         store = self.store()
         chat_id = store.new_id(title)
         data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "")
         data.agent = agent
+        return self._keep(store, chat_id, data, history)
+
+    def _keep(
+        self, store: ChatStore, chat_id: str, data: ChatFile, history: Sequence[Message]
+    ) -> Chat:
+        """Open ``chat_id`` with ``history``, as its file ``data`` holds it now."""
         chat = Chat(
             chat_id, data, ConversationHistory(history), StoredContentLoader(store, chat_id)
         )
+        chat.seen = tuple(data.messages)
         self._chats[chat_id] = chat
         return chat
 
@@ -401,13 +403,8 @@ class ChatService:
             compressed_at=utc_now(),
         )
         await asyncio.to_thread(store.save, new_id, data)
-        new = Chat(
-            new_id, data, ConversationHistory(data.messages), StoredContentLoader(store, new_id)
-        )
-        new.seen = tuple(data.messages)
-        self._chats[new_id] = new
         log.info("compressed chat %s into %s", chat.chat_id, new_id)
-        return new
+        return self._keep(store, new_id, data, data.messages)
 
     def _should_compress(self, chat: Chat, draft: str) -> bool:
         settings = self.settings.section(CHAT_SETTINGS)
