@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qodeassist_lsp.config.atomic import write_atomic
 from qodeassist_lsp.core.events import camel_json
-from qodeassist_lsp.tools.edits.files import write_atomic
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.tools")
