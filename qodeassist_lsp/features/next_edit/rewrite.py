@@ -18,6 +18,7 @@ from qodeassist_lsp.context.documents import (
     common_ends,
     line_start_offset,
     offset_at,
+    position_at,
 )
 from qodeassist_lsp.context.edit_history import Hunk
 from qodeassist_lsp.features.next_edit.window import Window
@@ -39,11 +40,6 @@ def apply(text: str, change: TextChange) -> str:
     return text[: change.start] + change.text + text[change.end :]
 
 
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset)
-    return line, offset - (text.rfind("\n", 0, offset) + 1)
-
-
 def smallest_change(
     document_text: str, window: Window, rewritten: tuple[str, ...]
 ) -> TextChange | None:
@@ -53,8 +49,8 @@ def smallest_change(
     if old == new:
         return None
     prefix, suffix = common_ends(old, new)
-    start_line, start_column = _line_column(old, prefix)
-    end_line, end_column = _line_column(old, len(old) - suffix)
+    start_line, start_column = position_at(old, prefix)
+    end_line, end_column = position_at(old, len(old) - suffix)
     start = offset_at(document_text, window.first + start_line, start_column)
     end = offset_at(document_text, window.first + end_line, end_column)
     inserted = new[prefix : len(new) - suffix]
