@@ -27,6 +27,7 @@ from qodeassist_lsp.core.content import (
 )
 from qodeassist_lsp.core.events import camel_json
 from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.parser import text_of
 
 VERSION = "0.3"
 LEGACY_VERSIONS = frozenset({"0.1", "0.2"})
@@ -189,8 +190,8 @@ def decode(text: str) -> tuple[ChatFile, list[str]]:
         raise HistoryFormatError(f"Unsupported version {version!r} (this server reads 0.1–0.3)")
     chat = ChatFile(
         messages=messages,
-        title=_optional_str(data.get("title")),
-        agent=_optional_str(data.get("agent")),
+        title=text_of(data.get("title")),
+        agent=text_of(data.get("agent")),
         linked_files=[f for f in data.get("linkedFiles", []) or [] if isinstance(f, str)],
         usage=_usage(data.get("usage")),
         compressed_from=data.get("compressedFrom") or None,
@@ -198,10 +199,6 @@ def decode(text: str) -> tuple[ChatFile, list[str]]:
         plan=data["plan"] if isinstance(data.get("plan"), dict) else None,
     )
     return chat, warnings
-
-
-def _optional_str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _usage(value: Any) -> dict[str, dict[str, int]]:
@@ -229,7 +226,7 @@ def _decode_messages(raw: list[Any], warnings: list[str]) -> list[Message]:
             except ValueError as exc:
                 warnings.append(f"message {index}: block skipped: {exc}")
         if blocks:
-            messages.append(Message(item["role"], tuple(blocks), _optional_str(item.get("id"))))
+            messages.append(Message(item["role"], tuple(blocks), text_of(item.get("id"))))
     return messages
 
 
@@ -253,7 +250,7 @@ def _import_legacy(raw: list[Any], warnings: list[str]) -> list[Message]:
         role = _LEGACY_ROLES.get(row.get("role"), row.get("role"))  # type: ignore[arg-type]
         content = row.get("content", "")
         content = content if isinstance(content, str) else ""
-        row_id = _optional_str(row.get("id"))
+        row_id = text_of(row.get("id"))
         if role == "user":
             blocks: list[Block] = [TextBlock(content)] if content else []
             blocks += _legacy_attachments(row)
@@ -266,7 +263,7 @@ def _import_legacy(raw: list[Any], warnings: list[str]) -> list[Message]:
             add("assistant", [_legacy_thinking(row, content)], row_id)
         elif role == "tool":
             call_id = row_id or f"legacy_{index}"
-            name = _optional_str(row.get("toolName")) or "tool"
+            name = text_of(row.get("toolName")) or "tool"
             arguments = row.get("toolArguments", {})
             if isinstance(arguments, str):
                 try:
@@ -290,7 +287,7 @@ def _only_results(blocks: list[Block]) -> bool:
 
 
 def _legacy_thinking(row: dict[str, Any], content: str) -> Block:
-    signature = _optional_str(row.get("signature"))
+    signature = text_of(row.get("signature"))
     if _SIGNATURE_MARK in content:
         content, _, rest = content.partition(_SIGNATURE_MARK)
         signature = signature or rest.rstrip().rstrip("]").strip()
@@ -303,9 +300,9 @@ def _legacy_attachments(row: dict[str, Any]) -> list[Block]:
     blocks: list[Block] = []
     for attachment in row.get("attachments", []) or []:
         if isinstance(attachment, dict):
-            name = _optional_str(attachment.get("filename") or attachment.get("fileName"))
-            stored = _optional_str(attachment.get("storedPath"))
-            text = _optional_str(attachment.get("content"))
+            name = text_of(attachment.get("filename") or attachment.get("fileName"))
+            stored = text_of(attachment.get("storedPath"))
+            text = text_of(attachment.get("content"))
             if stored:
                 blocks.append(StoredAttachmentBlock(name or stored, stored))
             elif text:
@@ -314,9 +311,9 @@ def _legacy_attachments(row: dict[str, Any]) -> list[Block]:
         if isinstance(image, dict) and image.get("storedPath"):
             blocks.append(
                 StoredImageBlock(
-                    _optional_str(image.get("fileName")) or "image",
-                    _optional_str(image.get("storedPath")),
-                    _optional_str(image.get("mediaType")) or "image/png",
+                    text_of(image.get("fileName")) or "image",
+                    text_of(image.get("storedPath")),
+                    text_of(image.get("mediaType")) or "image/png",
                 )
             )
     return blocks
