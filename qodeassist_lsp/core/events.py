@@ -196,14 +196,8 @@ class PlanStepInfo:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        data: dict[str, Any] = {"id": self.id, "title": self.title, "status": self.status}
-        if self.request_id:
-            data["requestId"] = self.request_id
-        if self.checkpoint_id:
-            data["checkpointId"] = self.checkpoint_id
-        if self.error:
-            data["error"] = self.error
-        return data
+        shown = camel_json(self).items()
+        return {key: value for key, value in shown if value or key in ("id", "title", "status")}
 
 
 @dataclass(frozen=True)
