@@ -142,17 +142,10 @@ class FileEditEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        shown: dict[str, Any] = {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "editId": self.edit_id,
-            "uri": self.uri,
-            "diff": self.diff,
-            "status": self.status,
-            "parseCheck": self.parse_check,
-        }
-        if self.parse_reason:
-            shown["parseReason"] = self.parse_reason
+        shown = camel_json(self, "kind")
+        del shown["callId"]  # for the ACP host only
+        if not self.parse_reason:
+            del shown["parseReason"]
         return shown
 
 

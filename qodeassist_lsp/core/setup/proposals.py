@@ -61,17 +61,9 @@ class AgentProposal:
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "role": self.role,
-            "extends": self.extends,
-            "model": self.model,
-            "provider_instance": self.provider_instance,
-            "file": str(self.file),
-            "server": self.server,
-            "state": self.state,
-            "why": self.why,
-        }
+        shown = {**asdict(self), "file": str(self.file)}
+        del shown["tags"], shown["enable_tools"]
+        return shown
 
 
 @dataclass(frozen=True)
