@@ -71,15 +71,8 @@ class ToolCallEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form (``id`` is kept beside SPEC's ``toolCallId``)."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "toolCallId": self.id,
-            "id": self.id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "permission": self.permission,
-        }
+        head = {"kind": self.kind, "requestId": self.request_id, "toolCallId": self.id}
+        return {**head, **camel_json(self)}
 
 
 @dataclass(frozen=True)
