@@ -207,7 +207,7 @@ class PlanUpdatedEvent:
             "steps": [step.to_json() for step in self.steps],
         }
         if self.error is not None:
-            data["error"] = {"category": str(self.error.category), "message": self.error.message}
+            data["error"] = self.error.brief()
         return data
 
 
@@ -239,10 +239,7 @@ class FailedEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        error: dict[str, Any] = {
-            "category": str(self.error.category),
-            "message": self.error.message,
-        }
+        error: dict[str, Any] = self.error.brief()
         if self.error.provider_detail:
             error["providerDetail"] = self.error.provider_detail
         if self.error.retry_after is not None:
