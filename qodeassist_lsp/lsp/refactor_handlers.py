@@ -285,13 +285,7 @@ async def code_action(
     empty = params.range.start == params.range.end
     base = {
         "uri": params.text_document.uri,
-        "range": {
-            "start": {
-                "line": params.range.start.line,
-                "character": params.range.start.character,
-            },
-            "end": {"line": params.range.end.line, "character": params.range.end.character},
-        },
+        "range": ls.protocol.converter.unstructure(params.range),
         "version": document.version,
     }
     entries: list[tuple[str, dict[str, Any]]] = []
