@@ -29,11 +29,11 @@ from qodeassist_lsp.acp_agent.session import (
     REJECT_ONCE,
     RUNNING_CALL,
 )
+from qodeassist_lsp.config.atomic import write_atomic
 from qodeassist_lsp.config.settings import ToolPermissions
 from qodeassist_lsp.core.tools import Tool, ToolContext
 from qodeassist_lsp.tools.edits.blocks import EditRefused
 from qodeassist_lsp.tools.edits.file_tools import preview_call
-from qodeassist_lsp.tools.edits.files import write_atomic
 from qodeassist_lsp.tools.edits.pending import EditManager
 from qodeassist_lsp.tools.edits.ports import OpenText
 from qodeassist_lsp.tools.permissions import ALLOW_FOR_CHAT, DENY, PermissionGate
@@ -112,8 +112,6 @@ class ClientBuffers:
             answer = await session.client.read_text_file(
                 session_id=session.session_id, path=str(path)
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             raise EditRefused(f"the editor could not read {path}: {_why(exc)}") from None
         return OpenText(path.as_uri(), answer.content)
@@ -136,8 +134,6 @@ class ClientBuffers:
             await session.client.write_text_file(
                 session_id=session.session_id, path=str(path), content=new
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             raise EditRefused(
                 f"the editor failed to write {path} ({_why(exc)}); the file was not changed"

@@ -132,8 +132,6 @@ class AcpSession:
             else:
                 try:
                     await self.client.session_update(session_id=self.session_id, update=item)
-                except asyncio.CancelledError:
-                    raise
                 except Exception as exc:  # a client gone or failing must not stop the pump
                     log.warning("session/update to the client failed: %s", exc)
 
@@ -159,8 +157,6 @@ class AcpSession:
             answer = await self.client.request_permission(
                 session_id=self.session_id, tool_call=call, options=OPTIONS
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             log.info("permission request for %s failed (%s): rejected", name, exc)
             return None

@@ -47,8 +47,6 @@ class ClientTerminal:
                 env=[EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
                 output_byte_limit=OUTPUT_CAP,
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             raise ToolInputError(f"the editor could not start {argv[0]!r}: {exc}") from None
         terminal = created.terminal_id

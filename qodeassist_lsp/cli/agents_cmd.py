@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, secrets_for
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, print_json, secrets_for
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
@@ -67,8 +67,7 @@ def list_agents(args: argparse.Namespace) -> int:
     config = load(args)
     rows = agent_summaries(config, args.pipeline)
     if args.json:
-        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(rows)
         return EXIT_OK
     table = [("NAME", "PROVIDER", "MODEL", "PIPELINES", "CONTEXT", "CONCURRENT", "FLAGS")]
     for row in rows:
@@ -191,8 +190,7 @@ def render_agent(args: argparse.Namespace) -> int:
         request = agent.build_request(context, REDACTED if has_key else None)
     except TemplateError as exc:
         raise CliError(f"agent {agent.name!r}: {exc}") from exc
-    json.dump(request.as_json(), sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    print_json(request.as_json())
     if ctx is None:
         print(
             "note: rendered with the synthetic validation context (sample prefix, suffix, images, "

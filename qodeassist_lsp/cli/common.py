@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
@@ -81,12 +82,17 @@ def load(
             if line not in reported:
                 reported.add(line)
                 print(f"qodeassist-lsp: {line}", file=sys.stderr)
+    apply_logging(config)
+    return config
+
+
+def apply_logging(config: Configuration) -> None:
+    """Apply ``config``'s ``[logging]``; ``QODEASSIST_LOG_LEVEL``, when set, wins."""
     apply_logging_settings(
         config.settings.logging,
         env_level=os.environ.get(LEVEL_ENV) or None,
         base_dir=config.paths.config_root,
     )
-    return config
 
 
 def secrets_for(config: Configuration) -> SecretStore:
@@ -95,6 +101,11 @@ def secrets_for(config: Configuration) -> SecretStore:
     from qodeassist_lsp.config.secrets import SecretStore
 
     return SecretStore(config.paths.config_root)
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON (non-ASCII text kept as it is)."""
+    print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def print_launch_progress(instance: str, percent: int | None, message: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from qodeassist_lsp.cli.common import (
     CliError,
     exit_code_for,
     load,
+    print_json,
     print_launch_progress,
     read_source,
 )
@@ -90,8 +90,7 @@ def run_complete(args: argparse.Namespace) -> int:
                 for item in result.items
             ],
         }
-        json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(payload)
     elif result.items:
         print(result.items[0].insert_text)
     else:

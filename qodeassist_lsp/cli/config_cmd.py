@@ -8,14 +8,13 @@ project's ``.qodeassist/settings.toml`` instead of the user's file.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths, print_json
 from qodeassist_lsp.config.settings_loader import load_settings
 from qodeassist_lsp.config.settings_writer import (
     Scope,
@@ -97,8 +96,7 @@ def get_setting(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     value = effective_value(settings, parts)
     if args.json:
-        json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(value)
     elif parts:
         print(format_value(value))
     else:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_launch_progress
+from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_json, print_launch_progress
 from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
 from qodeassist_lsp.core.doctor_text import format_report
 from qodeassist_lsp.core.runtime import Runtime
@@ -42,8 +41,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
     )
     if args.json:
-        json.dump(report.to_json(), sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(report.to_json())
     else:
         sys.stdout.write(format_report(report))
         hint = asyncio.run(find_setup_hint(config))

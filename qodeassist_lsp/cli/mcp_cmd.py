@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError, load
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -158,8 +157,7 @@ def run_list(args: argparse.Namespace) -> int:
     """Connect to every configured server, print its state and tools, disconnect."""
     servers = asyncio.run(_list(load(args)))
     if args.json:
-        json.dump(servers, sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        print_json(servers)
         return EXIT_OK
     if not servers["servers"]:
         sys.stdout.write("no MCP server configured (see docs/mcp.md)\n")

@@ -8,12 +8,11 @@ folder's ``.qodeassist/memory.json``; ``list`` without ``--project`` shows both 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, print_json
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.core.memory import Memory, MemoryEntry, MemoryRefused, Scope
 
@@ -55,7 +54,7 @@ def _memory(args: argparse.Namespace) -> Memory:
 
 def _print(args: argparse.Namespace, entries: list[MemoryEntry]) -> int:
     if args.json:
-        print(json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=2))
+        print_json([e.to_json() for e in entries])
     elif not entries:
         print("no memory entries")
     for entry in [] if args.json else entries:

@@ -7,15 +7,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError
-from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
-
-if TYPE_CHECKING:
-    from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, apply_logging
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -78,7 +73,7 @@ def serve_server(args: argparse.Namespace) -> int:
     from qodeassist_lsp.lsp.stdio import serve_stdio
 
     server = create_server()
-    server.backend.listeners.append(_apply_logging)  # after each configuration load
+    server.backend.listeners.append(apply_logging)  # after each configuration load
     if tcp:
         server.start_tcp(*_address(tcp))
     elif ws:
@@ -97,11 +92,3 @@ def serve_server(args: argparse.Namespace) -> int:
         # LSP: exit code 0 after `shutdown`, 1 when the session ended without one.
         return EXIT_OK if server.shutdown_received else 1
     return EXIT_OK
-
-
-def _apply_logging(config: Configuration) -> None:
-    apply_logging_settings(
-        config.settings.logging,
-        env_level=os.environ.get(LEVEL_ENV) or None,
-        base_dir=config.paths.config_root,
-    )

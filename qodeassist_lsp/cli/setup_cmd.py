@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import Any
 
@@ -22,6 +21,7 @@ from qodeassist_lsp.cli.common import (
     EXIT_USAGE,
     CliError,
     load,
+    print_json,
 )
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.core.setup.apply import SetupResult, SetupWriteError, apply_plan
@@ -137,6 +137,5 @@ def _json(write: bool, outcomes: list[ProbeOutcome], plan: SetupPlan, paths: Con
         document["changes"] = [change.to_json() for change in result.changes]
         document["problems"] = [p.format() for p in result.problems]
         code = EXIT_CONFIG if result.errors else EXIT_OK
-    json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    print_json(document)
     return code

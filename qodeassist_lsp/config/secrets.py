@@ -144,11 +144,6 @@ class SecretStore:
         self._keyring_cache: dict[str, str | None] = {}
         self._keyring_missing = False
 
-    @property
-    def dotenv_path(self) -> Path | None:
-        """The ``.env`` file consulted after the environment, if there is a config root."""
-        return self._dotenv_path
-
     def get(self, ref: str, env_var: str | None = None) -> str | None:
         """Return the key from ``env_var``, the ``.env`` file or the keyring entry ``ref``."""
         return self._resolve(ref, env_var)[0]

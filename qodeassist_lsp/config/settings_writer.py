@@ -38,7 +38,6 @@ from qodeassist_lsp.wire.errors import QodeAssistError
 Scope = Literal["user", "project"]
 LOCK_TIMEOUT_S = 10.0
 """How long a write waits for another writer of the same folder before it is refused."""
-SCOPES: tuple[Scope, ...] = ("user", "project")
 
 
 class SettingsWriteError(QodeAssistError, ValueError):

@@ -30,8 +30,7 @@ __all__ = [
     "DocumentListener",
     "DocumentStore",
     "LineEdit",
-    "common_prefix",
-    "common_suffix",
+    "common_ends",
     "diff_edit",
     "has_line",
     "line_end_offset",
@@ -200,9 +199,7 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     """Describe the change from ``old`` to ``new`` as one edit (for full-text sync clients)."""
     if old == new:
         return None
-    prefix = common_prefix(old, new)
-    limit = min(len(old), len(new)) - prefix
-    suffix = common_suffix(old, new, limit)
+    prefix, suffix = common_ends(old, new)
     inserted = new[prefix : len(new) - suffix]
     return LineEdit(
         line=new.count("\n", 0, prefix),
@@ -211,7 +208,7 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     )
 
 
-def common_prefix(a: str, b: str) -> int:
+def _common_prefix(a: str, b: str) -> int:
     """Return the length of the common prefix of ``a`` and ``b`` (compared in C-speed blocks)."""
     size = min(len(a), len(b))
     pos = 0
@@ -224,8 +221,10 @@ def common_prefix(a: str, b: str) -> int:
     return min(pos, size)
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
-    """Return the length of the common suffix of ``a`` and ``b``, at most ``limit``."""
+def common_ends(a: str, b: str) -> tuple[int, int]:
+    """Return the lengths of the common prefix and suffix of ``a`` and ``b`` (not overlapping)."""
+    prefix = _common_prefix(a, b)
+    limit = min(len(a), len(b)) - prefix
     count = 0
     width = 4096
     la, lb = len(a), len(b)
@@ -236,7 +235,7 @@ def common_suffix(a: str, b: str, limit: int) -> int:
                 break
             count += step
         width //= 2
-    return count
+    return prefix, count
 
 
 class _ChangeQueue:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
-from qodeassist_lsp.context.documents import common_prefix, common_suffix, line_start_offset
+from qodeassist_lsp.context.documents import common_ends, line_start_offset
 
 __all__ = ["EditHistory", "Hunk"]
 
@@ -70,8 +70,7 @@ def _changed_lines(old: str, new: str) -> tuple[int, int, int] | None:
     """Return (first line, old line count, new line count) of the change from ``old`` to ``new``."""
     if old == new:
         return None
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix, suffix = common_ends(old, new)
     first = old.count("\n", 0, prefix)
     old_end, new_end = len(old) - suffix, len(new) - suffix
     whole_lines = (

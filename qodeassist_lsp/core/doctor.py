@@ -35,7 +35,7 @@ from qodeassist_lsp.wire.client import Timeouts
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
 from qodeassist_lsp.wire.events import StreamError, TextDelta, ThinkingDelta, Usage
 from qodeassist_lsp.wire.protocols import WireProtocol
-from qodeassist_lsp.wire.retry import RetryPolicy
+from qodeassist_lsp.wire.retry import NO_RETRY
 
 CheckState = Literal["ok", "problem", "busy", "not_checked", "not_applicable"]
 CHECKS = ("reachable", "auth", "model", "fim", "probe")
@@ -49,7 +49,6 @@ _PROBE_CONTEXT: dict[str, Any] = {
     "language": "python",
     "history": [{"role": "user", "content": "Reply with the single word OK."}],
 }
-_NO_RETRY = RetryPolicy(max_attempts=1)
 
 
 @dataclass
@@ -308,7 +307,7 @@ class Doctor:
         try:
             async with asyncio.timeout(self._timeout):
                 stream = provider.stream(
-                    request, timeouts=self._timeouts, retry=_NO_RETRY, request_id="doctor"
+                    request, timeouts=self._timeouts, retry=NO_RETRY, request_id="doctor"
                 )
                 async with contextlib.aclosing(stream) as batches:
                     async for batch in batches:

@@ -9,27 +9,45 @@ the camelCase wire form used by ``qodeassist/chat/event`` and ``chat --events js
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import Field, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from qodeassist_lsp.wire.errors import ErrorInfo
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+
+def camel_json(value: DataclassInstance, tag: str = "") -> dict[str, Any]:
+    """Return the fields of ``value`` under their camelCase names, its ``tag`` field first."""
+    data: dict[str, Any] = {tag: None} if tag else {}  # the loop fills the tag's value in
+    for item in fields(value):
+        head, *rest = item.name.split("_")
+        data[head + "".join(part.title() for part in rest)] = getattr(value, item.name)
+    return data
+
+
+class _CamelJson:
+    """An event whose wire form is ``kind``, then each field under its camelCase name."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the camelCase JSON form."""
+        return camel_json(self, "kind")
+
 
 @dataclass(frozen=True)
-class TextEvent:
+class TextEvent(_CamelJson):
     """Answer text as it streams."""
 
     request_id: str
     text: str
     kind: Literal["text"] = "text"
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {"kind": self.kind, "requestId": self.request_id, "text": self.text}
-
 
 @dataclass(frozen=True)
-class ThinkingEvent:
+class ThinkingEvent(_CamelJson):
     """Reasoning as it streams; ``signature`` arrives on the delta that closes a block."""
 
     request_id: str
@@ -37,16 +55,6 @@ class ThinkingEvent:
     signature: str = ""
     redacted: bool = False
     kind: Literal["thinking"] = "thinking"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "text": self.text,
-            "signature": self.signature,
-            "redacted": self.redacted,
-        }
 
 
 @dataclass(frozen=True)
@@ -63,15 +71,8 @@ class ToolCallEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form (``id`` is kept beside SPEC's ``toolCallId``)."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "toolCallId": self.id,
-            "id": self.id,
-            "name": self.name,
-            "arguments": self.arguments,
-            "permission": self.permission,
-        }
+        head = {"kind": self.kind, "requestId": self.request_id, "toolCallId": self.id}
+        return {**head, **camel_json(self)}
 
 
 @dataclass(frozen=True)
@@ -134,22 +135,15 @@ class FileEditEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        shown: dict[str, Any] = {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "editId": self.edit_id,
-            "uri": self.uri,
-            "diff": self.diff,
-            "status": self.status,
-            "parseCheck": self.parse_check,
-        }
-        if self.parse_reason:
-            shown["parseReason"] = self.parse_reason
+        shown = camel_json(self, "kind")
+        del shown["callId"]  # for the ACP host only
+        if not self.parse_reason:
+            del shown["parseReason"]
         return shown
 
 
 @dataclass(frozen=True)
-class UsageEvent:
+class UsageEvent(_CamelJson):
     """Token counts, summed over every round of the request."""
 
     request_id: str
@@ -159,20 +153,9 @@ class UsageEvent:
     reasoning_tokens: int = 0
     kind: Literal["usage"] = "usage"
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-            "cachedTokens": self.cached_tokens,
-            "reasoningTokens": self.reasoning_tokens,
-        }
-
 
 @dataclass(frozen=True)
-class AgentChosenEvent:
+class AgentChosenEvent(_CamelJson):
     """Which agent ``agent: "auto"`` picked for the request, and the router's one-line reason."""
 
     request_id: str
@@ -181,16 +164,6 @@ class AgentChosenEvent:
     fallback: bool = False
     """True when the router failed or was late and the first chat agent answers instead."""
     kind: Literal["agentChosen"] = "agentChosen"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {
-            "kind": self.kind,
-            "requestId": self.request_id,
-            "agent": self.agent,
-            "reason": self.reason,
-            "fallback": self.fallback,
-        }
 
 
 @dataclass(frozen=True)
@@ -209,14 +182,8 @@ class PlanStepInfo:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        data: dict[str, Any] = {"id": self.id, "title": self.title, "status": self.status}
-        if self.request_id:
-            data["requestId"] = self.request_id
-        if self.checkpoint_id:
-            data["checkpointId"] = self.checkpoint_id
-        if self.error:
-            data["error"] = self.error
-        return data
+        shown = camel_json(self).items()
+        return {key: value for key, value in shown if value or key in ("id", "title", "status")}
 
 
 @dataclass(frozen=True)
@@ -240,7 +207,7 @@ class PlanUpdatedEvent:
             "steps": [step.to_json() for step in self.steps],
         }
         if self.error is not None:
-            data["error"] = {"category": str(self.error.category), "message": self.error.message}
+            data["error"] = self.error.brief()
         return data
 
 
@@ -272,10 +239,7 @@ class FailedEvent:
 
     def to_json(self) -> dict[str, Any]:
         """Return the camelCase JSON form."""
-        error: dict[str, Any] = {
-            "category": str(self.error.category),
-            "message": self.error.message,
-        }
+        error: dict[str, Any] = self.error.brief()
         if self.error.provider_detail:
             error["providerDetail"] = self.error.provider_detail
         if self.error.retry_after is not None:
@@ -284,15 +248,11 @@ class FailedEvent:
 
 
 @dataclass(frozen=True)
-class CancelledEvent:
+class CancelledEvent(_CamelJson):
     """Terminal: the request was cancelled (not an error)."""
 
     request_id: str
     kind: Literal["cancelled"] = "cancelled"
-
-    def to_json(self) -> dict[str, Any]:
-        """Return the camelCase JSON form."""
-        return {"kind": self.kind, "requestId": self.request_id}
 
 
 SessionEvent = (

@@ -75,8 +75,5 @@ class ProviderHealth:
                 "max": round(ordered[-1], 1),
             }
         if self.last_error is not None:
-            data["lastError"] = {
-                "category": str(self.last_error.category),
-                "message": self.last_error.message,
-            }
+            data["lastError"] = self.last_error.brief()
         return data

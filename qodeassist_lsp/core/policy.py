@@ -12,7 +12,7 @@ from typing import Protocol
 from qodeassist_lsp.config.pipelines import PipelineSpec
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.wire.client import Timeouts
-from qodeassist_lsp.wire.retry import RetryPolicy
+from qodeassist_lsp.wire.retry import NO_RETRY, RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -45,5 +45,5 @@ def policy_for(pipeline: PipelineSpec, settings: Settings) -> RequestPolicy:
         inactivity=_seconds(section.request_timeout_s),
     )
     # A completion, a next edit or a late router choice is worthless after a retry's back-off.
-    retry = RetryPolicy() if pipeline.retries else RetryPolicy(max_attempts=1)
+    retry = RetryPolicy() if pipeline.retries else NO_RETRY
     return RequestPolicy(timeouts, retry, settings.tools.max_tool_continuations)

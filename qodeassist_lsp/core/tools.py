@@ -12,7 +12,6 @@ come from.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,8 +143,6 @@ class ToolRegistry:
                 if refusal is not None:
                     return ToolOutput(f"Error: {refusal}", is_error=True)
             return await tool.run(arguments, context)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             log.warning("tool %s failed: %s", name, exc)
             return ToolOutput(f"Error: {exc}", is_error=True)

@@ -203,8 +203,6 @@ class Backend:
                 if signature != self._signature:
                     log.info("configuration files changed; reloading")
                     await self.reload()
-            except asyncio.CancelledError:
-                raise
             except Exception:  # a broken poll must not stop watching
                 log.exception("config watch failed")
 

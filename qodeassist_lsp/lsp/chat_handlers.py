@@ -161,8 +161,7 @@ async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict
     agent, requires = Requirements.of_agent(args.agent)
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
-    if args.work_done_token is not None:
-        await progress.begin()
+    await progress.begin(create=False)
     feature.events.hold()
     try:
         with _ending(progress):
@@ -224,8 +223,7 @@ async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> 
     args = parse(CompressParams, params)
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
-    if args.work_done_token is not None:
-        await progress.begin()
+    await progress.begin(create=False)
     with _ending(progress):
         new_id = await service.compress(args.chat_id)
     progress.end("done")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from qodeassist_lsp.config.confinement import Confinement, real_path
-from qodeassist_lsp.context.documents import position_at
+from qodeassist_lsp.context.documents import common_ends, position_at
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.chat_handlers import ChatFeature
 from qodeassist_lsp.lsp.errors import RequestFailed
@@ -104,14 +104,8 @@ class DocumentBuffers:
 
 def _changed_span(old: str, new: str) -> tuple[int, int, str]:
     """Return (start, end) in ``old`` and the text that replaces it: one minimal edit."""
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    start, end = prefix, len(old) - suffix
+    start, suffix = common_ends(old, new)
+    end = len(old) - suffix
     # Never split a CRLF: a position between \r and \n has no meaning in LSP.
     if 0 < start < len(old) and old[start - 1] == "\r" and old[start] == "\n":
         start -= 1

@@ -25,10 +25,10 @@ class WorkDoneProgress:
         self._title = title
         self._created = False
 
-    async def begin(self) -> None:
-        """Create the token if needed and report the start."""
+    async def begin(self, create: bool = True) -> None:
+        """Report the start, with a token of our own (if ``create``) when the client sent none."""
         window = self._ls.client_capabilities.window
-        if self._token is None and window is not None and window.work_done_progress:
+        if create and self._token is None and window is not None and window.work_done_progress:
             self._token = str(uuid.uuid4())
             try:
                 await self._ls.work_done_progress.create_async(self._token)

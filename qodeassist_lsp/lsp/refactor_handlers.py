@@ -111,17 +111,14 @@ def _client_position(ls: QodeAssistServer, text: str, line: int, character: int)
     return types.Position(line, to_client_units(ls.workspace.position_codec, line_text, character))
 
 
-def _supports_resolve(ls: QodeAssistServer) -> bool:
+def _code_action_support(ls: QodeAssistServer) -> tuple[bool, bool]:
+    """Whether the client resolves an action's edit later, and whether it shows action tags."""
     document = ls.client_capabilities.text_document
     code_action = document.code_action if document else None
-    support = code_action.resolve_support if code_action else None
-    return support is not None and "edit" in support.properties
-
-
-def _supports_llm_tag(ls: QodeAssistServer) -> bool:
-    document = ls.client_capabilities.text_document
-    code_action = document.code_action if document else None
-    return bool(code_action and code_action.tag_support)
+    if code_action is None:
+        return False, False
+    resolve = code_action.resolve_support
+    return resolve is not None and "edit" in resolve.properties, bool(code_action.tag_support)
 
 
 def _require_range(method: str, uri: str, text: str, selection: types.Range) -> None:
@@ -288,13 +285,7 @@ async def code_action(
     empty = params.range.start == params.range.end
     base = {
         "uri": params.text_document.uri,
-        "range": {
-            "start": {
-                "line": params.range.start.line,
-                "character": params.range.start.character,
-            },
-            "end": {"line": params.range.end.line, "character": params.range.end.character},
-        },
+        "range": ls.protocol.converter.unstructure(params.range),
         "version": document.version,
     }
     entries: list[tuple[str, dict[str, Any]]] = []
@@ -315,8 +306,8 @@ async def code_action(
             for i in service.list_instructions()
         ]
         entries.append((DEFAULT_TITLE, dict(base)))
-    lazy = _supports_resolve(ls)
-    tags = [types.CodeActionTag.LlmGenerated] if _supports_llm_tag(ls) else None
+    lazy, tagged = _code_action_support(ls)
+    tags = [types.CodeActionTag.LlmGenerated] if tagged else None
     actions = []
     for title, data in entries:
         data = {**data, "title": title}

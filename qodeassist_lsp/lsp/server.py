@@ -39,6 +39,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 L = TypeVar("L", bound=LanguageFeature)
 
 
+def _answered(register: Callable[[F], Any]) -> Callable[[F], F]:
+    """Wrap pygls's registering decorator so that the handler's errors are answered."""
+
+    def decorator(handler: F) -> F:
+        register(answering(handler))
+        return handler
+
+    return decorator
+
+
 class QodeAssistServer(LanguageServer):
     """The language server and the state its handlers share."""
 
@@ -65,23 +75,11 @@ class QodeAssistServer(LanguageServer):
 
     def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]:
         """Register a handler (pygls's decorator); its errors are answered by `answering`."""
-        register = super().feature(feature_name, options)
-
-        def decorator(handler: F) -> F:
-            register(answering(handler))
-            return handler
-
-        return decorator
+        return _answered(super().feature(feature_name, options))
 
     def command(self, command_name: str) -> Callable[[F], F]:
         """Register a command (pygls's decorator); its errors are answered by `answering`."""
-        register = super().command(command_name)
-
-        def decorator(handler: F) -> F:
-            register(answering(handler))
-            return handler
-
-        return decorator
+        return _answered(super().command(command_name))
 
     def add_feature(self, feature: LanguageFeature) -> None:
         """Call ``feature``'s lifecycle hooks from now on."""

@@ -118,8 +118,6 @@ class SkillFeature(LanguageFeature):
             try:
                 if self._service is not None:
                     await self._service.refresh()
-            except asyncio.CancelledError:
-                raise
             except Exception:  # a broken poll must not stop watching
                 log.exception("skill watch failed")
 

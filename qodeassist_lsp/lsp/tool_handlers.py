@@ -60,8 +60,6 @@ class ShowMessageAsker:
             answer = await asyncio.wait_for(
                 self._server.window_show_message_request_async(params), ASK_TIMEOUT_S
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # no answer in time, or the client failed the request
             log.info("permission request not answered (%s): denied", exc or type(exc).__name__)
             return None
@@ -84,8 +82,6 @@ class EditorDiagnostics:
                 self._server.protocol.send_request_async(methods.DIAGNOSTICS, params),
                 DIAGNOSTICS_TIMEOUT_S,
             )
-        except asyncio.CancelledError:
-            raise
         except TimeoutError:
             raise DiagnosticsUnavailable(f"no answer within {DIAGNOSTICS_TIMEOUT_S:g} s") from None
         except Exception as exc:

@@ -125,8 +125,6 @@ class ServerConnection:
                 f"{limit:g} s ([mcp] client_call_timeout_s); it is being restarted",
                 is_error=True,
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             message = _describe(exc)
             if not _is_protocol_error(exc):
@@ -157,8 +155,6 @@ class ServerConnection:
             started = time.monotonic()
             try:
                 await self._serve_once()
-            except asyncio.CancelledError:
-                raise
             except Exception as exc:
                 self.error = _describe(exc)
                 log.warning("MCP server %s: %s", self.server_name, self.error)

@@ -125,8 +125,6 @@ class McpHub:
         assert self._asker is not None
         try:
             approved = await self._asker.approve(project, server)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:
             log.warning("asking to approve MCP server %s failed: %s", server.name, exc)
             approved = False

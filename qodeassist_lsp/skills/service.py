@@ -101,7 +101,5 @@ class SkillService:
         """``refresh``; a failed rescan is logged and the last good library still serves."""
         try:
             await self.refresh()
-        except asyncio.CancelledError:
-            raise
         except Exception:
             log.exception("skill rescan failed")

@@ -127,6 +127,10 @@ class ErrorInfo:
         object.__setattr__(self, "message", redact(self.message))
         object.__setattr__(self, "provider_detail", redact(self.provider_detail))
 
+    def brief(self) -> dict[str, str]:
+        """Return ``{category, message}``, the form events and status show an error in."""
+        return {"category": str(self.category), "message": self.message}
+
     def redacted(self, secrets: Iterable[str]) -> ErrorInfo:
         """Return a copy with ``secrets`` also removed from the message and detail."""
         values = tuple(secrets)

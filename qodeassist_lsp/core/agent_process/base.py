@@ -131,6 +131,12 @@ def _text(content: Any) -> str:
     return ""
 
 
+def count_at(usage: dict[str, Any], key: str) -> int:
+    """Return the token count ``usage[key]`` a program reported; 0 when it is not one."""
+    value = usage.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
 def failure(message: str, detail: str = "") -> StreamError:
     """Return the final error event of a turn the program could not finish."""
     return StreamError(ErrorInfo(ErrorCategory.PROVIDER, message, provider_detail=detail))

@@ -26,6 +26,7 @@ from qodeassist_lsp.config.secrets import SecretsPort
 from qodeassist_lsp.core.agent import PreparedRequest
 from qodeassist_lsp.core.agent_process.base import (
     ProcessProvider,
+    count_at,
     failure,
     prompt_of,
     start_process,
@@ -211,9 +212,9 @@ def _result(message: dict[str, Any], name: str) -> list[WireEvent]:
     if isinstance(usage, dict):
         events.append(
             Usage(
-                input_tokens=_count(usage, "input_tokens"),
-                output_tokens=_count(usage, "output_tokens"),
-                cached_tokens=_count(usage, "cache_read_input_tokens"),
+                input_tokens=count_at(usage, "input_tokens"),
+                output_tokens=count_at(usage, "output_tokens"),
+                cached_tokens=count_at(usage, "cache_read_input_tokens"),
             )
         )
     subtype = str(message.get("subtype", ""))
@@ -224,8 +225,3 @@ def _result(message: dict[str, Any], name: str) -> list[WireEvent]:
         return events
     events.append(MessageStop("end_turn", subtype))
     return events
-
-
-def _count(usage: dict[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and value >= 0 else 0

@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-from qodeassist_lsp.core.agent_process.base import failure
+from qodeassist_lsp.core.agent_process.base import count_at, failure
 from qodeassist_lsp.core.agent_process.claude_code import ClaudeCodeProvider, LineReader
 from qodeassist_lsp.wire.events import (
     AgentToolCall,
@@ -94,7 +94,7 @@ class GeminiReader:
         events: list[WireEvent] = []
         stats = event.get("stats")
         if isinstance(stats, dict):
-            events.append(Usage(_count(stats, "input_tokens"), _count(stats, "output_tokens")))
+            events.append(Usage(count_at(stats, "input_tokens"), count_at(stats, "output_tokens")))
         if event.get("status") not in (None, "success"):
             words = _message(event.get("error")) or str(event.get("status"))
             events.append(failure(f"provider {self._name!r}: Gemini CLI: {words}"))
@@ -107,8 +107,3 @@ def _message(error: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message", ""))
     return error if isinstance(error, str) else ""
-
-
-def _count(stats: dict[str, Any], key: str) -> int:
-    value = stats.get(key)
-    return value if isinstance(value, int) and value >= 0 else 0

@@ -17,7 +17,7 @@ import asyncio
 import ipaddress
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import httpx
@@ -89,15 +89,7 @@ class FoundModel:
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "fim": self.fim,
-            "chat": self.chat,
-            "embedding": self.embedding,
-            "tools": self.tools,
-            "size": self.size,
-            "evidence": self.evidence,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,13 +39,7 @@ class ProviderProposal:
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "extends": self.extends,
-            "url": self.url,
-            "file": str(self.file),
-            "server": self.server,
-        }
+        return {**asdict(self), "file": str(self.file)}
 
 
 @dataclass(frozen=True)
@@ -67,17 +61,9 @@ class AgentProposal:
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""
-        return {
-            "name": self.name,
-            "role": self.role,
-            "extends": self.extends,
-            "model": self.model,
-            "provider_instance": self.provider_instance,
-            "file": str(self.file),
-            "server": self.server,
-            "state": self.state,
-            "why": self.why,
-        }
+        shown = {**asdict(self), "file": str(self.file)}
+        del shown["tags"], shown["enable_tools"]
+        return shown
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,9 @@ from qodeassist_lsp.core.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from qodeassist_lsp.core.events import camel_json
 from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.parser import text_of
 
 VERSION = "0.3"
 LEGACY_VERSIONS = frozenset({"0.1", "0.2"})
@@ -52,12 +54,14 @@ class ChatFile:
     """A plan-mode chat's plan (``features.chat.plan_state``), kept as stored."""
 
 
+_CAMEL_BLOCKS = (TextBlock, ThinkingBlock, StoredImageBlock, StoredAttachmentBlock, FileEditBlock)
+"""Blocks stored as their fields under camelCase names."""
+
+
 def encode_block(block: Block) -> dict[str, Any] | None:
     """Return the v0.3 JSON object of ``block`` (``None`` for blocks never persisted)."""
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, _CAMEL_BLOCKS):
+        return camel_json(block, "type")
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "signature": block.data}
     if isinstance(block, ImageBlock):
@@ -80,29 +84,6 @@ def encode_block(block: Block) -> dict[str, Any] | None:
         if block.is_error:
             encoded["isError"] = True
         return encoded
-    if isinstance(block, StoredImageBlock):
-        return {
-            "type": "stored_image",
-            "fileName": block.file_name,
-            "storedPath": block.stored_path,
-            "mediaType": block.media_type,
-        }
-    if isinstance(block, StoredAttachmentBlock):
-        return {
-            "type": "stored_attachment",
-            "fileName": block.file_name,
-            "storedPath": block.stored_path,
-        }
-    if isinstance(block, FileEditBlock):
-        return {
-            "type": "file_edit",
-            "editId": block.edit_id,
-            "filePath": block.file_path,
-            "oldContent": block.old_content,
-            "newContent": block.new_content,
-            "status": block.status,
-            "statusMessage": block.status_message,
-        }
     return None  # completion blocks are per-request context, never history
 
 
@@ -209,8 +190,8 @@ def decode(text: str) -> tuple[ChatFile, list[str]]:
         raise HistoryFormatError(f"Unsupported version {version!r} (this server reads 0.1–0.3)")
     chat = ChatFile(
         messages=messages,
-        title=_optional_str(data.get("title")),
-        agent=_optional_str(data.get("agent")),
+        title=text_of(data.get("title")),
+        agent=text_of(data.get("agent")),
         linked_files=[f for f in data.get("linkedFiles", []) or [] if isinstance(f, str)],
         usage=_usage(data.get("usage")),
         compressed_from=data.get("compressedFrom") or None,
@@ -218,10 +199,6 @@ def decode(text: str) -> tuple[ChatFile, list[str]]:
         plan=data["plan"] if isinstance(data.get("plan"), dict) else None,
     )
     return chat, warnings
-
-
-def _optional_str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _usage(value: Any) -> dict[str, dict[str, int]]:
@@ -249,7 +226,7 @@ def _decode_messages(raw: list[Any], warnings: list[str]) -> list[Message]:
             except ValueError as exc:
                 warnings.append(f"message {index}: block skipped: {exc}")
         if blocks:
-            messages.append(Message(item["role"], tuple(blocks), _optional_str(item.get("id"))))
+            messages.append(Message(item["role"], tuple(blocks), text_of(item.get("id"))))
     return messages
 
 
@@ -273,7 +250,7 @@ def _import_legacy(raw: list[Any], warnings: list[str]) -> list[Message]:
         role = _LEGACY_ROLES.get(row.get("role"), row.get("role"))  # type: ignore[arg-type]
         content = row.get("content", "")
         content = content if isinstance(content, str) else ""
-        row_id = _optional_str(row.get("id"))
+        row_id = text_of(row.get("id"))
         if role == "user":
             blocks: list[Block] = [TextBlock(content)] if content else []
             blocks += _legacy_attachments(row)
@@ -286,7 +263,7 @@ def _import_legacy(raw: list[Any], warnings: list[str]) -> list[Message]:
             add("assistant", [_legacy_thinking(row, content)], row_id)
         elif role == "tool":
             call_id = row_id or f"legacy_{index}"
-            name = _optional_str(row.get("toolName")) or "tool"
+            name = text_of(row.get("toolName")) or "tool"
             arguments = row.get("toolArguments", {})
             if isinstance(arguments, str):
                 try:
@@ -310,7 +287,7 @@ def _only_results(blocks: list[Block]) -> bool:
 
 
 def _legacy_thinking(row: dict[str, Any], content: str) -> Block:
-    signature = _optional_str(row.get("signature"))
+    signature = text_of(row.get("signature"))
     if _SIGNATURE_MARK in content:
         content, _, rest = content.partition(_SIGNATURE_MARK)
         signature = signature or rest.rstrip().rstrip("]").strip()
@@ -323,9 +300,9 @@ def _legacy_attachments(row: dict[str, Any]) -> list[Block]:
     blocks: list[Block] = []
     for attachment in row.get("attachments", []) or []:
         if isinstance(attachment, dict):
-            name = _optional_str(attachment.get("filename") or attachment.get("fileName"))
-            stored = _optional_str(attachment.get("storedPath"))
-            text = _optional_str(attachment.get("content"))
+            name = text_of(attachment.get("filename") or attachment.get("fileName"))
+            stored = text_of(attachment.get("storedPath"))
+            text = text_of(attachment.get("content"))
             if stored:
                 blocks.append(StoredAttachmentBlock(name or stored, stored))
             elif text:
@@ -334,9 +311,9 @@ def _legacy_attachments(row: dict[str, Any]) -> list[Block]:
         if isinstance(image, dict) and image.get("storedPath"):
             blocks.append(
                 StoredImageBlock(
-                    _optional_str(image.get("fileName")) or "image",
-                    _optional_str(image.get("storedPath")),
-                    _optional_str(image.get("mediaType")) or "image/png",
+                    text_of(image.get("fileName")) or "image",
+                    text_of(image.get("storedPath")),
+                    text_of(image.get("mediaType")) or "image/png",
                 )
             )
     return blocks

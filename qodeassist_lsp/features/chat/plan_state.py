@@ -8,7 +8,7 @@ it back leniently (a hand-edited or damaged entry is dropped, not fatal).
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
 from qodeassist_lsp.core.events import PlanStepInfo, PlanUpdatedEvent
@@ -38,9 +38,7 @@ class PlanStep:
 
     def info(self) -> PlanStepInfo:
         """Return the step as the ``planUpdated`` event shows it."""
-        return PlanStepInfo(
-            self.id, self.title, self.status, self.request_id, self.checkpoint_id, self.error
-        )
+        return PlanStepInfo(**asdict(self))
 
 
 @dataclass

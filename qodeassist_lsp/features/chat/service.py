@@ -29,7 +29,7 @@ from qodeassist_lsp.core.content import (
     Message,
     TextBlock,
 )
-from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent
+from qodeassist_lsp.core.events import AgentChosenEvent, SessionEvent, UsageEvent, camel_json
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.memory import Memory
 from qodeassist_lsp.core.request import Request
@@ -131,21 +131,23 @@ class ChatService:
             raise ChatInputError(
                 f"no chat {chat_id!r}; list the chats with qodeassist/chat/list"
             ) from None
-        chat = Chat(
-            chat_id, data, ConversationHistory(data.messages), StoredContentLoader(store, chat_id)
-        )
-        chat.seen = tuple(data.messages)
-        self._chats[chat_id] = chat
-        return chat
+        return self._keep(store, chat_id, data, data.messages)
 
     def _new(self, title: str, agent: str, history: Sequence[Message] = ()) -> Chat:
         store = self.store()
         chat_id = store.new_id(title)
         data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "")
         data.agent = agent
+        return self._keep(store, chat_id, data, history)
+
+    def _keep(
+        self, store: ChatStore, chat_id: str, data: ChatFile, history: Sequence[Message]
+    ) -> Chat:
+        """Open ``chat_id`` with ``history``, as its file ``data`` holds it now."""
         chat = Chat(
             chat_id, data, ConversationHistory(history), StoredContentLoader(store, chat_id)
         )
+        chat.seen = tuple(data.messages)
         self._chats[chat_id] = chat
         return chat
 
@@ -343,16 +345,7 @@ class ChatService:
 
     def list(self) -> list[dict[str, Any]]:
         """Return every saved chat, most recently updated first."""
-        return [
-            {
-                "chatId": s.chat_id,
-                "title": s.title,
-                "agent": s.agent,
-                "updatedAt": s.updated_at,
-                "compressedFrom": s.compressed_from,
-            }
-            for s in self.store().list()
-        ]
+        return [camel_json(summary) for summary in self.store().list()]
 
     def get(self, chat_id: str) -> dict[str, Any]:
         """Return a chat with its messages in the history file's block format."""
@@ -410,13 +403,8 @@ class ChatService:
             compressed_at=utc_now(),
         )
         await asyncio.to_thread(store.save, new_id, data)
-        new = Chat(
-            new_id, data, ConversationHistory(data.messages), StoredContentLoader(store, new_id)
-        )
-        new.seen = tuple(data.messages)
-        self._chats[new_id] = new
         log.info("compressed chat %s into %s", chat.chat_id, new_id)
-        return new
+        return self._keep(store, new_id, data, data.messages)
 
     def _should_compress(self, chat: Chat, draft: str) -> bool:
         settings = self.settings.section(CHAT_SETTINGS)

@@ -35,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from qodeassist_lsp.config.atomic import write_atomic
 from qodeassist_lsp.config.confinement import (
     Confinement,
     OutsideAllowedRoots,
@@ -50,7 +51,6 @@ from qodeassist_lsp.features.chat.history_format import (
     encode,
     encode_message,
 )
-from qodeassist_lsp.tools.edits.files import write_atomic
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.chat")

@@ -32,12 +32,10 @@ def image_tokens(data: bytes) -> int:
     if size is None:
         return UNREADABLE_IMAGE_TOKENS
     width, height = float(size[0]), float(size[1])
-    if max(width, height) > 2048:
-        scale = 2048 / max(width, height)
-        width, height = width * scale, height * scale
-    if min(width, height) > 768:
-        scale = 768 / min(width, height)
-        width, height = width * scale, height * scale
+    for limit, side in ((2048, max), (768, min)):  # fit 2048 square, then shortest side 768
+        if side(width, height) > limit:
+            scale = limit / side(width, height)
+            width, height = width * scale, height * scale
     tiles = math.ceil(width / 512) * math.ceil(height / 512)
     return 85 + 170 * tiles
 

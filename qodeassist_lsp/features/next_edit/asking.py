@@ -9,7 +9,6 @@ that ignores ``stop`` must not keep generating the rest of a file).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -79,8 +78,6 @@ async def ask(agent: str, lease: SessionLease, prompt: Prompt) -> Answer:
     except AgentNotAvailable as exc:
         message = f"next-edit agent {agent!r} is not available: {exc}; check pipelines.next_edit"
         return Answer("", agent, ErrorInfo(ErrorCategory.CONFIG, message))
-    except asyncio.CancelledError:
-        raise
     except Exception as exc:  # one broken request must not take the server down
         log.exception("next-edit request to %s failed", agent)
         return Answer("", agent, ErrorInfo(ErrorCategory.PROVIDER, f"unexpected error: {exc}"))

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from qodeassist_lsp.context.documents import (
-    common_prefix,
-    common_suffix,
+    common_ends,
     line_start_offset,
     offset_at,
+    position_at,
 )
 from qodeassist_lsp.context.edit_history import Hunk
 from qodeassist_lsp.features.next_edit.window import Window
@@ -40,11 +40,6 @@ def apply(text: str, change: TextChange) -> str:
     return text[: change.start] + change.text + text[change.end :]
 
 
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset)
-    return line, offset - (text.rfind("\n", 0, offset) + 1)
-
-
 def smallest_change(
     document_text: str, window: Window, rewritten: tuple[str, ...]
 ) -> TextChange | None:
@@ -53,10 +48,9 @@ def smallest_change(
     new = "\n".join(rewritten)
     if old == new:
         return None
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
-    start_line, start_column = _line_column(old, prefix)
-    end_line, end_column = _line_column(old, len(old) - suffix)
+    prefix, suffix = common_ends(old, new)
+    start_line, start_column = position_at(old, prefix)
+    end_line, end_column = position_at(old, len(old) - suffix)
     start = offset_at(document_text, window.first + start_line, start_column)
     end = offset_at(document_text, window.first + end_line, end_column)
     inserted = new[prefix : len(new) - suffix]
@@ -90,8 +84,7 @@ def rebase(change: TextChange, old: str, new: str) -> TextChange | None:
     """Return ``change`` moved from ``old`` onto ``new``, or None when that is not exact."""
     if old == new:
         return change
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    prefix, suffix = common_ends(old, new)
     old_end = len(old) - suffix
     if prefix > change.end:
         return change  # the document changed after the edit only

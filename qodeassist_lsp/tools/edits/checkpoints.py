@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.tools.edits.files import write_atomic
+from qodeassist_lsp.config.atomic import write_atomic
+from qodeassist_lsp.core.events import camel_json
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.tools")
@@ -56,13 +57,7 @@ class Checkpoint:
 
     def to_json(self) -> dict[str, Any]:
         """Return the ``qodeassist/checkpoints/list`` entry."""
-        return {
-            "checkpointId": self.checkpoint_id,
-            "chatId": self.chat_id,
-            "requestId": self.request_id,
-            "createdAt": self.created_at,
-            "files": [f.uri for f in self.files],
-        }
+        return {**camel_json(self), "files": [f.uri for f in self.files]}
 
 
 class CheckpointStore:
@@ -157,14 +152,8 @@ def _now() -> str:
 
 
 def _encode(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "checkpointId": checkpoint.checkpoint_id,
-        "chatId": checkpoint.chat_id,
-        "requestId": checkpoint.request_id,
-        "createdAt": checkpoint.created_at,
-        "files": [{"uri": f.uri, "path": f.path, "blob": f.blob} for f in checkpoint.files],
-    }
+    files = [camel_json(f) for f in checkpoint.files]
+    return {"version": 1, **camel_json(checkpoint), "files": files}
 
 
 def _decode(data: dict[str, Any]) -> Checkpoint:

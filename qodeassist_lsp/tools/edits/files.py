@@ -1,15 +1,10 @@
-"""The disk side of file edits: read a file's bytes, decode them as text, write atomically.
+"""The disk side of file edits: read a file's bytes and decode them as text.
 
-A file is written through a temporary file in its own folder, flushed and renamed over the
-original, so a crash or a full disk leaves the old bytes or the new ones, never a mix. The
-original's permission bits are kept.
+Files are written with ``config.atomic.write_atomic`` (all or nothing, permissions kept).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 from qodeassist_lsp.tools.edits.blocks import EditRefused
@@ -41,27 +36,3 @@ def decode(data: bytes, name: str) -> str:
         raise EditRefused(
             f"{name} is not valid UTF-8 (byte {exc.start}); the edit tools change UTF-8 text only"
         ) from None
-
-
-def write_atomic(path: Path, data: bytes | None) -> None:
-    """Make ``path`` hold exactly ``data`` (None: remove it), creating parent folders."""
-    if data is None:
-        path.unlink(missing_ok=True)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o7777
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise

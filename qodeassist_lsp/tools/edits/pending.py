@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from qodeassist_lsp.config.atomic import write_atomic
 from qodeassist_lsp.config.confinement import Confinement, PathRefused
 from qodeassist_lsp.core.events import FileEditEvent, ParseStatus, SessionEvent
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused
 from qodeassist_lsp.tools.edits.checkpoints import Checkpoint, CheckpointStore
 from qodeassist_lsp.tools.edits.diff import unified_diff
-from qodeassist_lsp.tools.edits.files import decode, read_bytes, write_atomic
+from qodeassist_lsp.tools.edits.files import decode, read_bytes
 from qodeassist_lsp.tools.edits.matching import Applied, apply_blocks
 from qodeassist_lsp.tools.edits.ports import EditorBuffers, ParseCheck, no_parse_check
 

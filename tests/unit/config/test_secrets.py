@@ -155,7 +155,6 @@ def test_empty_ref_skips_the_keyring(tmp_path: Path, memory: MemoryKeyring) -> N
 
 def test_no_config_dir_means_no_dotenv(memory: MemoryKeyring) -> None:
     secrets = SecretStore(None, keyring_backend=memory)
-    assert secrets.dotenv_path is None
     assert secrets.get("x", ENV) is None
 
 
