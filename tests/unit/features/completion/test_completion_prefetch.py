@@ -13,6 +13,7 @@ from tests.unit.features.completion.test_completion_service import (
     AGENT,
     PY,
     Harness,
+    Script,
     harness,
     until,
 )
@@ -42,6 +43,18 @@ def accept(harness: Harness, text: str, version: int, line: int, inserted: str) 
     harness.store.change(PY, text, version, [LineEdit(line, inserted)])
 
 
+async def prefetching(
+    harness: Harness, suggestion: str = "compute(a, b)", at: str = "x = |\n"
+) -> Script:
+    """Show ``suggestion`` at ``at``; return the held upstream stream of its prefetch."""
+    harness.use(prefetch_after_accept=True)
+    harness.answer(suggestion)
+    harness.hold()
+    await harness.complete(at, AUTO)
+    await until(lambda: len(harness.bodies) == 2)
+    return harness.scripts[1]
+
+
 async def test_the_request_after_an_accept_is_answered_from_the_prefetch(
     harness: Harness,
 ) -> None:
@@ -62,11 +75,7 @@ async def test_the_request_after_an_accept_is_answered_from_the_prefetch(
 
 
 async def test_an_accept_during_the_prefetch_attaches_to_it(harness: Harness) -> None:
-    harness.use(prefetch_after_accept=True)
-    harness.answer("compute(a, b)")
-    harness.hold()
-    await harness.complete("x = |\n", AUTO)
-    await until(lambda: len(harness.bodies) == 2)
+    await prefetching(harness)
     accept(harness, "x = compute(a, b)\n", 2, 0, "compute(a, b)")
     follow = harness.complete("x = compute(a, b)|\n", AUTO)
     harness.scripts[1].send("  # done", end=True)
@@ -77,12 +86,7 @@ async def test_an_accept_during_the_prefetch_attaches_to_it(harness: Harness) ->
 
 
 async def test_typing_something_else_cancels_the_prefetch(harness: Harness) -> None:
-    harness.use(prefetch_after_accept=True)
-    harness.answer("compute(a, b)")
-    harness.hold()
-    await harness.complete("x = |\n", AUTO)
-    await until(lambda: len(harness.bodies) == 2)
-    prefetch = harness.scripts[1]
+    prefetch = await prefetching(harness)
     harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
     await until(prefetch.closed.is_set)  # the slot is free before the next request
     harness.answer("zz")
@@ -109,22 +113,14 @@ async def test_no_prefetch_when_off_invoked_or_billed(harness: Harness, setting:
 async def test_a_slow_prefetch_is_not_kept_as_a_model_load(harness: Harness) -> None:
     # A request unanswered for load_window_s may be loading the model and is not cut off; a
     # prefetch follows an answer, so the model is loaded: it yields the slot at once.
-    harness.use(prefetch_after_accept=True)
     harness.service.load_window_s = 0.0
-    harness.answer("compute(a, b)")
-    harness.hold()
-    await harness.complete("x = |\n", AUTO)
-    await until(lambda: len(harness.bodies) == 2)
+    await prefetching(harness)
     harness.store.change(PY, "x = z\n", 2, [LineEdit(0, "z")])
     await until(harness.scripts[1].closed.is_set)
 
 
 async def test_typing_along_the_suggestion_keeps_the_prefetch(harness: Harness) -> None:
-    harness.use(prefetch_after_accept=True)
-    harness.answer("compute(a, b)")
-    harness.hold()
-    await harness.complete("x = |\n", AUTO)
-    await until(lambda: len(harness.bodies) == 2)
+    await prefetching(harness)
     harness.store.change(PY, "x = co\n", 2, [LineEdit(0, "co")])  # typing its first keys
     hit = await harness.complete("x = co|\n", AUTO)
     assert hit.outcome is Outcome.TYPED_AHEAD
@@ -143,12 +139,7 @@ async def test_the_prefetch_answers_one_line_where_a_request_would_get_several(
     # After "x = f(" + the accepted "a," the cursor ends in "," (a request there may get
     # several lines): the prefetch takes the first and closes its stream, so it is ready by the
     # time the user, having read the suggestion, accepts it.
-    harness.use(prefetch_after_accept=True)
-    harness.answer("a,")
-    harness.hold()
-    await harness.complete("x = f(|\n", AUTO)
-    await until(lambda: len(harness.bodies) == 2)
-    prefetch = harness.scripts[1]
+    prefetch = await prefetching(harness, "a,", at="x = f(|\n")
     prefetch.send(" b,\n", "    c,\n", "    d)\n")
     await until(prefetch.closed.is_set)  # closed after the first line, not run to its end
     accept(harness, "x = f(a,\n", 2, 0, "a,")
