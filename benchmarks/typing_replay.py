@@ -25,11 +25,15 @@ opening the file.
    indentation, one ``didChange`` per key at ``--keys-per-second``, with one automatic
    ``textDocument/inlineCompletion`` request per key (the previous one is cancelled with
    ``$/cancelRequest``, as VS Code does); it waits for the last key's answer, reads it for
-   ``--read-ms``, accepts it or not (above), then inserts the rest of the real line.
+   ``--read-ms``, accepts it or not (above), then inserts the rest of the real line and the line
+   break. Like VS Code and the Neovim plugin after a line break, the editor then asks at the
+   next line's indentation, and the user's first key there comes a key later and cancels it
+   (``--no-enter-request``: no such request, and the key at once, as before issue 27's
+   second round).
 3. The naive pass, on the same model and the same keystrokes: one streamed ``/v1/completions``
    request per key with the last 50 lines before the cursor, 64 tokens at most (the bundled
    Embedded Completion agent's limit until issue 27 cut it to 32), greedy and seeded; the
-   previous request is dropped by closing its connection.
+   previous request is dropped by closing its connection. It asks after the line break too.
    Streamed, so that the drop is deterministic: llama.cpp notices it when it writes the dropped
    request's first token, that is always after that prompt was processed (and cached), so the
    next key's request reuses it. (A non-streamed request was dropped at llama.cpp's next poll
@@ -337,15 +341,21 @@ class Server:
         self.client.notify("$/cancelRequest", {"id": ident})
 
     async def type_keys(
-        self, uri: str, target: Target, gap: float, *, cancel: bool = True
+        self,
+        uri: str,
+        target: Target,
+        gap: float,
+        *,
+        cancel: bool = True,
+        pending: tuple[int, asyncio.Task[Any]] | None = None,
     ) -> tuple[asyncio.Task[Any], float, str]:
         """Type ``target``'s keys after its indentation, one automatic request per key.
 
-        The previous key's request is cancelled (unless ``cancel`` is off) and left to finish
-        in the background. Returns the last key's request, when it was sent, and the line typed.
+        The previous key's request (the first key's: ``pending``, the editor's request after the
+        line break) is cancelled (unless ``cancel`` is off) and left to finish in the
+        background. Returns the last key's request, when it was sent, and the line typed.
         """
         typed = target.indent
-        pending: tuple[int, asyncio.Task[Any]] | None = None
         sent = 0.0
         for key in target.keys:
             if pending is not None and cancel:
@@ -443,8 +453,11 @@ async def server_pass(
     gap = 1.0 / args.keys_per_second
     samples: list[Sample] = []
     accepts: list[Accept] = []
+    enter: tuple[int, asyncio.Task[Any]] | None = None
     for index, target in enumerate(wanted):
-        task, sent, typed = await server.type_keys(uri, target, gap, cancel=not args.no_cancel)
+        task, sent, typed = await server.type_keys(
+            uri, target, gap, cancel=not args.no_cancel, pending=enter
+        )
         try:
             result = await asyncio.wait_for(task, args.timeout)
         except (RpcError, TimeoutError):
@@ -470,6 +483,11 @@ async def server_pass(
             skipped = lines[target.number + 1 : following.number]
             rest += "".join(line + "\n" for line in skipped) + following.indent
         server.insert(uri, target.number, len(typed), rest)
+        if following is not None and args.enter_request:
+            # The line break typed last: the editor asks at the next line's indentation, and
+            # the user's first key there comes a key later.
+            enter = await server.request(uri, following.number, len(following.indent))
+            await asyncio.sleep(gap)
     return samples, accepts
 
 
@@ -496,6 +514,11 @@ async def naive_pass(
         typed = target.indent
         pending: asyncio.Task[str] | None = None
         sent = 0.0
+        if args.enter_request and target is not wanted[0]:  # as the server pass does
+            prompt = "".join(line + "\n" for line in before) + typed
+            body = {**NAIVE_BODY, "prompt": prompt, "stop": NAIVE_STOP, "stream": True}
+            pending = asyncio.create_task(naive_completion(client, url, body))
+            await asyncio.sleep(gap)
         for key in target.keys:
             if pending is not None:
                 pending.cancel()
@@ -899,6 +922,12 @@ def main() -> None:
         "--no-accept", dest="accept", action="store_false", help="never accept suggestions"
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
+    parser.add_argument(
+        "--no-enter-request",
+        dest="enter_request",
+        action="store_false",
+        help="no automatic request after the line break that ends a typed-on line",
+    )
     parser.add_argument(
         "--no-prefetch",
         action="store_true",

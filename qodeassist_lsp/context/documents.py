@@ -24,6 +24,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
+    "CursorListener",
     "Document",
     "DocumentEvent",
     "DocumentEventKind",
@@ -193,6 +194,8 @@ class DocumentEvent:
 
 
 DocumentListener = Callable[[DocumentEvent], None]
+CursorListener = Callable[[str, int, int], None]
+"""Told ``(uri, line, character)``: where an editor request showed the caret."""
 
 
 def diff_edit(old: str, new: str) -> LineEdit | None:
@@ -264,6 +267,7 @@ class DocumentStore:
         self._docs: dict[str, Document] = {}
         self._changes: dict[str, _ChangeQueue] = {}
         self._listeners: list[DocumentListener] = []
+        self._cursor_listeners: list[CursorListener] = []
         self._max_changes = max(1, max_changes)
         # Imported here: edit_history builds on this module's helpers.
         from qodeassist_lsp.context.edit_history import EditHistory
@@ -353,6 +357,25 @@ class DocumentStore:
         """Stop calling ``listener``."""
         if listener in self._listeners:
             self._listeners.remove(listener)
+
+    def note_cursor(self, uri: str, line: int, character: int) -> None:
+        """Tell the cursor listeners where the editor shows the caret in ``uri`` (a hint)."""
+        if uri not in self._docs:
+            return
+        for listener in list(self._cursor_listeners):
+            try:
+                listener(uri, line, character)
+            except Exception:  # a hint must not break the request that carried it
+                log.exception("cursor listener failed for %s", uri)
+
+    def add_cursor_listener(self, listener: CursorListener) -> None:
+        """Call ``listener(uri, line, character)`` on each ``note_cursor``."""
+        self._cursor_listeners.append(listener)
+
+    def remove_cursor_listener(self, listener: CursorListener) -> None:
+        """Stop calling ``listener`` on cursor hints."""
+        if listener in self._cursor_listeners:
+            self._cursor_listeners.remove(listener)
 
     # -- internals ----------------------------------------------------------------------------
     def _record(self, uri: str, text: str, edits: Sequence[LineEdit]) -> None:

@@ -104,6 +104,8 @@ class Generation:
         """The agent that answered: ``agent`` or, after a failover, one of its fallbacks."""
         self.stopped_early = False
         self.cancelled = False
+        self.warm = warm
+        """A warm-up: it answers nobody (``warming``)."""
         self.reusable = not warm
         """False once the document changed outside the anchor's line (always, for a warm-up)."""
         self._lease = lease
@@ -156,7 +158,7 @@ class Generation:
         if self._task is None or self._task.done():
             return
         self.cancelled = True
-        if self._cancel_on_answer and not self.answering:
+        if self._cancel_on_answer and not self.answering and not self.warm:
             return  # already to be closed at its first event
         loop = asyncio.get_running_loop()
         if (
@@ -179,9 +181,10 @@ class Generation:
         At once, like ``cancel``; but a ``one_slot`` server that has not started answering
         keeps reading the prompt after a hang-up, so the stream is closed at its first event
         instead: the newer request is sent when the slot is really free, never queued behind
-        it unseen (docs/embedded.md).
+        it unseen (docs/embedded.md). A warm-up is closed at once all the same: it may have
+        guessed the wrong place, and llama.cpp keeps what it has read of it.
         """
-        if self.one_slot and not self.answering and self.sent_at is not None:
+        if self.one_slot and not self.answering and self.sent_at is not None and not self.warm:
             if self._task is not None and not self._task.done():
                 self.cancelled = True
                 self._cancel_on_answer = True

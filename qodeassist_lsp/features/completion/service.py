@@ -19,9 +19,8 @@ first:
    slot; a second request would queue behind the first). ``answer`` turns what the generation
    streamed into the result.
 
-When the user is idle, ``warming`` sends the extra context ahead of the next request; when a
-suggestion is shown, ``prefetch`` asks for the one after accepting it. The request and result
-types live in ``requests`` and are re-exported here.
+When the user is idle, ``warming`` sends what the next request will need; a shown suggestion
+makes ``prefetch`` ask for the one after it. ``requests`` has the (re-exported) types.
 
 Every await is a cancellation point: cancelling ``complete`` (``$/cancelRequest``) detaches
 from the generation, whose upstream stream is closed after a short grace period unless a
@@ -104,11 +103,10 @@ class CompletionService:
 
         Args:
             backend: The runtime (configuration, sessions and settings are read per request).
-            documents: The open documents; the service listens to their edits.
+            documents: The open documents; the service listens to their edits and cursor hints.
             ignore: The project's ``.qodeassistignore`` filter.
             clock: Monotonic seconds for typing rhythm and debounce (injectable for tests).
-            reuse_grace_s: How long a generation nobody waits for keeps streaming, so that a
-                follow-up request can attach to it; 0 closes it at once.
+            reuse_grace_s: How long an unwatched generation streams on (to be attached to).
             load_window_s: A request unanswered for this long may be loading the model: a
                 cancel then waits for its answer to start (see ``Generation.cancel``).
         """
@@ -154,8 +152,9 @@ class CompletionService:
         documents.add_listener(self._on_document)
         documents.add_listener(self._ring.on_document)
         self._sync_documents(self._backend.settings.section(COMPLETION_SETTINGS))
+        documents.add_cursor_listener(self._warmer.arm)
         for document in documents:  # opened before the service existed (it starts lazily)
-            self._warmer.arm(document.uri, None)
+            self._warmer.arm(document.uri, None, opened=True)
 
     # -- public API ----------------------------------------------------------------------------
     async def complete(self, request: CompletionRequest) -> CompletionResult:
@@ -218,6 +217,7 @@ class CompletionService:
         """Stop listening to documents and cancel everything in flight."""
         self._documents.remove_listener(self._on_document)
         self._documents.remove_listener(self._ring.on_document)
+        self._documents.remove_cursor_listener(self._warmer.arm)
         for pending in list(self._pending.values()):
             pending.supersede()
         self._warmer.cancel()
@@ -340,7 +340,7 @@ class CompletionService:
         )
         self._upstream[instance] = generation
         self._tell_upstream(instance, True)
-        self._warmer.note_sent(instance, agent, plan.context.extra)
+        self._warmer.note_sent(instance, agent, plan.context)
         generation.one_slot = serves_locally(self._backend.configuration, profile)
         generation.start()
         return generation
@@ -393,7 +393,7 @@ class CompletionService:
     def _on_document(self, event: DocumentEvent) -> None:
         uri = event.document.uri
         if event.kind is DocumentEventKind.OPENED:
-            self._warmer.arm(uri, None)
+            self._warmer.arm(uri, None, opened=True)
         elif event.kind is DocumentEventKind.CHANGED:
             self._warmer.postpone()
         if event.kind is DocumentEventKind.CLOSED:

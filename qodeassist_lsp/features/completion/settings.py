@@ -206,10 +206,17 @@ class CompletionSettings(Section):
         default=300,
         ge=0,
         le=600_000,
-        description="After this long without an edit or a completion request, send the "
-        "extra context ahead of the next request (a model server on this machine only, and "
-        "only for agents that use `ctx.files_metadata`), so that its prompt cache holds it; "
-        "0 turns warming off.",
+        description="After this long without an edit or a completion request (50 ms after "
+        "a document opens), send what the next request will need, so that the model server's "
+        "prompt cache holds it: the extra context, for agents that use `ctx.files_metadata` "
+        "(a model server on this machine only); 0 turns warming off.",
+    )
+    warm_cursor_window: bool = Field(
+        default=False,
+        description="Warm agents that do not use the extra context too (the Embedded "
+        "Completion agent): the whole request at the likely cursor (the last completion "
+        "request's place, the caret of a code-action request, or the end of a file just "
+        "opened). Not in `manual` mode.",
     )
     output_handler: OutputHandler = Field(
         default="auto",

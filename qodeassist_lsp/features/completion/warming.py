@@ -1,21 +1,27 @@
-"""Idle cache warming: the extra context is sent while the user is idle, not on the next key.
+"""Idle cache warming: what the next request will need is sent while the user is idle.
 
-A prompt starts with the extra-context ring (``extra_context``), then the cursor window. When the
-ring has changed since the last request to a model server (a document was opened, the user moved
-on from an edited one), the next request has to process the new chunks first: on a small local
-model that is seconds of prompt processing the user waits for. llama.vim sends the ring with
-``n_predict: 0`` when the user is idle; this does the same for any agent that uses the ring.
+On a small local model, reading a prompt the server has not cached is seconds the user waits
+for (about 5 ms a token on two cores: an 80-line window of Python is two to four seconds).
+llama.vim sends its extra context with ``n_predict: 0`` when the user is idle; this does the same
+for any agent on this machine (a loopback provider: a cloud provider would bill the prompt).
 
-After ``[completion] warm_idle_ms`` without an edit or a completion request, the warmer plans
-a request at the last known cursor of the last active document (its last completion request;
-for a document just opened the cursor is not known, and its chunks are not matched against a
-window) and, when the agent runs on this machine (a loopback provider: a cloud provider would
-bill the prompt) and its body uses ``ctx.files_metadata``, sends that agent's request with the
-ring and an empty prefix and suffix. The stream is closed at
-the first event (``Generation`` with ``warm=True``): by then the model server has processed and
-cached the ring, and a completion request that comes meanwhile simply replaces it. Nothing is
-sent when the ring is the one the provider instance was last sent, or while a request to it
-is still running.
+After ``[completion] warm_idle_ms`` without an edit or a completion request (``OPEN_DELAY_MS``
+after a document is opened: the user is not typing in it yet), the warmer plans a request at
+the last known cursor of the last active document: its last completion request, or a cursor
+the editor showed (``DocumentStore.note_cursor``: a code-action request at the caret), or, for a
+document just opened, its end (where a file is written; the replay's case). What it sends
+depends on the agent's body:
+
+- one that uses the extra-context ring (``ctx.files_metadata``): the ring, with an empty prefix
+  and suffix, since the window moves with every key and the ring does not;
+- any other (the Embedded Completion agent continues the last 80 lines before the cursor), with
+  ``warm_cursor_window`` on and not in manual mode: the whole request at that cursor, so that
+  the first key there reuses all but its own line.
+
+The stream is closed at the first event (``Generation`` with ``warm=True``): by then the model
+server has processed and cached the prompt, and a completion request that comes meanwhile
+simply replaces it. Nothing is sent when the same prompt was the provider instance's last one,
+or while a request to it is still running.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
-from qodeassist_lsp.features.completion.context_builder import Cursor
+from qodeassist_lsp.features.completion.context_builder import CompletionContext, Cursor
 from qodeassist_lsp.features.completion.extra_context import ExtraFile
 from qodeassist_lsp.features.completion.generation import Anchor
 from qodeassist_lsp.features.completion.prompt_plan import PromptPlan, PromptPlanner
@@ -37,13 +43,15 @@ from qodeassist_lsp.features.completion.requests import CompletionRequest, Compl
 from qodeassist_lsp.features.completion.routing import route, serves_locally
 from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
 
-__all__ = ["CacheWarmer", "Launch", "uses_extra_context"]
+__all__ = ["OPEN_DELAY_MS", "CacheWarmer", "Launch", "uses_extra_context"]
 
 log = logging.getLogger("qodeassist.completion")
 
 Launch = Callable[[AgentProfile, Anchor, PromptPlan], object]
 """Starts a warm-up generation for an agent (``CompletionService._launch`` with ``warm``)."""
 _RING_NAMES = ("files_metadata", "fim_prompt(")
+OPEN_DELAY_MS = 50
+"""The wait after a document is opened: a burst of opens (a restored session) warms the last."""
 
 
 def uses_extra_context(profile: AgentProfile) -> bool:
@@ -81,27 +89,29 @@ class CacheWarmer:
         self._launch = launch
         self._busy = busy
         self._is_ignored = is_ignored
-        self._sent: dict[str, tuple[str, tuple[ExtraFile, ...]]] = {}
+        self._sent: dict[str, tuple[str, tuple[ExtraFile, ...], str, str]] = {}
         self._target: tuple[str, int | None, int] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self.warm_ups = 0
         """Warm-up requests sent (``qodeassist/status`` ``warmUps``)."""
 
-    def note_sent(self, instance: str, agent: str, extra: tuple[ExtraFile, ...]) -> None:
-        """Remember the ring last sent to provider ``instance`` (by any request)."""
-        self._sent[instance] = (agent, extra)
+    def note_sent(self, instance: str, agent: str, context: CompletionContext) -> None:
+        """Remember the prompt last sent to provider ``instance`` (by any request)."""
+        self._sent[instance] = (agent, context.extra, context.prefix, context.suffix)
 
-    def arm(self, uri: str, line: int | None, character: int = 0) -> None:
+    def arm(self, uri: str, line: int | None, character: int = 0, *, opened: bool = False) -> None:
         """Make ``uri`` at (line, character) the place to warm once idle (line None: unknown)."""
         self._target = (uri, line, character)
-        self.postpone()
+        self.postpone(opened=opened)
 
-    def postpone(self) -> None:
+    def postpone(self, *, opened: bool = False) -> None:
         """Restart the idle timer (an edit or a request: the user is not idle)."""
         self.cancel()
         delay_ms = self._backend.settings.section(COMPLETION_SETTINGS).warm_idle_ms
         if self._target is None or delay_ms <= 0:
             return
+        if opened:
+            delay_ms = min(delay_ms, OPEN_DELAY_MS)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -134,37 +144,43 @@ class CacheWarmer:
             log.exception("cache warm-up for %s failed", target[0])
 
     def warm(self, uri: str, line: int | None, character: int = 0) -> bool:
-        """Send the ring for a completion at (line, character) of ``uri``; True if it was sent."""
+        """Send what a completion at (line, character) of ``uri`` needs; True if it was sent."""
         settings = self._backend.settings
         cs = settings.section(COMPLETION_SETTINGS)
         document = self._documents.get(uri)
-        if (
-            document is None
-            or not settings.general.enabled
-            or cs.extra_context_chunks <= 0
-            or self._is_ignored(document)
-        ):
+        if document is None or not settings.general.enabled or self._is_ignored(document):
             return False
         lines = document.text.split("\n")
-        row = min(max(line or 0, 0), len(lines) - 1)
+        known = line is not None
+        if line is None:  # just opened: its end
+            line, character = len(lines) - 1, len(lines[-1])
+        row = min(max(line, 0), len(lines) - 1)
         request = CompletionRequest(document, row, min(max(character, 0), len(lines[row])))
         configuration = self._backend.configuration
         profile = route(configuration, request)
-        if (
-            isinstance(profile, CompletionResult)
-            or not serves_locally(configuration, profile)
-            or not uses_extra_context(profile)
-            or self._busy(profile.provider_instance)
-        ):
+        if isinstance(profile, CompletionResult) or not serves_locally(configuration, profile):
+            return False
+        ring = uses_extra_context(profile)
+        if ring and cs.extra_context_chunks <= 0:
+            return False
+        if not ring and (not cs.warm_cursor_window or cs.mode == "manual"):
+            return False
+        if self._busy(profile.provider_instance):  # try again once it is idle
+            self.arm(uri, None if not known else row, character)
             return False
         cursor = None
-        if line is not None:
+        if known or not ring:  # the ring's chunks are not matched against a guessed window
             cursor = Cursor.at_position(document.text, row, request.character, request.offset)
         plan = self._planner.plan(profile, document, cursor, cs)
-        extra = plan.context.extra
-        if not extra or self._sent.get(profile.provider_instance) == (profile.name, extra):
+        context = plan.context
+        if ring:
+            if not context.extra:
+                return False
+            context = dataclasses.replace(context, prefix="", suffix="")
+        key = (profile.name, context.extra, context.prefix, context.suffix)
+        compared = 2 if ring else 4  # the ring's agents: the window is not what is warmed
+        if self._sent.get(profile.provider_instance, ())[:compared] == key[:compared]:
             return False
-        context = dataclasses.replace(plan.context, prefix="", suffix="")
         self._launch(profile, Anchor(uri, row, "", ""), dataclasses.replace(plan, context=context))
         self.warm_ups += 1
         return True

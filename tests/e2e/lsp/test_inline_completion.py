@@ -401,3 +401,34 @@ async def test_the_ring_is_warmed_when_the_user_is_idle(client, lsp_home, replay
     assert status.completion.warmUps == 1
     await asyncio.sleep(0.5)
     assert len(replay.requests) == 1  # idle on: nothing changed, nothing more is sent
+
+
+async def test_opening_a_file_and_a_code_action_warm_the_request_there(
+    client, lsp_home, replay
+) -> None:
+    """The embedded agent's first request reads its window cached: warmed where it will be."""
+    settings = lsp_home / "config/settings.toml"
+    settings.write_text(
+        settings.read_text().replace(
+            "warm_idle_ms = 0", "warm_idle_ms = 200\nwarm_cursor_window = true"
+        )
+    )
+    delta = b'data: {"choices":[{"index":0,"text":"x","finish_reason":null}]}\n\n'
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    [opened] = await asyncio.to_thread(replay.wait_for_requests, 1)
+    assert opened.json["prompt"] == DOC  # the end of the file, where it is written
+    assert await opened.wait_disconnected_async(within=2)
+    caret = types.Range(types.Position(1, 11), types.Position(1, 11))
+    await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(uri), caret, types.CodeActionContext(diagnostics=[])
+        )
+    )
+    [_, hinted] = await asyncio.to_thread(replay.wait_for_requests, 2)
+    assert hinted.json["prompt"] == "def add(a, b):\n    return"  # what a key there sends
+    assert await hinted.wait_disconnected_async(within=2)
+    status = await client.protocol.send_request_async("qodeassist/status", {})
+    assert status.completion.warmUps == 2

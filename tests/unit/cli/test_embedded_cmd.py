@@ -80,6 +80,7 @@ def test_params_for_a_small_cpu_server(tmp_path: Path) -> None:
     assert params.cache_prompt and params.cpuparams.n_threads == 2
     # A stepped cursor window still reuses the cache: shifting needs the full-size SWA cache.
     assert params.n_cache_reuse == 256 and params.swa_full
+    assert params.n_batch == params.n_ubatch == 64  # a hung-up prompt stops soon
     off = build_params(xllamacpp, ServeOptions(cache_reuse=0), tmp_path / "m.gguf")
     assert off.n_cache_reuse == 0 and not off.swa_full
     assert params.model_alias == {MODEL_ID}

@@ -200,6 +200,7 @@ async def harness(tree, tmp_path: Path, completer_agent: str) -> AsyncIterator[H
                 time_budget_ms=0,
                 smart_context_trigger=False,
                 prefetch_after_accept=False,  # its own tests turn it on
+                warm_idle_ms=0,  # so is warming (it would take the first scripted answer)
             )
         )
     ]

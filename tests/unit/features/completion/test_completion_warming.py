@@ -94,7 +94,7 @@ async def test_an_edit_postpones_and_zero_turns_warming_off(harness: Harness) ->
     assert len(harness.bodies) == 1
 
 
-async def test_only_local_agents_that_use_the_ring_are_warmed(harness: Harness) -> None:
+async def test_only_agents_on_this_machine_are_warmed(harness: Harness) -> None:
     profiles = harness.backend.configuration.agents
     assert uses_extra_context(profiles["Completer"])
     assert not uses_extra_context(profiles["Chat"])
