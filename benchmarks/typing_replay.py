@@ -9,11 +9,12 @@ skipped), drawn with ``--seed`` (random unless given, always printed), plus the 
 reference files (jinja2's ``lexer.py``, Neovim's ``_inspector.lua``) as a stable reference
 between runs. Every figure is reported per file and as the median over the sampled files.
 
-How it types (as people use completion): it opens the file's first lines, waits
-``--open-pause-ms``, then per line types ``--keys`` keys, waits for the answer, reads it for
-``--read-ms``, then accepts it (when its text is how the real line goes on: inserted like Tab,
-and the editor asks again at once; that request's time is the "after accept" figure) or types
-on. ``--no-accept`` never accepts. The first line's answer is the first suggestion after
+How it types (as people use completion): it opens the file's first lines with the caret at
+their end and says so, as the Neovim plugin does (``qodeassist/didMoveCursor``;
+``--no-caret-hint``: not), waits ``--open-pause-ms``, then per line types ``--keys`` keys,
+waits for the answer, reads it for ``--read-ms``, then accepts it (when its text is how the
+real line goes on: inserted like Tab, and the editor asks again at once; that request's time is
+the "after accept" figure) or types on. ``--no-accept`` never accepts. The first line's answer is the first suggestion after
 opening the file.
 
 1. Starts its own embedded llama.cpp server (``qodeassist-lsp embedded serve``, the product's
@@ -315,6 +316,14 @@ class Server:
         self.client.notify("textDocument/didOpen", {"textDocument": document})
         return uri
 
+    def caret(self, uri: str, line: int, character: int) -> None:
+        """Say where the caret rests, as the Neovim plugin does (``qodeassist/didMoveCursor``)."""
+        assert self.client is not None
+        position = {"line": line, "character": character}
+        self.client.notify(
+            "qodeassist/didMoveCursor", {"textDocument": {"uri": uri}, "position": position}
+        )
+
     def insert(self, uri: str, line: int, character: int, text: str) -> None:
         assert self.client is not None
         self.version += 1
@@ -449,6 +458,8 @@ async def server_pass(
     opened = "".join(line + "\n" for line in lines[: first.number]) + first.indent
     path.write_text(opened, encoding="utf-8")
     uri = server.open(path, source.language, opened)
+    if args.caret_hint:
+        server.caret(uri, first.number, len(first.indent))
     await asyncio.sleep(args.open_pause_ms / 1000)  # the user looks at the file, then types
     gap = 1.0 / args.keys_per_second
     samples: list[Sample] = []
@@ -922,6 +933,12 @@ def main() -> None:
         "--no-accept", dest="accept", action="store_false", help="never accept suggestions"
     )
     parser.add_argument("--no-naive", action="store_true", help="skip the naive client")
+    parser.add_argument(
+        "--no-caret-hint",
+        dest="caret_hint",
+        action="store_false",
+        help="do not say where the caret rests when a file opens (qodeassist/didMoveCursor)",
+    )
     parser.add_argument(
         "--no-enter-request",
         dest="enter_request",

@@ -290,6 +290,19 @@ async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
     return (await feature.ready()).accept(item_id)
 
 
+async def did_move_cursor(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+    """Note where the caret rests (``qodeassist/didMoveCursor``): the place to warm."""
+    from qodeassist_lsp.lsp.params import CursorParams, parse
+
+    hint = parse(CursorParams, params)
+    document = ls.documents.get(hint.text_document.uri)
+    if document is None or hint.position.line > document.text.count("\n"):
+        return  # a hint about a closed document or a stale line is no harm, just useless
+    line_text = line_at(document.text, hint.position.line)[1]
+    column = to_code_points(ls.workspace.position_codec, line_text, hint.position.character)
+    ls.documents.note_cursor(document.uri, hint.position.line, column)
+
+
 def setup(server: QodeAssistServer) -> None:
     """Register the completion handlers and feature on ``server``."""
     server.add_feature(CompletionFeature(server))
@@ -298,3 +311,4 @@ def setup(server: QodeAssistServer) -> None:
     )
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(completion)
     server.command(methods.CMD_ACCEPTED)(accepted)
+    server.feature(methods.DID_MOVE_CURSOR)(did_move_cursor)

@@ -27,6 +27,8 @@ CHECKPOINTS_RESTORE = "qodeassist/checkpoints/restore"
 SETTINGS_GET = "qodeassist/settings/get"
 SETTINGS_UPDATE = "qodeassist/settings/update"
 SKILLS_LIST = "qodeassist/skills/list"
+DID_MOVE_CURSOR = "qodeassist/didMoveCursor"
+"""Client→server notification: where the caret rests (a hint for cache warming)."""
 DIAGNOSTICS = "qodeassist/diagnostics"
 """Server→client request: the editor's diagnostics, for the ``diagnostics`` tool."""
 

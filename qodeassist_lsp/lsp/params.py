@@ -178,6 +178,13 @@ class ShownParams(Params):
     item: dict[str, Any] = pydantic.Field(default_factory=dict)
 
 
+class CursorParams(Params):
+    """``qodeassist/didMoveCursor`` params: the document and where its caret rests."""
+
+    text_document: DocumentRef
+    position: Position
+
+
 class FocusParams(Params):
     """``textDocument/didFocus`` params."""
 

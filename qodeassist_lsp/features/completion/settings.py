@@ -212,11 +212,11 @@ class CompletionSettings(Section):
         "(a model server on this machine only); 0 turns warming off.",
     )
     warm_cursor_window: bool = Field(
-        default=False,
+        default=True,
         description="Warm agents that do not use the extra context too (the Embedded "
         "Completion agent): the whole request at the likely cursor (the last completion "
-        "request's place, the caret of a code-action request, or the end of a file just "
-        "opened). Not in `manual` mode.",
+        "request's place, the caret a client tells with `qodeassist/didMoveCursor` or a "
+        "code-action request, or the end of a file just opened). Not in `manual` mode.",
     )
     output_handler: OutputHandler = Field(
         default="auto",

@@ -50,23 +50,24 @@ log = logging.getLogger("qodeassist.completion")
 Launch = Callable[[AgentProfile, Anchor, PromptPlan], object]
 """Starts a warm-up generation for an agent (``CompletionService._launch`` with ``warm``)."""
 _RING_NAMES = ("files_metadata", "fim_prompt(")
+_SUFFIX_NAMES = ("suffix", "fim_prompt(")
 OPEN_DELAY_MS = 50
 """The wait after a document is opened: a burst of opens (a restored session) warms the last."""
 
 
 def uses_extra_context(profile: AgentProfile) -> bool:
     """Whether ``profile``'s body sends the extra context (``ctx.files_metadata``)."""
+    return _mentions(profile.body, _RING_NAMES)
 
-    def mentions(value: Any) -> bool:
-        if isinstance(value, str):
-            return any(name in value for name in _RING_NAMES)
-        if isinstance(value, dict):
-            return any(mentions(item) for item in value.values())
-        if isinstance(value, list):
-            return any(mentions(item) for item in value)
-        return False
 
-    return mentions(profile.body)
+def _mentions(value: Any, names: tuple[str, ...]) -> bool:
+    if isinstance(value, str):
+        return any(name in value for name in names)
+    if isinstance(value, dict):
+        return any(_mentions(item, names) for item in value.values())
+    if isinstance(value, list):
+        return any(_mentions(item, names) for item in value)
+    return False
 
 
 class CacheWarmer:
@@ -101,6 +102,9 @@ class CacheWarmer:
 
     def arm(self, uri: str, line: int | None, character: int = 0, *, opened: bool = False) -> None:
         """Make ``uri`` at (line, character) the place to warm once idle (line None: unknown)."""
+        pending = self._target if self._timer is not None else None
+        # The caret of a document still waiting for its open's warm-up: as soon as that.
+        opened = opened or (pending is not None and pending[0] == uri and pending[1] is None)
         self._target = (uri, line, character)
         self.postpone(opened=opened)
 
@@ -177,6 +181,10 @@ class CacheWarmer:
             if not context.extra:
                 return False
             context = dataclasses.replace(context, prefix="", suffix="")
+        elif not context.prefix.strip() and not (
+            context.suffix.strip() and _mentions(profile.body, _SUFFIX_NAMES)
+        ):
+            return False  # nothing before the caret (1:1) and nothing after it that is sent
         key = (profile.name, context.extra, context.prefix, context.suffix)
         compared = 2 if ring else 4  # the ring's agents: the window is not what is warmed
         if self._sent.get(profile.provider_instance, ())[:compared] == key[:compared]:

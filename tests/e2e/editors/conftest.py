@@ -204,10 +204,12 @@ def neovim(request: pytest.FixtureRequest, tmp_path: Path, replay: ReplayServer)
     for folder in ("config/providers", "config/agents", "data", "project", "xdg"):
         (tmp_path / folder).mkdir(parents=True)
     write_embedded_instances(config / "providers", replay.url)
-    # No prefetch after an accept: the tests count the upstream requests they scripted
-    # (tests/e2e/lsp/test_prefetch_after_accept.py covers it).
+    # No prefetch after an accept and no warm-up of the cursor window: the tests count the
+    # upstream requests they scripted (tests/e2e/lsp/test_prefetch_after_accept.py and
+    # test_inline_completion.py cover them).
     (config / "settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nprefetch_after_accept = false\n"
+        "warm_cursor_window = false\n"
     )
     source = tmp_path / "project" / "add.py"
     source.write_text(DOC)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.editors.conftest import NeovimRun, RunPlugin
+from tests.e2e.editors.conftest import DOC, NeovimRun, RunPlugin
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply, completion_reply, sse_reply
 
@@ -557,3 +557,22 @@ def test_chat_completes_skill_names_at_the_start_of_a_message(
     assert run.report["input"] == ["/deploy"], why
     assert run.report["input_later"] == [], why
     assert run.requests("qodeassist/skills/list"), why
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_caret_is_told_and_the_request_there_is_warmed(
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path, version: str
+) -> None:
+    """Before any key: the first suggestion there reads a cached prompt (issue 27)."""
+    settings = tmp_path / "config" / "settings.toml"
+    settings.write_text(settings.read_text().replace("warm_cursor_window = false", ""))
+    delta = b'data: {"choices":[{"index":0,"text":"x","finish_reason":null}]}\n\n'
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    run = plugin("plugin_cursor", version)
+    prompts = [r.json["prompt"] for r in replay.requests if r.path == "/v1/completions"]
+    # The caret at 1:1 on attach has nothing before it (nothing is sent for it), so the file's
+    # end may be warmed first, if the attach hint came after the open's 50 ms; then CursorHold
+    # at "    return" warms the request a key there would send.
+    assert prompts[-1] == "def add(a, b):\n    return", (prompts, run.explain())
+    assert set(prompts[:-1]) <= {DOC}, prompts

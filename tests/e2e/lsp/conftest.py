@@ -83,7 +83,11 @@ async def client(
         capabilities=capabilities,
         root_uri=(lsp_home / "project").as_uri(),
         workspace_folders=[types.WorkspaceFolder((lsp_home / "project").as_uri(), "project")],
-        initialization_options={"qodeassist": {"completion": {"lines_before": 12}}},
+        # No warm-up of the cursor window: the tests script every upstream request (the
+        # warming tests turn it on).
+        initialization_options={
+            "qodeassist": {"completion": {"lines_before": 12, "warm_cursor_window": False}}
+        },
     )
     yield lsp_client
     await stop_server(lsp_client)

@@ -406,13 +406,13 @@ async def test_the_ring_is_warmed_when_the_user_is_idle(client, lsp_home, replay
 async def test_opening_a_file_and_a_code_action_warm_the_request_there(
     client, lsp_home, replay
 ) -> None:
-    """The embedded agent's first request reads its window cached: warmed where it will be."""
+    """The embedded agent's first request reads its window cached: warmed where it will be.
+
+    Warming the cursor window is on by default; the other tests here turn it off.
+    """
     settings = lsp_home / "config/settings.toml"
-    settings.write_text(
-        settings.read_text().replace(
-            "warm_idle_ms = 0", "warm_idle_ms = 200\nwarm_cursor_window = true"
-        )
-    )
+    settings.write_text(settings.read_text().replace("warm_idle_ms = 0", "warm_idle_ms = 200"))
+    client.init_params.initialization_options["qodeassist"]["completion"].pop("warm_cursor_window")
     delta = b'data: {"choices":[{"index":0,"text":"x","finish_reason":null}]}\n\n'
     replay.script("/v1/completions", sse_reply(delta, hold_open=True))
     replay.script("/v1/completions", sse_reply(delta, hold_open=True))
@@ -432,3 +432,22 @@ async def test_opening_a_file_and_a_code_action_warm_the_request_there(
     assert await hinted.wait_disconnected_async(within=2)
     status = await client.protocol.send_request_async("qodeassist/status", {})
     assert status.completion.warmUps == 2
+
+
+async def test_the_caret_a_client_tells_is_warmed(client, lsp_home, replay) -> None:
+    """``qodeassist/didMoveCursor`` right after opening: that place is warmed, not the end."""
+    settings = lsp_home / "config/settings.toml"
+    settings.write_text(settings.read_text().replace("warm_idle_ms = 0", "warm_idle_ms = 200"))
+    client.init_params.initialization_options["qodeassist"]["completion"].pop("warm_cursor_window")
+    delta = b'data: {"choices":[{"index":0,"text":"x","finish_reason":null}]}\n\n'
+    replay.script("/v1/completions", sse_reply(delta, hold_open=True))
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    where = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 10}}
+    client.protocol.notify("qodeassist/didMoveCursor", where)
+    client.protocol.notify("qodeassist/didMoveCursor", {"textDocument": {"uri": uri}})  # no harm
+    [warm] = await asyncio.to_thread(replay.wait_for_requests, 1)
+    assert warm.json["prompt"] == "def add(a, b):\n    return"
+    assert await warm.wait_disconnected_async(within=2)
+    await asyncio.sleep(0.6)
+    assert len(replay.requests) == 1

@@ -2,7 +2,8 @@
 -- it enables the native vim.lsp.inline_completion (accept = get(); next word/line through
 -- get{on_accept}); before 0.12, or with inline.mode = 'extmark', it uses qodeassist.ghost.
 -- Sets the buffer-local insert-mode keymaps of inline.keymaps. Accepting a whole suggestion asks
--- for the next edit at once (qodeassist.next_edit.after_accept).
+-- for the next edit at once (qodeassist.next_edit.after_accept). Tells the server where the caret
+-- rests (qodeassist/didMoveCursor), so that it can warm the model's prompt cache there.
 local api = vim.api
 local ghost = require('qodeassist.ghost')
 
@@ -177,6 +178,35 @@ local function map(bufnr, lhs, action, desc)
   end, { buffer = bufnr, desc = desc, silent = true })
 end
 
+-- Where the caret rests (qodeassist/didMoveCursor, on BufEnter and CursorHold): the server reads
+-- the model's prompt there ahead of the first key, so the first suggestion in a file does not
+-- wait for a cold prompt (seconds on a small local model).
+local function tell_cursor(bufnr)
+  if api.nvim_get_current_buf() ~= bufnr then
+    return
+  end
+  local client_mod = require('qodeassist.client')
+  local client = client_mod.get(bufnr)
+  if client then
+    local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+    client_mod.notify(client, 'qodeassist/didMoveCursor', params)
+  end
+end
+
+local function follow_cursor(bufnr)
+  local group = api.nvim_create_augroup('qodeassist.inline.' .. bufnr, { clear = true })
+  api.nvim_create_autocmd({ 'BufEnter', 'CursorHold' }, {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      tell_cursor(bufnr)
+    end,
+  })
+  vim.schedule(function() -- the buffer just attached is usually the one shown
+    tell_cursor(bufnr)
+  end)
+end
+
 local function set_keymaps(bufnr)
   local keys = cfg.inline.keymaps or {}
   map(bufnr, keys.accept, function()
@@ -214,6 +244,7 @@ function M.attach(bufnr, config)
     ghost.attach(bufnr, config)
   end
   set_keymaps(bufnr)
+  follow_cursor(bufnr)
 end
 
 --- Stop inline completion in ``bufnr`` (the server detached).
@@ -223,6 +254,7 @@ function M.detach(bufnr)
     return
   end
   attached[bufnr] = nil
+  pcall(api.nvim_del_augroup_by_name, 'qodeassist.inline.' .. bufnr)
   if mode == 'extmark' then
     ghost.detach(bufnr)
   elseif api.nvim_buf_is_valid(bufnr) then

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.e2e.vscode.real.conftest import VSCode
+from tests.support.replay_server import RecordedRequest
 from tests.support.streams import chat_reply
 from tests.support.vscode_page import Workbench
 from tests.support.vscode_web import wait_until
@@ -18,6 +19,12 @@ from tests.support.vscode_web import wait_until
 DOC = "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n"
 DONE = "def total(xs):\n    return sum(xs)\n"
 ANSWER = chat_reply("Here is the improved code:\n```python\n", "    return sum(xs)\n", "```\n")
+
+
+def chat_requests(vscode: VSCode) -> list[RecordedRequest]:
+    """The refactor's requests (VS Code's code-action requests at the caret also warm the
+    completion model: ``/v1/completions``)."""
+    return [r for r in vscode.replay.requests if r.path == "/v1/chat/completions"]
 
 
 def select_the_body_and_open_the_code_actions(workbench: Workbench) -> None:
@@ -72,8 +79,12 @@ def test_a_refactor_code_action_applies_as_one_undo_step(
 
     wait_refactored(workbench)
     assert_one_undo_step(workbench, workbench.folder / "total.py")
-    [request] = vscode.replay.requests
+    [request] = chat_requests(vscode)
     assert "<selection_start>" in str(request.json["messages"])
+    # VS Code asked for code actions where the caret rested: the completion request there was
+    # read ahead (issue 27), each prompt the text before a caret of this file.
+    warm = [r.json["prompt"] for r in vscode.replay.requests if r.path == "/v1/completions"]
+    assert warm and all(DOC.startswith(prompt) for prompt in warm), warm
 
 
 def test_refactor_with_instruction_asks_for_the_instruction(
@@ -86,10 +97,10 @@ def test_refactor_with_instruction_asks_for_the_instruction(
     box = workbench.page.locator(".quick-input-widget")
     box.wait_for(state="visible", timeout=20_000)
     assert "refactor with an instruction" in box.inner_text()
-    assert vscode.replay.requests == []  # nothing runs before the user answers
+    assert chat_requests(vscode) == []  # nothing runs before the user answers
     workbench.quick_input("Use the builtin sum")
 
     wait_refactored(workbench)
-    [request] = vscode.replay.requests
+    [request] = chat_requests(vscode)
     assert "Use the builtin sum" in str(request.json["messages"])
     assert_one_undo_step(workbench, workbench.folder / "total.py")

@@ -1,4 +1,4 @@
-"""Warming an agent without the extra-context ring: the request at the cursor (opt-in).
+"""Warming an agent without the extra-context ring: the whole request at the likely cursor.
 
 The Embedded Completion agent continues the text before the cursor; its first request on a
 file it has not seen reads the whole window (seconds on a small local model). Runs on the
@@ -76,8 +76,8 @@ async def test_nothing_is_warmed_while_warming_is_off(harness: Harness) -> None:
     assert harness.bodies == []
 
 
-async def test_off_by_default_and_in_manual_mode(harness: Harness) -> None:
-    harness.use(warm_idle_ms=30)
+async def test_nothing_with_the_setting_off_or_in_manual_mode(harness: Harness) -> None:
+    harness.use(warm_idle_ms=30, warm_cursor_window=False)
     harness.open(TEXT, uri=URI)
     harness.store.note_cursor(URI, 4, 10)
     await asyncio.sleep(0.15)
@@ -85,3 +85,40 @@ async def test_off_by_default_and_in_manual_mode(harness: Harness) -> None:
     harness.store.note_cursor(URI, 4, 10)
     await asyncio.sleep(0.15)
     assert harness.bodies == []
+
+
+async def test_a_caret_told_right_after_the_open_is_warmed_as_soon(harness: Harness) -> None:
+    harness.use(warm_idle_ms=5_000)
+    harness.hold()
+    harness.open(TEXT, uri=URI)
+    harness.store.note_cursor(URI, 4, 10)  # the editor says where the caret is
+    await until(lambda: len(harness.bodies) == 1, seconds=1.0)
+    assert harness.bodies[0]["prompt"] == TEXT.split(" os.path")[0]  # not the file's end
+
+
+async def test_an_empty_window_sends_nothing(harness: Harness) -> None:
+    harness.use(warm_idle_ms=30)
+    harness.open("\n\n", uri=URI)  # a new file: nothing to read ahead
+    harness.store.note_cursor(URI, 1, 0)
+    await asyncio.sleep(0.15)
+    assert harness.bodies == []
+
+
+async def test_a_caret_at_the_top_warms_the_suffix_only_for_an_agent_that_sends_it(
+    harness: Harness,
+) -> None:
+    harness.use(warm_idle_ms=30)
+    harness.hold()
+    harness.open(TEXT, uri=URI)
+    harness.store.note_cursor(URI, 0, 0)  # the harness agent sends the suffix: worth reading
+    await until(lambda: len(harness.bodies) == 1)
+    assert harness.bodies[0]["prompt"] == "" and harness.bodies[0]["suffix"] == TEXT
+    profile = harness.backend.configuration.agents["Completer"]
+    body = {key: value for key, value in profile.body.items() if key != "suffix"}
+    harness.backend.configuration.agents["Completer"] = profile.model_copy(update={"body": body})
+    harness.scripts[0].send("x")
+    await until(harness.scripts[0].closed.is_set)
+    harness.open(TEXT, uri="file:///proj/c.py")
+    harness.store.note_cursor("file:///proj/c.py", 0, 0)  # a prefix-only agent: nothing
+    await asyncio.sleep(0.15)
+    assert len(harness.bodies) == 1
