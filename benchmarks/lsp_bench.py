@@ -91,10 +91,12 @@ def prepare_home(home: Path, provider: ProviderProcess) -> None:
     for name in ("config/providers", "data", "project"):
         (home / name).mkdir(parents=True)
     (home / "config/providers/embedded.toml").write_text(embedded_instance(provider.url))
-    # No prefetch after an accept: every phase scripts each provider reply, and the server's
-    # overhead per request is what is measured (a prefetch would take the next phase's reply).
+    # No prefetch after an accept and no warm-up of the cursor window: every phase scripts each
+    # provider reply, and the server's overhead per request is what is measured (either would
+    # take the next phase's reply).
     (home / "config/settings.toml").write_text(
         "[completion]\ntime_budget_ms = 0\nprefetch_after_accept = false\n"
+        "warm_cursor_window = false\n"
     )
 
 

@@ -14,8 +14,8 @@ their end and says so, as the Neovim plugin does (``qodeassist/didMoveCursor``;
 ``--no-caret-hint``: not), waits ``--open-pause-ms``, then per line types ``--keys`` keys,
 waits for the answer, reads it for ``--read-ms``, then accepts it (when its text is how the
 real line goes on: inserted like Tab, and the editor asks again at once; that request's time is
-the "after accept" figure) or types on. ``--no-accept`` never accepts. The first line's answer is the first suggestion after
-opening the file.
+the "after accept" figure) or types on. ``--no-accept`` never accepts. The first line's answer
+is the first suggestion after opening the file.
 
 1. Starts its own embedded llama.cpp server (``qodeassist-lsp embedded serve``, the product's
    default model, Gemma 3 270M) on a free port, and two tiny logging TCP proxies in front of it:

@@ -281,13 +281,13 @@ async def code_action(
     _require_range(
         types.TEXT_DOCUMENT_CODE_ACTION, params.text_document.uri, document.text, params.range
     )
-    caret = params.range.end
-    if params.range.start == caret:  # editors ask for code actions where the caret rests
+    empty = params.range.start == params.range.end
+    if empty:  # editors ask for code actions where the caret rests: warm completion there
+        caret = params.range.end
         caret_text = line_at(document.text, caret.line)[1]
         column = to_code_points(ls.workspace.position_codec, caret_text, caret.character)
         ls.documents.note_cursor(params.text_document.uri, caret.line, column)
     service = await feature.service()
-    empty = params.range.start == params.range.end
     base = {
         "uri": params.text_document.uri,
         "range": ls.protocol.converter.unstructure(params.range),

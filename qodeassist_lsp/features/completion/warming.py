@@ -6,22 +6,23 @@ llama.vim sends its extra context with ``n_predict: 0`` when the user is idle; t
 for any agent on this machine (a loopback provider: a cloud provider would bill the prompt).
 
 After ``[completion] warm_idle_ms`` without an edit or a completion request (``OPEN_DELAY_MS``
-after a document is opened: the user is not typing in it yet), the warmer plans a request at
-the last known cursor of the last active document: its last completion request, or a cursor
-the editor showed (``DocumentStore.note_cursor``: a code-action request at the caret), or, for a
-document just opened, its end (where a file is written; the replay's case). What it sends
-depends on the agent's body:
+after a document is opened, or a caret told right after that: the user is not typing in it
+yet), the warmer plans a request at the last known cursor of the last active document: its last
+completion request, or a caret the editor showed (``DocumentStore.note_cursor``: the
+``qodeassist/didMoveCursor`` notification, a code-action request with an empty range), or, for
+a document just opened, its end (where a file grows). What it sends depends on the agent's body:
 
 - one that uses the extra-context ring (``ctx.files_metadata``): the ring, with an empty prefix
   and suffix, since the window moves with every key and the ring does not;
 - any other (the Embedded Completion agent continues the last 80 lines before the cursor), with
   ``warm_cursor_window`` on and not in manual mode: the whole request at that cursor, so that
-  the first key there reuses all but its own line.
+  the first key there reuses all but its own line (nothing when that window is empty).
 
 The stream is closed at the first event (``Generation`` with ``warm=True``): by then the model
-server has processed and cached the prompt, and a completion request that comes meanwhile
-simply replaces it. Nothing is sent when the same prompt was the provider instance's last one,
-or while a request to it is still running.
+server has processed and cached the prompt. A completion request that comes meanwhile closes it
+at once (``Generation.supersede``: the guess may be wrong, and llama.cpp keeps what it read).
+Nothing is sent when the same prompt was the provider instance's last one; while a request to
+it is running, the warm-up waits for another idle period.
 """
 
 from __future__ import annotations
