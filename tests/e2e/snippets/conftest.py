@@ -97,6 +97,24 @@ def first_prompt_line(prompt: str) -> int:
     return int(first.removeprefix("# line "))
 
 
+def completion_starts(replay: ReplayServer) -> set[int]:
+    """The first numbered line of every completion prompt the model got.
+
+    A set, not the first request's: opening a file or resting the caret may also warm the
+    completion model (idle cache warming) with the window of another place.
+    """
+    return {
+        first_prompt_line(r.json["prompt"])
+        for r in replay.requests
+        if r.path == "/v1/completions" and r.json["prompt"].startswith("# line ")
+    }
+
+
+def chat_requests(replay: ReplayServer) -> list[Any]:
+    """The model requests of the chat and the refactor (not the completion warm-ups)."""
+    return [r for r in replay.requests if r.path == "/v1/chat/completions"]
+
+
 @pytest.fixture
 def home(tmp_path: Path, replay: ReplayServer) -> Path:
     """Config root (the bundled Embedded agents point at the replay server), data root, project.
