@@ -553,7 +553,12 @@ async def test_auto_compression_sends_into_the_summarised_chat(client, lsp_home,
 
 
 async def test_link_open_files_sends_every_open_document(client, lsp_home, replay):
-    client.init_params.initialization_options = {"qodeassist": {"chat": {"link_open_files": True}}}
+    client.init_params.initialization_options = {  # no completion warm-up of the opened files
+        "qodeassist": {
+            "chat": {"link_open_files": True},
+            "completion": {"warm_cursor_window": False},
+        }
+    }
     project = lsp_home / "project"
     (project / ".qodeassistignore").write_text("private.py\n")
     events = await start(client)
