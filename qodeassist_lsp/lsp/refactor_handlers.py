@@ -283,10 +283,8 @@ async def code_action(
     )
     empty = params.range.start == params.range.end
     if empty:  # editors ask for code actions where the caret rests: warm completion there
-        caret = params.range.end
-        caret_text = line_at(document.text, caret.line)[1]
-        column = to_code_points(ls.workspace.position_codec, caret_text, caret.character)
-        ls.documents.note_cursor(params.text_document.uri, caret.line, column)
+        caret = _code_points(ls, document.text, params.range.end)
+        ls.documents.note_cursor(params.text_document.uri, *caret)
     service = await feature.service()
     base = {
         "uri": params.text_document.uri,
