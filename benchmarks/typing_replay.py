@@ -18,9 +18,10 @@ the "after accept" figure) or types on. ``--no-accept`` never accepts. The first
 is the first suggestion after opening the file.
 
 1. Starts its own embedded llama.cpp server (``qodeassist-lsp embedded serve``, the product's
-   default model, Gemma 3 270M) on a free port, and two tiny logging TCP proxies in front of it:
-   one for the language server, one for the naive client. A config home points the Embedded
-   provider at the first proxy, so the server runs with the product's defaults otherwise.
+   default model, Gemma 3 270M; ``--fast-head``: its fast-head copy) on a free port, and two
+   tiny logging TCP proxies in front of it: one for the language server, one for the naive
+   client. A config home points the Embedded provider at the first proxy, so the server runs
+   with the product's defaults otherwise.
 2. The server pass: opens the file's first ``--start`` lines, then types down the file. For each
    of the next ``--lines`` non-trivial lines it types the line's first two characters after the
    indentation, one ``didChange`` per key at ``--keys-per-second``, with one automatic
@@ -696,8 +697,9 @@ def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 
 # ---------------------------------------------------------------------------------- main
-def start_model(port: int) -> subprocess.Popen[bytes]:
+def start_model(port: int, fast_head: bool = False) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)]
+    command += ["--fast-head"] if fast_head else []
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -795,7 +797,7 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
     sampled = sample_files(args.seed, args.files, args.min_lines, args.languages)
     references = [] if args.no_reference else reference_files()
     model_port = free_port()
-    model = await asyncio.to_thread(start_model, model_port)
+    model = await asyncio.to_thread(start_model, model_port, args.fast_head)
     server_proxy, naive_proxy = Proxy(model_port), Proxy(model_port)
     await server_proxy.start()
     await naive_proxy.start()
@@ -956,6 +958,11 @@ def main() -> None:
         default=[],
         metavar="SECTION.KEY=VALUE",
         help="a server setting for an A/B, as TOML (e.g. completion.debounce_min_ms=50)",
+    )
+    parser.add_argument(
+        "--fast-head",
+        action="store_true",
+        help="serve Gemma's fast-head copy (its output head in Q4_0; embedded serve --fast-head)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")

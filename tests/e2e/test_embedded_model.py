@@ -205,3 +205,30 @@ async def test_refactor_of_the_example_parses_or_is_refused(runtime: Runtime) ->
     else:
         assert result.verdict is not None and result.message
     print(f"refactor: {result.outcome}: {result.message}\n{result.new_text}")
+
+
+async def test_the_fast_head_copy_is_served_and_completes(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    """``--fast-head``: the real Gemma with its head in Q4_0 loads in llama.cpp and completes."""
+    pytest.importorskip("gguf", reason="the local extra brings the gguf package")
+    config = tmp_path / "config"
+    (config / "providers").mkdir(parents=True)
+    (config / "providers" / "embedded.toml").write_text(
+        launched_instance("Embedded", free_port(), model_cache, "--fast-head"), encoding="utf-8"
+    )
+    paths = ConfigPaths(config, tmp_path / "data", bundled_root(), project=None)
+    runtime = Runtime(load_configuration(paths, sections=SECTIONS))
+    try:
+        async with runtime.sessions.acquire("Embedded Completion", CODE_COMPLETION) as session:
+            request = session.send([CompletionBlock("def add(a, b):\n    return", "\n")])
+            events = [event async for event in request.events()]
+        launcher = runtime.provider("Embedded").launcher
+        assert launcher is not None
+        assert "q4_0-head.gguf" in launcher.output_tail()
+    finally:
+        await runtime.aclose()
+    assert isinstance(events[-1], FinishedEvent), events[-1]
+    assert "a + b" in "".join(e.text for e in events if isinstance(e, TextEvent))
+    copies = list((model_cache / "models").glob("*.q4_0-head.gguf"))
+    assert [p.stat().st_size for p in copies] and copies[0].stat().st_size < 200 * 2**20
