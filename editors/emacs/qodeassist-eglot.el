@@ -20,7 +20,9 @@
 ;; - chat: `qodeassist-eglot-chat' (C-c q c) streams the answer into the *qodeassist-chat* buffer,
 ;;   with tool calls and file edits (a diff block: a applies, r rejects, u undoes it there);
 ;;   tool permission questions are asked with `completing-read' (qodeassist-chat.el);
-;; - status: `qodeassist-eglot-status' (C-c q s) and a mode-line lighter.
+;; - status: `qodeassist-eglot-status' (C-c q s) and a mode-line lighter;
+;; - a caret hint: after `qodeassist-eglot-cursor-idle-delay' idle seconds the server is told
+;;   where point rests, and a model on this machine reads the completion request there ahead.
 ;;
 ;; Eglot runs ONE server per major mode and project: the entry added to `eglot-server-programs'
 ;; below replaces your usual server (pyright, clangd, ...) in `qodeassist-eglot-modes'.  Keep
@@ -98,6 +100,50 @@
 (defun qodeassist-eglot--range (beg end)
   "The LSP range between BEG and END."
   (list :start (eglot--pos-to-lsp-position beg) :end (eglot--pos-to-lsp-position end)))
+
+;;;; Caret hint
+
+(defcustom qodeassist-eglot-cursor-idle-delay 0.5
+  "Idle seconds after which the server is told where point rests, or nil.
+With that hint (`qodeassist/didMoveCursor') the server reads the
+completion request there into a local model's prompt cache, so the
+first completion at that place answers sooner."
+  :type '(choice (const :tag "Never" nil) number)
+  :set (lambda (symbol value)
+         (set-default symbol value)
+         (when (fboundp 'qodeassist-eglot--start-cursor-timer)
+           (qodeassist-eglot--start-cursor-timer))))
+
+(defvar qodeassist-eglot--cursor-timer nil
+  "The idle timer that runs `qodeassist-eglot--tell-cursor'.")
+
+(defvar-local qodeassist-eglot--cursor-told nil
+  "The (VERSION . POINT) of this buffer last told to the server.")
+
+(defun qodeassist-eglot--tell-cursor ()
+  "Tell this buffer's qodeassist-lsp server where point rests, once per place.
+Return non-nil when a notification was sent."
+  (let ((server (eglot-current-server)))
+    (when (and (cl-typep server 'qodeassist-eglot-server) (jsonrpc-running-p server))
+      (let ((place (cons eglot--versioned-identifier (point))))
+        (unless (equal place qodeassist-eglot--cursor-told)
+          (setq qodeassist-eglot--cursor-told place)
+          ;; Eglot sends buffer changes lazily: the server must know the text the caret is in.
+          (eglot--signal-textDocument/didChange)
+          (jsonrpc-notify server :qodeassist/didMoveCursor
+                          `(:textDocument ,(eglot--TextDocumentIdentifier)
+                            :position ,(eglot--pos-to-lsp-position)))
+          t)))))
+
+(defun qodeassist-eglot--start-cursor-timer ()
+  "(Re)start the caret hint's idle timer from its delay setting."
+  (when qodeassist-eglot--cursor-timer (cancel-timer qodeassist-eglot--cursor-timer))
+  (setq qodeassist-eglot--cursor-timer
+        (and qodeassist-eglot-cursor-idle-delay
+             (run-with-idle-timer qodeassist-eglot-cursor-idle-delay t
+                                  #'qodeassist-eglot--tell-cursor))))
+
+(qodeassist-eglot--start-cursor-timer)
 
 ;;;; Quick refactor
 

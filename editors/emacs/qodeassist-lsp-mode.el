@@ -24,7 +24,9 @@
 ;;   tool calls and file edits (a diff block: a applies, r rejects, u undoes it there); tool
 ;;   permission questions are asked with `completing-read' (qodeassist-chat.el);
 ;; - status: `qodeassist-lsp-status' (C-c q s) and a mode-line lighter fed by the
-;;   `qodeassist/status' notification.
+;;   `qodeassist/status' notification;
+;; - a caret hint: after `qodeassist-lsp-cursor-idle-delay' idle seconds the server is told
+;;   where point rests, and a model on this machine reads the completion request there ahead.
 
 ;;; Code:
 
@@ -103,6 +105,51 @@ A hash table, or a plist with `lsp-use-plists'.")
              (lsp-get status :state) (lsp-get status :agents)
              (lsp-get problems :errors) (lsp-get problems :warnings))
     status))
+
+;;;; Caret hint
+
+(defcustom qodeassist-lsp-cursor-idle-delay 0.5
+  "Idle seconds after which the server is told where point rests, or nil.
+With that hint (`qodeassist/didMoveCursor') the server reads the
+completion request there into a local model's prompt cache, so the
+first suggestion at that place answers sooner."
+  :type '(choice (const :tag "Never" nil) number)
+  :set (lambda (symbol value)
+         (set-default symbol value)
+         (when (fboundp 'qodeassist-lsp--start-cursor-timer)
+           (qodeassist-lsp--start-cursor-timer))))
+
+(defvar qodeassist-lsp--cursor-timer nil
+  "The idle timer that runs `qodeassist-lsp--tell-cursor'.")
+
+(defvar-local qodeassist-lsp--cursor-told nil
+  "The (TICK . POINT) of this buffer last told to the server.")
+
+(defun qodeassist-lsp--tell-cursor ()
+  "Tell this buffer's qodeassist-lsp server where point rests, once per place.
+Return non-nil when a notification was sent."
+  (when-let* (((bound-and-true-p lsp-mode))
+              (file (buffer-file-name))
+              (workspace (lsp-find-workspace 'qodeassist file)))
+    (let ((place (cons (buffer-chars-modified-tick) (point))))
+      (unless (equal place qodeassist-lsp--cursor-told)
+        (setq qodeassist-lsp--cursor-told place)
+        ;; Only to this server: the others in the buffer do not know the method.
+        (with-lsp-workspace workspace
+          (lsp-notify "qodeassist/didMoveCursor"
+                      (list :textDocument (lsp--text-document-identifier)
+                            :position (lsp--cur-position))))
+        t))))
+
+(defun qodeassist-lsp--start-cursor-timer ()
+  "(Re)start the caret hint's idle timer from its delay setting."
+  (when qodeassist-lsp--cursor-timer (cancel-timer qodeassist-lsp--cursor-timer))
+  (setq qodeassist-lsp--cursor-timer
+        (and qodeassist-lsp-cursor-idle-delay
+             (run-with-idle-timer qodeassist-lsp-cursor-idle-delay t
+                                  #'qodeassist-lsp--tell-cursor))))
+
+(qodeassist-lsp--start-cursor-timer)
 
 ;;;; Quick refactor
 

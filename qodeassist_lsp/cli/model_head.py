@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 __all__ = ["HEAD_TENSOR", "HeadError", "fast_head", "fast_head_path"]
 
 HEAD_TENSOR = "token_embd.weight"
@@ -39,7 +41,7 @@ _SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 _STRING, _ARRAY, _UINT32 = 8, 9, 4
 
 
-class HeadError(Exception):
+class HeadError(QodeAssistError):
     """The file is not a GGUF this module can rewrite."""
 
 

@@ -15,6 +15,7 @@ from tests.e2e.snippets.conftest import (
     PRINT_LINE,
     REFACTOR_DOC,
     REFACTOR_SELECTION,
+    SUB_LINE,
     completion_starts,
 )
 from tests.support.replay_server import ReplayServer
@@ -47,6 +48,7 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
         selectionEnd=REFACTOR_SELECTION[1],
         instruction="Use math.fsum",
         chatMessage="Say hello",
+        caretAt=[SUB_LINE, 11],
     )
     report = run.report
     why = run.explain()
@@ -85,3 +87,14 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
     assert report["status"]["state"] == "ready", why
     assert report["statusNotified"] is True, why
     assert report["lighter"].startswith(" QA[ready"), why
+
+    # The caret hint: sent once per place, and the request there reached the model before any
+    # completion was asked for at that line (its trailing space healed off, as for the keys').
+    assert report["cursorTimer"] is True, why
+    assert report["toldFirst"] is True and report["toldAgain"] is None, why
+    warmed = [
+        r
+        for r in replay.requests
+        if r.path == "/v1/completions" and r.json["prompt"].endswith("def sub(a, b):\n    return")
+    ]
+    assert warmed, why

@@ -12,6 +12,7 @@ from __future__ import annotations
 from tests.e2e.snippets.conftest import (
     ADD_LINE,
     COMPLETION_DOC,
+    CONTEXT_LINES,
     EDITORS,
     REFACTOR_DOC,
     REFACTOR_SELECTION,
@@ -45,6 +46,7 @@ def test_lsp_mode_snippet_shows_ghost_text_refactors_chats(run_emacs, replay: Re
         selectionEnd=REFACTOR_SELECTION[1],
         instruction="Use math.fsum",
         chatMessage="Say hello",
+        caretAt=[CONTEXT_LINES - 1, 10],
     )
     report = run.report
     why = run.explain()
@@ -82,3 +84,14 @@ def test_lsp_mode_snippet_shows_ghost_text_refactors_chats(run_emacs, replay: Re
     assert "[finished: end_turn]" in report["chatBuffer"], why
     assert report["status"]["state"] == "ready", why
     assert report["statusNotified"] is True and report["lighter"] == " QA[ready]", why
+
+    # The caret hint: sent once per place, and the request there reached the model before any
+    # completion was asked for at that line.
+    assert report["cursorTimer"] is True, why
+    assert report["toldFirst"] is True and report["toldAgain"] is None, why
+    warmed = [
+        r
+        for r in replay.requests
+        if r.path == "/v1/completions" and r.json["prompt"].endswith("# line 119")
+    ]
+    assert warmed, why

@@ -147,7 +147,16 @@ Return (CANDIDATE . ITEM)."
      (qa-step "status")
      (qa-record :statusNotified (and qodeassist-eglot-status t))
      (qa-record :status (qodeassist-eglot-status))
-     (qa-record :lighter (qodeassist-eglot--lighter)))
+     (qa-record :lighter (qodeassist-eglot--lighter))
+
+     (qa-step "tell the server where point rests (what the idle timer runs)")
+     (qa-record :cursorTimer (and (memq qodeassist-eglot--cursor-timer timer-idle-list) t))
+     (apply #'qa-goto (qa-param :caretAt))
+     (qa-record :toldFirst (qodeassist-eglot--tell-cursor))
+     (qa-record :toldAgain (qodeassist-eglot--tell-cursor))
+     ;; Idle cache warming sends the request at the caret once the user is idle.
+     (let ((until (+ (float-time) 2)))
+       (while (< (float-time) until) (accept-process-output nil 0.1))))
 
    (qa-step "shut down")
    (with-current-buffer "add.py" (eglot-shutdown qa-server))

@@ -153,6 +153,15 @@
      (qa-record :status (qodeassist-lsp-status))
      (qa-record :lighter (qodeassist-lsp--lighter))
 
+     (qa-step "tell the server where point rests (what the idle timer runs)")
+     (qa-record :cursorTimer (and (memq qodeassist-lsp--cursor-timer timer-idle-list) t))
+     (apply #'qa-goto (qa-param :caretAt))
+     (qa-record :toldFirst (qodeassist-lsp--tell-cursor))
+     (qa-record :toldAgain (qodeassist-lsp--tell-cursor))
+     ;; Idle cache warming sends the request at the caret once the user is idle.
+     (let ((until (+ (float-time) 2)))
+       (while (< (float-time) until) (accept-process-output nil 0.1)))
+
      (qa-step "shut down")
      (let* ((workspace (car (lsp-workspaces)))
             (process (lsp--workspace-proc workspace)))
