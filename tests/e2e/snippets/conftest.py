@@ -110,6 +110,15 @@ def completion_starts(replay: ReplayServer) -> set[int]:
     }
 
 
+def assert_caret_hint_warmed(report: dict[str, Any], replay: ReplayServer, ending: str) -> None:
+    """An Emacs scenario's caret hint: timer on, sent once, the prompt ending ``ending`` sent."""
+    why = f"caret hint report: {report.get('cursorTimer')=} {report.get('toldFirst')=}"
+    assert report["cursorTimer"] is True, why
+    assert report["toldFirst"] is True and report["toldAgain"] is None, why
+    prompts = [r.json["prompt"] for r in replay.requests if r.path == "/v1/completions"]
+    assert any(p.endswith(ending) for p in prompts), [p[-40:] for p in prompts]
+
+
 def chat_requests(replay: ReplayServer) -> list[Any]:
     """The model requests of the chat and the refactor (not the completion warm-ups)."""
     return [r for r in replay.requests if r.path == "/v1/chat/completions"]

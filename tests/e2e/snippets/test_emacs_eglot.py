@@ -16,6 +16,7 @@ from tests.e2e.snippets.conftest import (
     REFACTOR_DOC,
     REFACTOR_SELECTION,
     SUB_LINE,
+    assert_caret_hint_warmed,
     completion_starts,
 )
 from tests.support.replay_server import ReplayServer
@@ -90,11 +91,4 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
 
     # The caret hint: sent once per place, and the request there reached the model before any
     # completion was asked for at that line (its trailing space healed off, as for the keys').
-    assert report["cursorTimer"] is True, why
-    assert report["toldFirst"] is True and report["toldAgain"] is None, why
-    warmed = [
-        r
-        for r in replay.requests
-        if r.path == "/v1/completions" and r.json["prompt"].endswith("def sub(a, b):\n    return")
-    ]
-    assert warmed, why
+    assert_caret_hint_warmed(report, replay, "def sub(a, b):\n    return")

@@ -17,6 +17,7 @@ from tests.e2e.snippets.conftest import (
     REFACTOR_DOC,
     REFACTOR_SELECTION,
     SUB_LINE,
+    assert_caret_hint_warmed,
     completion_starts,
 )
 from tests.support.replay_server import ReplayServer
@@ -87,11 +88,4 @@ def test_lsp_mode_snippet_shows_ghost_text_refactors_chats(run_emacs, replay: Re
 
     # The caret hint: sent once per place, and the request there reached the model before any
     # completion was asked for at that line.
-    assert report["cursorTimer"] is True, why
-    assert report["toldFirst"] is True and report["toldAgain"] is None, why
-    warmed = [
-        r
-        for r in replay.requests
-        if r.path == "/v1/completions" and r.json["prompt"].endswith("# line 119")
-    ]
-    assert warmed, why
+    assert_caret_hint_warmed(report, replay, "# line 119")
