@@ -10,8 +10,8 @@ and the tensor table's is copied as is.
 
 Why not ``gguf.GGUFReader``: it parses every metadata value into numpy views, 26 s for Gemma's
 262,144-token vocabulary; this walks the header with ``struct`` (well under a second) and
-copies the metadata as bytes. The quantisation is ``gguf.quants``, the reference code of
-llama.cpp's own Python package, so the result is what ``llama-quantize`` writes for Q4_0.
+copies the metadata as bytes. The quantisation is ``gguf.quants`` from llama.cpp's own Python
+package: its port of ggml's reference Q4_0 code (``llama-quantize``'s without an imatrix).
 """
 
 from __future__ import annotations
