@@ -572,6 +572,14 @@ class ReplayServer:
                 raise AssertionError("the replay server received no request")
             return self.requests[-1]
 
+    def last_to(self, path: str) -> RecordedRequest:
+        """The most recent request to ``path`` (a server may also warm its cache elsewhere)."""
+        with self._lock:
+            for request in reversed(self.requests):
+                if request.path == path:
+                    return request
+            raise AssertionError(f"no request to {path}; got {[r.path for r in self.requests]}")
+
     @property
     def disconnected_at(self) -> float | None:
         """When the client closed the latest request's connection mid-response (monotonic)."""

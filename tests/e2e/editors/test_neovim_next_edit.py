@@ -35,7 +35,7 @@ def test_a_next_edit_is_shown_jumped_to_and_accepted(plugin, replay: ReplayServe
         "end": {"line": 3, "character": 9},
     }, edit
     # The server got the rename as an original/updated block.
-    prompt = replay.requests[-1].json["messages"][-1]["content"]
+    prompt = replay.last_to("/v1/chat/completions").json["messages"][-1]["content"]
     assert "original:\ndef add(a, b):\nupdated:\ndef plus(a, b):" in prompt, prompt
 
     shown = run.snapshot("shown")

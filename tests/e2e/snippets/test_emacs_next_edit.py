@@ -34,5 +34,5 @@ def test_next_edit_overlay_jump_and_accept(run_emacs, replay: ReplayServer) -> N
     assert report["text"] == AFTER, why
     assert not report["overlayAfterAccept"], why
     assert report["status"]["accepted"] == 1 and report["status"]["shown"] == 1, why
-    prompt = replay.requests[-1].json["messages"][-1]["content"]
+    prompt = replay.last_to("/v1/chat/completions").json["messages"][-1]["content"]
     assert "original:\ndef area(w, h):\nupdated:\ndef surface(w, h):" in prompt, prompt

@@ -82,7 +82,7 @@ def test_the_chat_view_streams_an_answer_with_its_thinking_folded(
     assert thinking.evaluate("d => d.open") is False  # folded
     assert thinking.locator("summary").inner_text().strip() == "Thoughts"
     assert "The body is empty." in (thinking.text_content() or "")
-    sent = vscode.replay.requests[-1].json["messages"]
+    sent = vscode.replay.last_to("/v1/chat/completions").json["messages"]
     assert sent[-1] == {
         "role": "user",
         "content": "What does add do?",

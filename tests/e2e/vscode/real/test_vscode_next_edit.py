@@ -96,7 +96,7 @@ def test_a_next_edit_suggestion_is_shown_and_accepted(
         explain=lambda: f"\nchat requests: {len(vscode.replay.requests)}",
     )
     assert "print(surface(2, 3))" in preview and "print(surface" in preview, preview
-    prompt = vscode.replay.requests[-1].json["messages"][-1]["content"]
+    prompt = vscode.replay.last_to("/v1/chat/completions").json["messages"][-1]["content"]
     assert "def surface<|cursor|>(w, h):" in prompt, prompt
     assert workbench.line_text(5) == "print(area(2, 3))"  # shown, not applied
 
