@@ -2,8 +2,12 @@
 
 A request waits for its generation's end or for a newer request superseding it, whichever
 comes first, within the automatic time budget (``time_budget_ms``, which includes the
-debounce); out of time, the complete lines streamed so far are the answer. Errors, a cancelled
-generation and empty answers become the matching outcomes.
+debounce); out of time, the complete lines streamed so far are the answer. A request that wants
+one line (``multi_line`` says so at its cursor) but attached to a multi-line generation (started
+on a fresh line, where the user then typed on) answers as soon as that line is complete, with
+that line, rather than waiting for the block the model goes on to write (when the block is
+already there, it is shown whole, as the typed-ahead cache would). Errors, a
+cancelled generation and empty answers become the matching outcomes.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from qodeassist_lsp.features.completion.postprocess import alternatives
 from qodeassist_lsp.features.completion.requests import CompletionItem, CompletionResult
 from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.stats import Outcome
+from qodeassist_lsp.features.completion.triggers import single_line_mode
 
 __all__ = ["VERDICT_WAIT_S", "Issue", "answer", "verdict"]
 
@@ -52,7 +57,9 @@ async def verdict(generation: Generation, cursor: Cursor, pending: PendingReques
         )
     finally:
         growth.cancel()
-        generation.detach()
+        # In the next pass: a request that goes on to ``answer`` attaches first, so a
+        # generation with no grace period is not closed between the two.
+        asyncio.get_running_loop().call_soon(generation.detach)
     return generation.serves(*where, finished=True)
 
 
@@ -84,18 +91,22 @@ async def answer(
     wake = pending.wake = loop.create_future()
     if pending.superseded.done():
         wake.set_result(None)
+    one_line = not generation.postprocessor.options.single_line and single_line_mode(
+        cs.multi_line, cursor.line_after, cursor.line_before
+    )
+    line = generation.first_line() if one_line else None
     generation.attach(wake)
     try:
-        if timeout is None:  # an explicit request: no time budget, no timer
-            await wake
-        else:
-            async with asyncio.timeout(timeout):
-                await wake
-    except TimeoutError:
-        pass  # out of time: answer with what has streamed so far
+        await asyncio.wait(
+            [wake] if line is None else [wake, line],
+            timeout=timeout,  # None: an explicit request, no time budget
+            return_when=asyncio.FIRST_COMPLETED,
+        )  # out of time: answer with what has streamed so far
     finally:
         generation.detach(wake)
         pending.wake = None
+        if line is not None:
+            generation.forget_line(line)
     if pending.superseded.done():
         return CompletionResult(outcome=Outcome.SUPERSEDED, reason="a newer request", agent=agent)
     timed_out = not generation.done.done()
@@ -109,6 +120,9 @@ async def answer(
             outcome=Outcome.SUPERSEDED, reason="generation cancelled", agent=agent
         )
     texts = alternatives(generation.result().text, cs.max_items_invoked)
+    if one_line and timed_out:  # woken by the first line: that line is the whole answer
+        texts = list(dict.fromkeys(text.split("\n", 1)[0] for text in texts))
+        timed_out = not texts
     rests = [t[len(typed) :] for t in texts if t.startswith(typed) and len(t) > len(typed)]
     items = issue(rests, cursor, cs, invoked, agent)
     if timed_out:

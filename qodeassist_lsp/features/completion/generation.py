@@ -124,6 +124,8 @@ class Generation:
         self._wakes: list[asyncio.Future[None]] = []
         self._growth: list[tuple[int, asyncio.Future[None]]] = []
         """Requests waiting for the suggestion to reach a length (``produced``)."""
+        self._lines: list[asyncio.Future[None]] = []
+        """Requests waiting for the suggestion's first complete line (``first_line``)."""
         self._session: Session | None = None
         self._stopping = False
         self._after = after
@@ -278,6 +280,24 @@ class Generation:
             with contextlib.suppress(ValueError):
                 self._growth.remove((chars, future))
 
+    def first_line(self) -> asyncio.Future[None]:
+        """Return a future resolved once the suggestion has a complete first line (or ends).
+
+        A single-line request attached to a multi-line generation answers with that line
+        instead of waiting for the lines after it; ``forget_line`` drops the future.
+        """
+        future = asyncio.get_running_loop().create_future()
+        if self.done.done() or self.result().text:
+            future.set_result(None)
+        else:
+            self._lines.append(future)
+        return future
+
+    def forget_line(self, future: asyncio.Future[None]) -> None:
+        """Stop resolving a ``first_line`` future (its request has its answer)."""
+        with contextlib.suppress(ValueError):
+            self._lines.remove(future)
+
     def result(self) -> Processed:
         """Return the suggestion: from all the text once finished, else its complete lines."""
         if self._result is not None:
@@ -358,6 +378,10 @@ class Generation:
             for chars, future in self._growth:
                 if length >= chars:
                     _resolve(future)
+        if self._lines and "\n" in delta and self.result().text:
+            lines, self._lines = self._lines, []
+            for future in lines:
+                _resolve(future)
         if len(self.text) > MAX_OUTPUT_CHARS:
             self.stopped_early = True
             return True
@@ -382,7 +406,8 @@ class Generation:
             self._orphan_timer = None
         self.done.set_result(None)
         wakes, self._wakes = self._wakes, []
-        for wake in wakes + [future for _, future in self._growth]:
+        lines, self._lines = self._lines, []
+        for wake in wakes + lines + [future for _, future in self._growth]:
             _resolve(wake)
         if self._on_done is not None:
             try:

@@ -385,6 +385,26 @@ async def test_a_key_typed_before_the_model_answered_waits_for_its_verdict(
     assert len(harness.bodies) == 1
 
 
+async def test_typing_on_a_fresh_line_answers_at_the_first_line(harness: Harness) -> None:
+    # The editor asked on a fresh line (multi-line allowed), then the user typed "re": that
+    # cursor wants one line, so the attached request answers when the line is complete
+    # instead of waiting for the block the model goes on to write.
+    harness.hold()
+    first = asyncio.create_task(harness.complete("def f(x):\n    |\n"))
+    await until(lambda: len(harness.scripts) == 1)
+    second = asyncio.create_task(harness.complete("def f(x):\n    re|\n"))
+    assert (await first).outcome is Outcome.SUPERSEDED
+    harness.scripts[0].send("return x")
+    await asyncio.sleep(0.05)
+    assert not second.done()
+    harness.scripts[0].send(" + 1\n", "    y = 2\n")  # never finishes by itself
+    result = await asyncio.wait_for(second, 2)
+    assert result.outcome is Outcome.REUSED
+    assert [i.insert_text for i in result.items] == ["turn x + 1"]
+    assert len(harness.bodies) == 1
+    await until(harness.scripts[0].closed.is_set)  # nobody waits for the block: closed
+
+
 async def test_a_verdict_against_the_key_starts_a_new_request(harness: Harness) -> None:
     harness.hold()
     first = asyncio.create_task(harness.complete("x = |\n"))
