@@ -375,8 +375,12 @@ def build_context(
     cursor: Cursor,
     settings: CompletionSettings,
     header: LicenseHeader | None = None,
+    top_line: int | None = None,
 ) -> CompletionContext:
-    """Cut the prefix and suffix for ``cursor`` according to ``settings``."""
+    """Cut the prefix and suffix for ``cursor`` according to ``settings``.
+
+    ``top_line``: the line window's prefix starts no higher than this line (a cold window).
+    """
     text = document.text
     floor = 0
     if header is not None:
@@ -400,9 +404,10 @@ def build_context(
             text, cursor, settings.max_context_tokens, settings.prefix_ratio, floor
         )
     else:
-        start = _lines_back(
-            text, cursor.line_start, stepped(cursor.line, settings.lines_before), floor
-        )
+        back = stepped(cursor.line, settings.lines_before)
+        if top_line is not None:
+            back = min(back, max(cursor.line - top_line, 0))
+        start = _lines_back(text, cursor.line_start, back, floor)
         end = _lines_forward(text, cursor.line_end, settings.lines_after)
     return CompletionContext(text[start : cursor.offset], text[cursor.offset : end])
 

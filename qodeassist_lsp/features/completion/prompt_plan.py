@@ -5,6 +5,14 @@ context (the prefix/suffix window, healed where the agent continues the text, le
 extra-context ring's chunks), the ``completion.context`` system layer, and the post-processor
 (single-line or not, the healed whitespace to take off the answer). Kept apart from the
 service, which decides *whether* and *when* a request goes upstream.
+
+On a model on this machine, a file the model has not read yet gets a *cold window*
+(``local_cold_lines_before``): its first request reads a few lines, not the whole
+``lines_before`` window (which takes seconds on two cores), and the window's first line is kept
+per document while the cursor works down, so each prompt extends the last one and the model's
+prompt cache reuses it. A jump of the cursor (above that line, or farther than the cold window
+from the last request) starts a new one; the usual stepped window takes over once it starts
+lower.
 """
 
 from __future__ import annotations
@@ -57,11 +65,16 @@ class PromptPlanner:
         headers: HeaderCache,
         ring: ExtraContextRing,
         is_ignored: Callable[[Document], bool],
+        local: Callable[[AgentProfile], bool] = lambda profile: False,
     ) -> None:
+        """``local(profile)``: the agent's model runs on this machine (cold windows apply)."""
         self._documents = documents
         self._headers = headers
         self._ring = ring
         self._is_ignored = is_ignored
+        self._local = local
+        self._tops: dict[str, tuple[int, int]] = {}
+        """Per document: the cold window's first line and the line last planned."""
         self.languages = LanguageTable()
         """The language table (replaced when ``custom_languages`` change)."""
 
@@ -81,7 +94,8 @@ class PromptPlanner:
         cursor = cursor or Cursor.at_position(document.text, 0, 0, 0)
         language = self.languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
-        context = build_context(document, cursor, cs, header)
+        top = self._cold_top(profile, document.uri, cursor.line, cs) if known else None
+        context = build_context(document, cursor, cs, header, top)
         healed = ""
         if continues_text(profile.endpoint, profile.body, profile.tags):
             prefix, healed = heal_prefix(context.prefix)
@@ -121,3 +135,20 @@ class PromptPlanner:
         )
         name = language.name if language else ""
         return PromptPlan(context, layer, name, Postprocessor(options))
+
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for ``uri`` (closed)."""
+        self._tops.pop(uri, None)
+
+    def _cold_top(
+        self, profile: AgentProfile, uri: str, line: int, cs: CompletionSettings
+    ) -> int | None:
+        """Return the cold window's first line for a request at ``line`` (or None)."""
+        cold = cs.local_cold_lines_before
+        if cold <= 0 or cs.read_full_file or cs.max_context_tokens > 0 or not self._local(profile):
+            return None
+        top, last = self._tops.get(uri, (-1, 0))
+        if top < 0 or line < top or abs(line - last) > cold:
+            top = max(line - cold, 0)
+        self._tops[uri] = (top, line)
+        return top

@@ -134,7 +134,13 @@ class CompletionService:
         self._custom: list[CustomLanguage] | None = None
         self._stand_down = StandDown(lambda: self._backend.sessions)
         self._ring = ExtraContextRing(documents, is_ignored=self._is_ignored)
-        self._planner = PromptPlanner(documents, self._headers, self._ring, self._is_ignored)
+        self._planner = PromptPlanner(
+            documents,
+            self._headers,
+            self._ring,
+            self._is_ignored,
+            lambda profile: serves_locally(self._backend.configuration, profile),
+        )
         self._warmer = CacheWarmer(
             documents,
             self._planner,
@@ -402,6 +408,7 @@ class CompletionService:
             self._typing.reset(uri)
             self._cache.forget(uri)
             self._headers.forget(uri)
+            self._planner.forget(uri)
             running = self._generations.get(uri)
             if running is not None:
                 running.cancel()

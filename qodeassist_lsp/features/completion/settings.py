@@ -146,6 +146,17 @@ class CompletionSettings(Section):
     lines_after: int = Field(
         default=30, ge=0, le=100000, description="Lines after the cursor sent as suffix."
     )
+    local_cold_lines_before: int = Field(
+        default=16,
+        ge=0,
+        le=100000,
+        description="When the completion model runs on this machine: in a file the model has "
+        "not read yet (just opened, or the caret jumped), the prefix starts at most this many "
+        "lines above the cursor, and that first line stays put while the user works down the "
+        "file, until the usual `lines_before` window passes it. The prompt is then short to "
+        "read (about 5 ms a token for the embedded model) and grows only at its end, which the "
+        "model's prompt cache reuses. 0: always `lines_before`.",
+    )
     read_full_file: bool = Field(
         default=False,
         description="Send the whole file as prefix/suffix (ignores the line/token limits).",

@@ -1,0 +1,60 @@
+"""The cold window: a file the local model has not read yet gets a short prefix that then grows.
+
+Runs on the completion service's harness (``test_completion_service``), whose provider is at a
+loopback URL: a model on this machine.
+"""
+
+from __future__ import annotations
+
+from tests.unit.features.completion.test_completion_service import (
+    Harness,
+    completer_agent,
+    harness,
+)
+
+__all__ = ["completer_agent", "harness"]  # the fixtures, imported for the tests below
+
+LINES = [f"value_{i} = {i}" for i in range(120)]
+
+
+def at(line: int) -> str:
+    """The document with the cursor at the start of ``line`` (its text typed on from there)."""
+    return "\n".join([*LINES[:line], "|" + LINES[line], *LINES[line + 1 :]]) + "\n"
+
+
+def first_line(prompt: str) -> str:
+    return prompt.split("\n", 1)[0]
+
+
+async def test_the_first_request_reads_a_short_window_that_stays_put(harness: Harness) -> None:
+    harness.use(lines_before=50)
+    for line in (40, 41, 45, 52):
+        harness.answer("x\n")
+        await harness.complete(at(line))
+    # 16 lines above line 40, kept while the cursor works down: each prompt extends the last.
+    assert [first_line(b["prompt"]) for b in harness.bodies] == ["value_24 = 24"] * 4
+    harness.answer("x\n")
+    await harness.complete(at(100))  # a jump: a new cold window
+    harness.answer("x\n")
+    await harness.complete(at(10))  # above the window: a new one
+    assert [first_line(b["prompt"]) for b in harness.bodies[4:]] == ["value_84 = 84", "value_0 = 0"]
+
+
+async def test_the_usual_window_takes_over_once_it_starts_lower(harness: Harness) -> None:
+    harness.use(lines_before=30)  # stepped by 7: at line 62 it starts at line 28
+    for line in (40, 50, 56, 62):
+        harness.answer("x\n")
+        await harness.complete(at(line))
+    assert [first_line(b["prompt"]) for b in harness.bodies] == [
+        "value_24 = 24",
+        "value_24 = 24",
+        "value_24 = 24",
+        "value_28 = 28",
+    ]
+
+
+async def test_zero_turns_it_off(harness: Harness) -> None:
+    harness.use(lines_before=50, local_cold_lines_before=0)
+    harness.answer("x\n")
+    await harness.complete(at(60))
+    assert first_line(harness.bodies[0]["prompt"]) == "value_0 = 0"  # 50 lines and a step more
