@@ -65,7 +65,7 @@ class PromptPlanner:
         headers: HeaderCache,
         ring: ExtraContextRing,
         is_ignored: Callable[[Document], bool],
-        local: Callable[[AgentProfile], bool] = lambda profile: False,
+        local: Callable[[AgentProfile], bool],
     ) -> None:
         """``local(profile)``: the agent's model runs on this machine (cold windows apply)."""
         self._documents = documents

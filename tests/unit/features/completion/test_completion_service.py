@@ -153,6 +153,15 @@ class Harness:
     ) -> CompletionResult:
         return await self.service.complete(self.request(text, trigger, uri))
 
+    async def key_while_held(self, first: str, then: str) -> asyncio.Task[CompletionResult]:
+        """Ask at ``first`` with the model held, then at ``then``: the first is superseded."""
+        self.hold()
+        asked = asyncio.create_task(self.complete(first))
+        await until(lambda: len(self.scripts) == 1)
+        second = asyncio.create_task(self.complete(then))
+        assert (await asked).outcome is Outcome.SUPERSEDED
+        return second
+
 
 @pytest.fixture
 def completer_agent() -> str:
@@ -371,11 +380,7 @@ async def test_a_key_typed_before_the_model_answered_waits_for_its_verdict(
     # The next key arrives while the running request is still reading its prompt: nothing
     # to judge yet, so the new request waits for the first text instead of starting over.
     harness.use(multi_line="always")
-    harness.hold()
-    first = asyncio.create_task(harness.complete("x = |\n"))
-    await until(lambda: len(harness.scripts) == 1)
-    second = asyncio.create_task(harness.complete("x = co|\n"))
-    assert (await first).outcome is Outcome.SUPERSEDED
+    second = await harness.key_while_held("x = |\n", "x = co|\n")
     await asyncio.sleep(0.05)
     assert not second.done() and not harness.scripts[0].closed.is_set()
     harness.scripts[0].send("compute(a)\n", end=True)
@@ -389,11 +394,7 @@ async def test_typing_on_a_fresh_line_answers_at_the_first_line(harness: Harness
     # The editor asked on a fresh line (multi-line allowed), then the user typed "re": that
     # cursor wants one line, so the attached request answers when the line is complete
     # instead of waiting for the block the model goes on to write.
-    harness.hold()
-    first = asyncio.create_task(harness.complete("def f(x):\n    |\n"))
-    await until(lambda: len(harness.scripts) == 1)
-    second = asyncio.create_task(harness.complete("def f(x):\n    re|\n"))
-    assert (await first).outcome is Outcome.SUPERSEDED
+    second = await harness.key_while_held("def f(x):\n    |\n", "def f(x):\n    re|\n")
     harness.scripts[0].send("return x")
     await asyncio.sleep(0.05)
     assert not second.done()
@@ -406,11 +407,7 @@ async def test_typing_on_a_fresh_line_answers_at_the_first_line(harness: Harness
 
 
 async def test_a_verdict_against_the_key_starts_a_new_request(harness: Harness) -> None:
-    harness.hold()
-    first = asyncio.create_task(harness.complete("x = |\n"))
-    await until(lambda: len(harness.scripts) == 1)
-    second = asyncio.create_task(harness.complete("x = co|\n"))
-    assert (await first).outcome is Outcome.SUPERSEDED
+    second = await harness.key_while_held("x = |\n", "x = co|\n")
     harness.answer("unt")
     harness.scripts[0].send("value")  # the model disagrees with the typed "co"
     result = await second
