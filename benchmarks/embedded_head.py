@@ -1,10 +1,13 @@
-"""Embedded head A/B: Gemma as published against its fast-head copy, on sampled code (not a test).
+"""Embedded head A/B: Gemma as published against a faster copy, on sampled code (not a test).
 
-Run: .venv/bin/python benchmarks/embedded_head.py [--seed N] [--files 8] [--lines 30] [--json]
+Run: .venv/bin/python benchmarks/embedded_head.py [--variant code-vocab|fast-head|both]
+     [--seed N] [--files 8] [--lines 30] [--json]
 
-Starts two embedded servers (``qodeassist-lsp embedded serve``, 2 threads each): the default one
-(Gemma as published, its output head in Q8_0) and one with ``--fast-head`` (a copy with that
-head in Q4_0, ``qodeassist_lsp/cli/model_head.py``). Files are sampled afresh from
+Starts two embedded servers (``qodeassist-lsp embedded serve``, 2 threads each): Gemma as
+published (``--full-vocab``: all 262,144 rows of its output head, in Q8_0) and a variant:
+``code-vocab`` (the default server: the head cut to the tokens of code,
+``qodeassist_lsp/cli/model_vocab.py``), ``fast-head`` (``--full-vocab --fast-head``: the whole
+head in Q4_0, ``model_head.py``) or ``both`` (``--fast-head``). Files are sampled afresh from
 what is installed here (``replay_sources``, seeded, the seed printed; Python, Lua, C and
 JavaScript in turn). For up to ``--lines`` non-trivial lines per file from line 41 on, it sends
 the same request to both servers, one after the other, alternating which goes first, so both
@@ -38,6 +41,12 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.replay_sources import LANGUAGES, sample
 from benchmarks.typing_replay import edit_similarity, free_port, start_model
 
+VARIANTS = {
+    "code-vocab": (),
+    "fast-head": ("--full-vocab", "--fast-head"),
+    "both": ("--fast-head",),
+}
+"""The variant's ``embedded serve`` flags."""
 WINDOW = 80
 """Lines before the cursor, as the bundled Embedded Completion agent sends."""
 
@@ -86,8 +95,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     files = sample(args.seed, args.files, 120, list(LANGUAGES))
     ports = {"published": free_port(), "fast": free_port()}
     models = {
-        "published": await asyncio.to_thread(start_model, ports["published"], False),
-        "fast": await asyncio.to_thread(start_model, ports["fast"], True),
+        "published": await asyncio.to_thread(start_model, ports["published"], "--full-vocab"),
+        "fast": await asyncio.to_thread(start_model, ports["fast"], *VARIANTS[args.variant]),
     }
     answers: dict[str, list[dict[str, Any]]] = {name: [] for name in ports}
     try:
@@ -141,6 +150,9 @@ def summary(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--variant", choices=list(VARIANTS), default="code-vocab", help="what to compare"
+    )
     parser.add_argument("--seed", type=int, default=None, help="file sampling seed (random)")
     parser.add_argument("--files", type=int, default=8, help="sampled files (8)")
     parser.add_argument("--lines", type=int, default=30, help="lines asked per file (30)")
@@ -154,13 +166,17 @@ def main() -> None:
     if args.json:
         print(json.dumps({"seed": args.seed, "files": result["files"], "rows": rows}, indent=1))
         return
-    print(f"Embedded head A/B, seed {args.seed}, {rows['fast']['requests']} requests each:\n")
     print(
-        "| head | ms a token (median) | × published, per request | prompt ms a token "
+        f"Embedded head A/B ({args.variant}), seed {args.seed}, "
+        f"{rows['fast']['requests']} requests each:\n"
+    )
+    print(
+        "| served | ms a token (median) | × published, per request | prompt ms a token "
         "| edit sim % | exact | identical answers |"
     )
     print("|---|---|---|---|---|---|---|")
-    for name, label in (("published", "Q8_0 (published, served)"), ("fast", "Q4_0 (--fast-head)")):
+    labels = {"published": "as published (--full-vocab)", "fast": args.variant}
+    for name, label in labels.items():
         row = rows[name]
         print(
             f"| {label} | {row['ms_per_token']} | {row.get('ratio', 1.0)} "

@@ -75,7 +75,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -419,6 +419,11 @@ class Accept:
 
     latency_ms: float
     shown: bool
+    line: int = 0
+    accepted: str = ""
+    """The suggestion's text the user accepted."""
+    next_text: str = ""
+    """What was shown right after (empty: nothing)."""
 
 
 def first_item(result: Any) -> dict[str, Any] | None:
@@ -484,10 +489,19 @@ async def server_pass(
             after = time.monotonic()
             _, follow = await server.request(uri, target.number, len(typed))
             try:
-                shown = first_item(await asyncio.wait_for(follow, args.timeout)) is not None
+                item = first_item(await asyncio.wait_for(follow, args.timeout))
             except (RpcError, TimeoutError):
-                shown = False
-            accepts.append(Accept((time.monotonic() - after) * 1000, shown))
+                item = None
+            next_text = item_text(item) if item is not None else ""
+            accepts.append(
+                Accept(
+                    (time.monotonic() - after) * 1000,
+                    item is not None,
+                    target.number,
+                    accepted,
+                    next_text,
+                )
+            )
             await asyncio.sleep(args.read_ms / 1000)
         following = wanted[index + 1] if index + 1 < len(wanted) else None
         rest = target.text[len(typed) :] + "\n"
@@ -697,9 +711,10 @@ def print_table(rows: list[tuple[str, str, dict[str, Any]]]) -> None:
 
 
 # ---------------------------------------------------------------------------------- main
-def start_model(port: int, fast_head: bool = False) -> subprocess.Popen[bytes]:
+def start_model(port: int, *flags: str) -> subprocess.Popen[bytes]:
+    """Start ``embedded serve`` on ``port`` with ``flags`` and wait until it is healthy."""
     command = [sys.executable, "-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)]
-    command += ["--fast-head"] if fast_head else []
+    command += flags
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -763,6 +778,7 @@ async def replay_file(
         round(percentile([a.latency_ms for a in accepts], 0.5)) if accepts else None
     )
     row["after_accept_fast"] = sum(a.shown and a.latency_ms <= 50 for a in accepts)
+    row["accept_list"] = [asdict(a) for a in accepts]
     rows = [(source.label, "server", row)]
     if not args.no_naive:
         await model_idle(naive, f"http://127.0.0.1:{server_proxy.upstream_port}")
@@ -797,7 +813,8 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
     sampled = sample_files(args.seed, args.files, args.min_lines, args.languages)
     references = [] if args.no_reference else reference_files()
     model_port = free_port()
-    model = await asyncio.to_thread(start_model, model_port, args.fast_head)
+    flags = ["--fast-head"] * args.fast_head + ["--full-vocab"] * args.full_vocab
+    model = await asyncio.to_thread(start_model, model_port, *flags)
     server_proxy, naive_proxy = Proxy(model_port), Proxy(model_port)
     await server_proxy.start()
     await naive_proxy.start()
@@ -963,6 +980,11 @@ def main() -> None:
         "--fast-head",
         action="store_true",
         help="serve Gemma's fast-head copy (its output head in Q4_0; embedded serve --fast-head)",
+    )
+    parser.add_argument(
+        "--full-vocab",
+        action="store_true",
+        help="serve Gemma with its whole vocabulary, not the code-token copy (the default before)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per answer")
     parser.add_argument("--no-cancel", action="store_true", help="never send $/cancelRequest")

@@ -42,8 +42,10 @@ from typing import Any
 
 import platformdirs
 
+from qodeassist_lsp.cli.gguf_file import GgufError
 from qodeassist_lsp.cli.model_download import FetchFailed, Progress, ProgressSteps, fetch_wheel
-from qodeassist_lsp.cli.model_head import HeadError, fast_head
+from qodeassist_lsp.cli.model_head import fast_head
+from qodeassist_lsp.cli.model_vocab import code_vocab
 from qodeassist_lsp.config.paths import APP_NAME
 from qodeassist_lsp.core.launcher import OWNER_PID_ENV
 from qodeassist_lsp.wire.errors import QodeAssistError
@@ -109,6 +111,8 @@ class ServeOptions:
     ctx_size: int = DEFAULT_CTX
     cache_reuse: int = DEFAULT_CACHE_REUSE
     """llama.cpp's ``n_cache_reuse``: reuse cached chunks of at least this many tokens (0: off)."""
+    code_vocab: bool = True
+    """Serve the bundled Gemma with its head cut to the tokens of code (``model_vocab``)."""
     fast_head: bool = False
     """Serve the bundled Gemma with its output head in Q4_0 (``model_head``), not as published."""
     chat_template: str | None = None
@@ -183,12 +187,27 @@ def ensure_model(root: Path | None = None, log: Callable[[str], None] | None = N
 
 def with_fast_head(model: Path, log: Callable[[str], None]) -> Path:
     """Return ``model``'s fast-head copy (written once), or ``model`` when it cannot be had."""
+    return _copy_or_source(fast_head, model, log, "the published head", "fast-head copy")
+
+
+def with_code_vocab(model: Path, log: Callable[[str], None]) -> Path:
+    """Return ``model``'s code-vocabulary copy (written once), or ``model`` if it cannot be had."""
+    return _copy_or_source(code_vocab, model, log, "the full vocabulary", "code-vocabulary copy")
+
+
+def _copy_or_source(
+    make: Callable[[Path, Callable[[str], None]], Path],
+    model: Path,
+    log: Callable[[str], None],
+    instead: str,
+    copy: str,
+) -> Path:
     try:
-        return fast_head(model, log)
+        return make(model, log)
     except ImportError:
-        log(f"serving the published head: the 'gguf' package is missing; {LOCAL_EXTRA_HINT}")
-    except (HeadError, OSError) as exc:
-        log(f"serving the published head: could not write its fast-head copy ({exc})")
+        log(f"serving {instead}: the 'gguf' package is missing; {LOCAL_EXTRA_HINT}")
+    except (GgufError, OSError) as exc:
+        log(f"serving {instead}: could not write its {copy} ({exc})")
     return model
 
 
@@ -359,6 +378,8 @@ def serve(
         model = ensure_instruct_model(log=say, progress=lines)
     elif options.bundled == MODEL_ID:
         model = ensure_model(log=say)
+        if options.code_vocab:
+            model = with_code_vocab(model, say)
         if options.fast_head:
             model = with_fast_head(model, say)
     else:

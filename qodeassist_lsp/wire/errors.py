@@ -60,7 +60,7 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     ├── FetchFailed                         cli.model_download: the model wheel was not fetched
     │   └── CorruptDownload                 … its SHA-256 is not the index's
     ├── EmbeddedError                       cli.embedded_model
-    ├── HeadError                           cli.model_head: no fast-head copy of that file
+    ├── GgufError                           cli.gguf_file: a model file that cannot be rewritten
     └── CliError                            cli.common: a command cannot go on
 
 Private control-flow signals (``session._Stopped``) are not errors and stay outside the tree.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -20,6 +21,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from qodeassist_lsp.config.configuration import load_configuration
@@ -232,3 +234,80 @@ async def test_the_fast_head_copy_is_served_and_completes(
     assert "a + b" in "".join(e.text for e in events if isinstance(e, TextEvent))
     copies = list((model_cache / "models").glob("*.q4_0-head.gguf"))
     assert [p.stat().st_size for p in copies] and copies[0].stat().st_size < 200 * 2**20
+
+
+async def test_the_code_vocabulary_reads_and_writes_code_as_the_full_one(
+    model_cache: Path,
+) -> None:
+    """The default copy (``model_vocab``) tokenizes code of kept tokens as Gemma does, answering
+    the same; a word of cut tokens is read in smaller pieces, and nothing of it is lost.
+
+    Our own package's files were not among those the list was made from.
+    """
+    pytest.importorskip("gguf", reason="the local extra brings the gguf package")
+    from qodeassist_lsp.cli.model_vocab import bundled_code_tokens
+
+    keep = bundled_code_tokens().keep
+    env = {**os.environ, "QODEASSIST_DATA_DIR": str(model_cache)}
+    ports = {"code": free_port(), "full": free_port()}
+    flags = {"code": [], "full": ["--full-vocab"]}
+    servers = {
+        name: await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "qodeassist_lsp", "embedded", "serve", "--port", str(port)],
+            *flags[name],
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for name, port in ports.items()
+    }
+    sources = [EXAMPLE, *sorted((REPO / "qodeassist_lsp" / "features").rglob("*.py"))[:6]]
+    whole = 0
+    try:
+        async with httpx.AsyncClient(timeout=120) as client:
+            for port in ports.values():
+                await wait_healthy(client, f"http://127.0.0.1:{port}")
+            for source in sources:
+                text = source.read_text(encoding="utf-8")[:1500]
+                pieces = {
+                    name: (
+                        await client.post(
+                            f"http://127.0.0.1:{port}/tokenize",
+                            json={"content": text, "with_pieces": True},
+                        )
+                    ).json()["tokens"]
+                    for name, port in ports.items()
+                }
+                as_text = {n: [t["piece"] for t in p] for n, p in pieces.items()}
+                assert "".join(as_text["code"]) == "".join(as_text["full"]) == text, source
+                if not all(keep[t["id"]] for t in pieces["full"]):
+                    assert len(as_text["code"]) > len(as_text["full"]), source
+                    continue
+                whole += 1
+                assert as_text["code"] == as_text["full"], source
+                body = {"prompt": text, "n_predict": 16, "temperature": 0, "seed": 1}
+                answers = {
+                    name: (
+                        await client.post(f"http://127.0.0.1:{port}/completion", json=body)
+                    ).json()["content"]
+                    for name, port in ports.items()
+                }
+                assert answers["code"] == answers["full"], source
+    finally:
+        for server in servers.values():
+            server.terminate()
+            await server.wait()
+    assert whole >= 2  # the example and at least one of ours are made of kept tokens only
+    copies = list((model_cache / "models").glob("*.code-vocab-*.gguf"))
+    assert copies and copies[0].stat().st_size < 130 * 2**20
+
+
+async def wait_healthy(client: httpx.AsyncClient, url: str) -> None:
+    """Wait until the llama.cpp server at ``url`` answers its health check."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if (await client.get(url + "/health")).status_code == 200:
+                return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{url} did not become healthy")

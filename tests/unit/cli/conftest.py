@@ -37,3 +37,33 @@ def rendered_body(run_cli: RunCli, name: str, ctx_file: Path) -> dict[str, objec
     code, out, err = run_cli("agents", "render", name, "--context", str(ctx_file))
     assert code == 0, err
     return json.loads(out)
+
+
+ServedModel = Callable[[Path, list[str]], Path]
+
+
+@pytest.fixture
+def served_model(monkeypatch: pytest.MonkeyPatch) -> ServedModel:
+    """``embedded serve FLAGS`` with ``source`` as the bundled Gemma: the file it would load."""
+    from qodeassist_lsp.cli import embedded_model
+
+    class Loaded(Exception):
+        pass
+
+    def build_params(backend: object, options: object, model: Path) -> object:
+        raise Loaded(model)
+
+    monkeypatch.setattr(
+        embedded_model, "_require", lambda package: type("Backend", (), {"Server": None})
+    )
+    monkeypatch.setattr(embedded_model, "check_port_free", lambda host, port: None)
+    monkeypatch.setattr(embedded_model, "build_params", build_params)
+
+    def serve(source: Path, flags: list[str]) -> Path:
+        monkeypatch.setattr(embedded_model, "ensure_model", lambda log=None: source)
+        with pytest.raises(Loaded) as loaded:
+            main(["embedded", "serve", "--port", "1", *flags])
+        model: Path = loaded.value.args[0]
+        return model
+
+    return serve

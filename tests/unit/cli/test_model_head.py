@@ -12,12 +12,9 @@ gguf = pytest.importorskip("gguf", reason="the local extra brings the gguf packa
 np = pytest.importorskip("numpy")
 
 from qodeassist_lsp.cli.embedded_model import with_fast_head  # noqa: E402
-from qodeassist_lsp.cli.model_head import (  # noqa: E402
-    HEAD_TENSOR,
-    HeadError,
-    fast_head,
-    fast_head_path,
-)
+from qodeassist_lsp.cli.gguf_file import GgufError  # noqa: E402
+from qodeassist_lsp.cli.model_head import HEAD_TENSOR, fast_head, fast_head_path  # noqa: E402
+from tests.unit.cli.conftest import ServedModel  # noqa: E402
 
 Q4_0 = gguf.GGMLQuantizationType.Q4_0
 Q8_0 = gguf.GGMLQuantizationType.Q8_0
@@ -109,10 +106,10 @@ def test_a_head_that_is_not_q8_0_is_served_as_it_is(tmp_path: Path) -> None:
 def test_a_file_that_is_not_gguf_is_refused_and_served_as_it_is(tmp_path: Path) -> None:
     source = tmp_path / "model.gguf"
     source.write_bytes(b"not a model at all" * 10)
-    with pytest.raises(HeadError):
+    with pytest.raises(GgufError):
         fast_head(source)
     source.write_bytes(b"GGUF" + b"\3\0\0\0" + b"\xff" * 20)  # counts past the end
-    with pytest.raises(HeadError):
+    with pytest.raises(GgufError):
         fast_head(source)
     logged: list[str] = []
 
@@ -122,42 +119,29 @@ def test_a_file_that_is_not_gguf_is_refused_and_served_as_it_is(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("flags", "served"), [([], "model.gguf"), (["--fast-head"], "model.q4_0-head.gguf")]
+    ("flags", "served"),
+    [
+        ([], "model.gguf"),  # its vocabulary is not Gemma's: no code-vocabulary copy
+        (["--full-vocab"], "model.gguf"),
+        (["--fast-head"], "model.q4_0-head.gguf"),
+    ],
 )
 def test_serve_loads_the_fast_head_only_when_asked(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flags: list[str], served: str
+    served_model: ServedModel, tmp_path: Path, flags: list[str], served: str
 ) -> None:
-    from qodeassist_lsp.cli import embedded_model, main
-
     source = tmp_path / "model.gguf"
     write_model(source)
-    loaded: list[Path] = []
 
-    class Stop(Exception):
-        pass
-
-    def build_params(backend: object, options: object, model: Path) -> object:
-        loaded.append(model)
-        raise Stop
-
-    monkeypatch.setattr(embedded_model, "ensure_model", lambda log=None: source)
-    monkeypatch.setattr(
-        embedded_model, "_require", lambda package: type("Backend", (), {"Server": None})
-    )
-    monkeypatch.setattr(embedded_model, "check_port_free", lambda host, port: None)
-    monkeypatch.setattr(embedded_model, "build_params", build_params)
-    with pytest.raises(Stop):
-        main(["embedded", "serve", "--port", "1", *flags])
-    assert [p.name for p in loaded] == [served]
+    assert served_model(source, flags).name == served
 
 
 def test_an_empty_or_truncated_model_is_refused(tmp_path: Path) -> None:
     source = tmp_path / "model.gguf"
     source.write_bytes(b"")
-    with pytest.raises(HeadError, match="empty"):
+    with pytest.raises(GgufError, match="empty"):
         fast_head(source)
     write_model(tmp_path / "whole.gguf")
     source.write_bytes((tmp_path / "whole.gguf").read_bytes()[:-100])
-    with pytest.raises(HeadError, match="truncated"):
+    with pytest.raises(GgufError, match="truncated"):
         fast_head(source)
     assert not fast_head_path(source).exists()
