@@ -41,6 +41,8 @@ __all__ = [
 
 _MAGIC = b"GGUF"
 _ALIGNMENT_KEY = "general.alignment"
+_HEADER = 24
+"""Bytes before the metadata: magic, version, tensor count, metadata count."""
 SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 """GGUF value type → size in bytes (8 is a string, 9 an array)."""
 STRING, ARRAY, _UINT32 = 8, 9, 4
@@ -76,7 +78,6 @@ class Entry:
 class Layout:
     """Where a GGUF file's parts are."""
 
-    entries_at: int
     entries: tuple[Entry, ...]
     infos_at: int
     """Where the tensor table starts."""
@@ -110,7 +111,7 @@ def read_layout(view: mmap.mmap) -> Layout:
         version, n_tensors, n_kv = struct.unpack_from("<IQQ", view, 4)
         if version < 2:
             raise GgufError(f"GGUF version {version} is too old")
-        at = 24
+        at = _HEADER
         alignment = 32
         entries = []
         for _ in range(n_kv):
@@ -133,7 +134,7 @@ def read_layout(view: mmap.mmap) -> Layout:
             at += 12
             tensors.append(Tensor(name.encode(), tuple(dims), kind, offset))
         layout = Layout(
-            24, tuple(entries), infos_at, _aligned(at, alignment), alignment, tuple(tensors)
+            tuple(entries), infos_at, _aligned(at, alignment), alignment, tuple(tensors)
         )
         end = max((layout.data_at + t.offset + nbytes(t.dims, t.kind) for t in tensors), default=0)
     except (struct.error, UnicodeDecodeError, ValueError, KeyError) as exc:
@@ -184,7 +185,7 @@ def rewrite(
     to its replacement. Offsets in the tensor table are recomputed; all else is copied.
     """
     values, tensors = values or {}, tensors or {}
-    sink.write(view[: layout.entries_at])
+    sink.write(view[:_HEADER])
     for entry in layout.entries:
         new = values.get(entry.key)
         if new is None:
@@ -195,14 +196,8 @@ def rewrite(
     placed = []
     for tensor in layout.tensors:
         replacement = tensors.get(tensor.name.decode())
-        dims, kind = (
-            (tensor.dims, tensor.kind)
-            if replacement is None
-            else (
-                replacement.dims,
-                replacement.kind,
-            )
-        )
+        written = tensor if replacement is None else replacement
+        dims, kind = written.dims, written.kind
         sink.write(struct.pack("<Q", len(tensor.name)) + tensor.name)
         sink.write(struct.pack(f"<I{len(dims)}Q", len(dims), *dims))
         sink.write(struct.pack("<IQ", kind, offset))
