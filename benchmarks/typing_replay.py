@@ -809,8 +809,18 @@ def settings_toml(args: argparse.Namespace) -> str:
     return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
 
 
+def given(spec: str) -> SourceFile:
+    """The file ``--file LANGUAGE:PATH`` names."""
+    language, _, path = spec.partition(":")
+    if language not in LANGUAGES or not Path(path).is_file():
+        raise SystemExit(f"--file {spec!r}: expected LANGUAGE:PATH, LANGUAGE one of {LANGUAGES}")
+    return SourceFile(language, Path(path), "given on the command line")
+
+
 async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
-    sampled = sample_files(args.seed, args.files, args.min_lines, args.languages)
+    sampled = [given(spec) for spec in args.file] or sample_files(
+        args.seed, args.files, args.min_lines, args.languages
+    )
     references = [] if args.no_reference else reference_files()
     model_port = free_port()
     flags = ["--fast-head"] * args.fast_head + ["--full-vocab"] * args.full_vocab
@@ -933,6 +943,13 @@ def main() -> None:
         help="languages of the sampled files, taken in turn",
     )
     parser.add_argument("--min-lines", type=int, default=120, help="smallest file sampled")
+    parser.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="LANGUAGE:PATH",
+        help="type this file instead of sampled ones (repeatable; to study one file, not a budget)",
+    )
     parser.add_argument("--no-reference", action="store_true", help="skip the two fixed files")
     parser.add_argument("--lines", type=int, default=20, help="lines typed per file (20)")
     parser.add_argument("--start", type=int, default=40, help="first line typed, 0-based (40)")

@@ -43,6 +43,7 @@ def complete_context(partial: Mapping[str, Any] | None = None, model: str = "") 
         "system_prompt": given.pop("system_prompt", None) or "",
         "prefix": given.pop("prefix", None),
         "suffix": given.pop("suffix", None),
+        "single_line": bool(given.pop("single_line", False)),
         "language": given.pop("language", None) or "",
         "model": given.pop("model", None) or model,
         "files_metadata": list(given.pop("files_metadata", None) or []),

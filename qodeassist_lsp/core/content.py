@@ -77,6 +77,8 @@ class CompletionBlock:
 
     prefix: str
     suffix: str = ""
+    single_line: bool = False
+    """Only one line of the answer is used (``ctx.single_line``)."""
     type: Literal["completion"] = "completion"
 
 

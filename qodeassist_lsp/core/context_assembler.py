@@ -82,6 +82,7 @@ def assemble_context(
     messages = _with_pinned(messages, pinned)
     prefix: str | None = None
     suffix: str | None = None
+    single_line = False
     used = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
     answered = {b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)}
     names = {b.id: b.name for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
@@ -90,6 +91,7 @@ def assemble_context(
         completion = next((b for b in message.blocks if isinstance(b, CompletionBlock)), None)
         if completion is not None:
             prefix, suffix = completion.prefix, completion.suffix
+            single_line = completion.single_line
             continue
         blocks = [
             _block(_load(b, loader), names)
@@ -104,6 +106,7 @@ def assemble_context(
             "system_prompt": system_prompt,
             "prefix": prefix,
             "suffix": suffix,
+            "single_line": single_line,
             "language": language,
             "files_metadata": list(files_metadata),
             "history": history,

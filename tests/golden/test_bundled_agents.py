@@ -80,3 +80,12 @@ def test_snapshots_match(config: Configuration) -> None:
         "QODEASSIST_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/golden"
     )
     assert not stale, f"snapshots without an agent: {stale}"
+
+
+def test_the_embedded_agent_stops_a_multi_line_answer_at_a_blank_line_only(
+    config: Configuration,
+) -> None:
+    agent = AgentFactory(config).create("Embedded Completion")
+    for single, stop in ((False, ["\n\n"]), (True, [])):
+        ctx = {**synthetic_context(agent.model), "single_line": single}
+        assert agent.build_request(ctx, None).as_json()["body"]["stop"] == stop

@@ -330,9 +330,9 @@ class Generation:
                 session.files_metadata = [f.as_metadata() for f in self._context.extra]
                 self._session = session
                 # In this task: the text is taken as the session reads it, no hand-over.
-                await session.exchange(
-                    [CompletionBlock(self._context.prefix, self._context.suffix)], self._on_event
-                )
+                single = self.postprocessor.options.single_line
+                block = CompletionBlock(self._context.prefix, self._context.suffix, single)
+                await session.exchange([block], self._on_event)
         except AgentNotAvailable as exc:
             self.error = ErrorInfo(
                 ErrorCategory.CONFIG,

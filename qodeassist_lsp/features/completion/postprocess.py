@@ -16,7 +16,8 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
 3. Stop rules: a line that repeats a piece of four to forty characters three times in a row
    (``d?([0-9]+)d?([0-9]+)d?([0-9]+)``: a model looping within a line) ends after the first
    copy; single-line mode keeps the first line (or, when the cursor ends a line of code and
-   the answer starts a new line, that next line: the suggestion after a finished line); a
+   the answer starts a new line, the next line of code, after at most two blank lines: the
+   suggestion after a finished line); a
    line (or a block of lines) that
    repeats the one right before it ends the suggestion before the repetition (the model is
    looping); so does a line equal to the first non-blank line below the cursor (the model
@@ -58,6 +59,8 @@ _MAX_BLOCK: Final = 8
 """The longest block of lines checked for an immediate repetition."""
 _IN_LINE_LOOP: Final = re.compile(r"(.{4,40}?)\1\1")
 """A piece of a line written three times in a row (a loop, unless it is ``----``-like)."""
+_MAX_BLANK_LINES: Final = 2
+"""Blank lines a suggestion after a finished line may start with (two: PEP 8 between defs)."""
 _LOOP_MIN_DISTINCT: Final = 3
 """Distinct non-space characters a looping piece needs: ``0, 0, 0, `` or ``=-=-`` is data."""
 
@@ -226,13 +229,17 @@ class Postprocessor:
         return lines, False
 
     def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
-        """Keep the line the answer starts after a finished line, unless it is blank or exists."""
-        if len(lines) < 2:
-            return [], not complete  # a streamed answer's next line is still to come
-        second = lines[1].rstrip()
-        if not second.strip() or second == self.options.next_line.rstrip():
+        """Keep the line of code the answer starts after a finished line (and blank lines).
+
+        Up to `_MAX_BLANK_LINES` blank lines before it are kept (the code goes on after a
+        paragraph break); none if that line already follows in the document.
+        """
+        code = next((i for i in range(1, len(lines)) if lines[i].strip()), None)
+        if code is None:  # a streamed answer's line of code is still to come
+            return [], not complete or len(lines) - 1 > _MAX_BLANK_LINES
+        if code - 1 > _MAX_BLANK_LINES or lines[code].rstrip() == self.options.next_line.rstrip():
             return [], True
-        return lines[:2], complete or len(lines) > 2
+        return lines[: code + 1], complete or len(lines) > code + 1
 
     def _trim_suffix_tail(self, lines: list[str]) -> list[str]:
         tail = self.options.line_after.strip()

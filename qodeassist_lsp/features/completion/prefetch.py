@@ -4,7 +4,10 @@ llama.vim's speculative FIM: when a suggestion is shown, the completion for the 
 accepting it is requested at once, so that accepting and going on shows the next suggestion
 without waiting for the model. The service launches that generation on the document as it will
 be after the accept (the suggestion inserted, the cursor at its end); the request that follows
-the accept attaches to it or finds its answer in the typed-ahead cache. The prefetch answers one
+the accept attaches to it or finds its answer in the typed-ahead cache, where a prefetch that
+ended before its accept is put only then: its answer is for a line that may not exist before
+(a suggestion that writes the next line), and the edits that lead there, the user typing the
+suggestion's first characters, would drop it as an edit elsewhere. The prefetch answers one
 line (after a finished line: the next one), even where a request would get several: a 270M
 model writes about 35 tokens a second on two cores, and a several-line answer would still be
 running when the user, having read the suggestion, accepts it.
@@ -187,24 +190,24 @@ class AcceptPrefetch:
         entry = self._waiting.get(uri)
         return entry[1] if entry is not None else None
 
-    def on_change(self, uri: str, text: str) -> bool:
-        """Note that ``uri`` became ``text``: True if that was the accept.
+    def on_change(self, uri: str, text: str) -> Generation | None:
+        """Note that ``uri`` became ``text``: the prefetch it accepted, or None.
 
         Typing the suggestion's first characters keeps the prefetch (its answer still follows
         the same accept); any other change cancels it.
         """
         entry = self._waiting.get(uri)
         if entry is None:
-            return False
+            return None
         accepted, generation = entry
         if text == accepted.document.text:
             del self._waiting[uri]
             self.accepted += 1
-            return True
+            return generation
         if not accepted.typed_along(text):
             del self._waiting[uri]
             generation.cancel()
-        return False
+        return None
 
     def cancel(self, uri: str) -> None:
         """Cancel the prefetch waiting in ``uri`` (closed, or replaced)."""

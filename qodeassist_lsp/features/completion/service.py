@@ -370,8 +370,14 @@ class CompletionService:
             if latest is generation:
                 del self._upstream[instance]
                 self._tell_upstream(instance, False)
+        if generation is not self._prefetch.waiting(anchor.uri):  # put once it is accepted
+            self._remember(generation)
+
+    def _remember(self, generation: Generation) -> None:
+        """Put the answer of ``generation``, ended, in the typed-ahead cache."""
         if generation.error is not None or not generation.reusable or generation.cancelled:
             return
+        anchor = generation.anchor
         cs = self._backend.settings.section(COMPLETION_SETTINGS)
         if not cs.typed_ahead_cache:
             return
@@ -424,10 +430,12 @@ class CompletionService:
             self._typing.note_insert(uri, edit.inserted, window_s)
         self._debouncer.note_keystroke()
         self._cache.note_edits(uri, event.edits)
+        if accepted is not None and accepted.done.done():
+            self._remember(accepted)
         running = self._generations.get(uri)
         if (
             running is not None
-            and not accepted
+            and accepted is None
             and running is not self._prefetch.waiting(uri)
             and any(edit.multiline or edit.line != running.anchor.line for edit in event.edits)
         ):

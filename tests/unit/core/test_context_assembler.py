@@ -54,7 +54,9 @@ def test_replay_rules_of_the_original() -> None:
 def test_completion_block_sets_prefix_and_suffix_only() -> None:
     ctx = assemble_context([Message("user", (CompletionBlock("def f(", "):\n"),))])
     assert ctx["prefix"] == "def f(" and ctx["suffix"] == "):\n"
-    assert ctx["history"] == []
+    assert ctx["history"] == [] and ctx["single_line"] is False
+    one = assemble_context([Message("user", (CompletionBlock("x = 1", "\n", single_line=True),))])
+    assert one["single_line"] is True
 
 
 def test_tool_use_signature_is_replayed_only_when_present() -> None:

@@ -84,9 +84,19 @@ def test_after_a_finished_line_the_suggestion_is_the_next_line() -> None:
     assert p.should_stop("\n") is False
     assert p.should_stop("\n    z = g(x)\n") is True
     assert p.process("\ny()\n").text == ""  # the model reached the code below
-    assert p.process("\n\nlater()").text == ""  # a blank line first: nothing to suggest
     assert p.process(" + 1\nmore()").text == " + 1"  # the line goes on: as before
     assert post(single_line=True, line_before="x = f()").process("\n    z()\n").text == ""
+
+
+def test_after_a_finished_line_the_next_line_of_code_may_follow_blank_lines() -> None:
+    p = post(single_line=True, next_line_at_end=True, line_before="x = f()", next_line="y()")
+    assert p.process("\n\nlater()\nmore()") == Processed("\n\nlater()", True)
+    assert p.process("\n\n\ndef g():\n").text == "\n\n\ndef g():"  # two: PEP 8's
+    assert p.process("\n\n\n\nfar()\n") == Processed("", True)  # three: a new section
+    assert p.should_stop("\n\n") is False  # the code is still to come
+    assert p.should_stop("\n\n\n\n") is True
+    assert p.should_stop("\n\n    later()\n") is True
+    assert p.process("\n\ny()\n").text == ""  # the code below, after its blank line
 
 
 def test_a_repeated_line_stops_before_the_repetition() -> None:

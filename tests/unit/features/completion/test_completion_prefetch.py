@@ -65,7 +65,8 @@ async def test_the_request_after_an_accept_is_answered_from_the_prefetch(
     assert shown.items[0].insert_text == "compute(a, b)"
     await until(lambda: len(harness.bodies) == 2)  # prefetched at once, before any accept
     assert harness.bodies[1]["prompt"] == "x = compute(a, b)"
-    await until(lambda: harness.service.status()["cachedSuggestions"] >= 2)
+    await until(lambda: harness.service.status()["inFlight"] == 0)
+    assert harness.service.status()["cachedSuggestions"] == 1  # the prefetch's waits its accept
     accept(harness, "x = compute(a, b)\n", 2, 0, "compute(a, b)")
     follow = await harness.complete("x = compute(a, b)|\n", AUTO)
     assert follow.outcome is Outcome.TYPED_AHEAD
@@ -140,9 +141,32 @@ async def test_the_prefetch_answers_one_line_where_a_request_would_get_several(
     # several lines): the prefetch takes the first and closes its stream, so it is ready by the
     # time the user, having read the suggestion, accepts it.
     prefetch = await prefetching(harness, "a,", at="x = f(|\n")
+    assert [body["single_line"] for body in harness.bodies] == [False, True]  # ctx.single_line
     prefetch.send(" b,\n", "    c,\n", "    d)\n")
     await until(prefetch.closed.is_set)  # closed after the first line, not run to its end
     accept(harness, "x = f(a,\n", 2, 0, "a,")
     follow = await harness.complete("x = f(a,|\n", AUTO)
     assert follow.outcome is Outcome.TYPED_AHEAD
     assert [i.insert_text for i in follow.items] == [" b,"]
+
+
+async def test_a_prefetch_that_ended_before_a_several_line_accept_still_answers_it(
+    harness: Harness,
+) -> None:
+    # The suggestion ends the line and writes the next one; the prefetch for after it ends
+    # while the user reads, and its answer is for a line that does not exist yet. The user
+    # types the line break and a key of it (the editor re-anchors the rest), then accepts.
+    harness.use(prefetch_after_accept=True)
+    harness.answer("\ny = 2")
+    harness.answer("  # done")
+    harness.answer("from the model")  # only if the prefetch was lost
+    shown = await harness.complete("x = 1|\n", AUTO)
+    assert shown.items[0].insert_text == "\ny = 2"
+    await until(lambda: len(harness.bodies) == 2 and harness.service.status()["inFlight"] == 0)
+    harness.store.change(PY, "x = 1\ny\n", 2, [LineEdit(0, "\ny")])
+    assert (await harness.complete("x = 1\ny|\n", AUTO)).items[0].insert_text == " = 2"
+    accept(harness, "x = 1\ny = 2\n", 3, 1, " = 2")
+    follow = await harness.complete("x = 1\ny = 2|\n", AUTO)
+    assert follow.outcome is Outcome.TYPED_AHEAD
+    assert follow.items[0].insert_text == "  # done"
+    assert len(harness.bodies) == 2

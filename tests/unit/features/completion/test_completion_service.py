@@ -49,6 +49,7 @@ prompt = '''{{ (ctx.prefix or "") | tojson }}'''
 suffix = '''{{ (ctx.suffix or "") | tojson }}'''
 system = '''{% if ctx.system_prompt %}{{ ctx.system_prompt | tojson }}{% endif %}'''
 language = '''{{ ctx.language | tojson }}'''
+single_line = '''{{ ctx.single_line | tojson }}'''
 """
 
 PY = "file:///proj/a.py"
