@@ -17,13 +17,12 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    (``d?([0-9]+)d?([0-9]+)d?([0-9]+)``: a model looping within a line) ends after the first
    copy; single-line mode keeps the first line (or, when the cursor ends a line of code and
    the answer starts a new line, the next line of code, after at most two blank lines: the
-   suggestion after a finished line); a
-   line (or a block of lines) that
-   repeats the one right before it ends the suggestion before the repetition (the model is
-   looping); so does a line equal to the first non-blank line below the cursor (the model
-   reached code that already exists), and a line indented less than the cursor's line (the
-   model left the cursor's block; a line of closing brackets alone is kept and ends it; not
-   for code out of fences, whose indentation starts anywhere).
+   suggestion after a finished line); a line (or a block of lines) that repeats the one right
+   before it ends the suggestion before the repetition (the model is looping); so does a line
+   equal to the first non-blank line below the cursor (the model reached code that already
+   exists), and a line indented less than the cursor's line (the model left the cursor's
+   block; a line of closing brackets alone is kept and ends it; not for code out of fences,
+   whose indentation starts anywhere).
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``).
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
