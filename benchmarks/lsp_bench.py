@@ -1,7 +1,13 @@
 """Performance harness for the language server (never part of the test run).
 
 Run: .venv/bin/python benchmarks/lsp_bench.py [--requests N] [--latency-ms MS] [--profile FILE]
-     [--only storm]    (``--only storm``: start the servers and run the two storm rows alone)
+     [--only storm] [--server-python PATH]
+     (``--only storm``: start the servers and run the two storm rows alone; ``--server-python``:
+     the interpreter that runs the server, e.g. ``.venv-user/bin/python`` from
+     ``python3 -m venv .venv-user && .venv-user/bin/pip install -e '.[local]'``, an install
+     without the test extra, whose import-linter brings rich: with rich installed, ``import
+     httpx`` also imports httpx's command-line client, rich and pygments, about 4 MB and 25 ms
+     that a user's install does not load)
 
 Drives the real server over stdio against a loopback provider that answers after a fixed delay,
 and prints one table:
@@ -154,8 +160,10 @@ class Bench:
         provider: ProviderProcess,
         profile: str | None = None,
         environ: Mapping[str, str] | None = None,
+        python: str = sys.executable,
     ) -> None:
-        """``environ`` is the server's environment (this process's when None)."""
+        """``environ``: the server's environment (this process's when None); ``python`` runs it."""
+        self.python = python
         self.profile = profile
         self.home = home
         self.provider = provider
@@ -181,7 +189,7 @@ class Bench:
         }
         spawned = time.perf_counter()
         profiler = ["-m", "cProfile", "-o", self.profile] if self.profile else []
-        argv = [sys.executable, *profiler, "-m", "qodeassist_lsp"]
+        argv = [self.python, *profiler, "-m", "qodeassist_lsp"]
         self._client = await RpcClient.spawn(argv, env)
         sent = time.perf_counter()
         await self.client.request(
@@ -351,10 +359,10 @@ async def storm(bench: Bench) -> Storm:
     return Storm(provider.count() - before, answered, len(answers))
 
 
-async def remote_storm(home: Path, provider: ProviderProcess) -> Storm:
+async def remote_storm(home: Path, provider: ProviderProcess, python: str) -> Storm:
     """`storm` in a second server whose provider is remote-like (`remote_url` via a proxy)."""
     prepare_home(home, provider, remote_url(provider))
-    bench = Bench(home, provider, environ=proxy_environment(provider))
+    bench = Bench(home, provider, environ=proxy_environment(provider), python=python)
     try:
         await bench.start()
         result = await storm(bench)
@@ -403,13 +411,20 @@ async def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile")
     parser.add_argument("--only", choices=["storm"], help="run only the storm rows")
+    parser.add_argument(
+        "--server-python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter that runs the server (default: this one), e.g. a virtual "
+        "environment with only the package and its `local` extra, as a user installs it",
+    )
     args = parser.parse_args()
     everything = args.only is None
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmp, ProviderProcess() as provider:
         home = Path(tmp) / "local"
         prepare_home(home, provider)
-        bench = Bench(home, provider, args.profile)
+        bench = Bench(home, provider, args.profile, python=args.server_python)
         try:
             spawn_ms, rtt_ms = await bench.start()
             if everything:
@@ -440,7 +455,7 @@ async def main() -> None:
         finally:
             await bench.stop()
         # After the first server has stopped, so its rows never share the machine with this one.
-        remote = await remote_storm(Path(tmp) / "remote", provider)
+        remote = await remote_storm(Path(tmp) / "remote", provider, args.server_python)
         rows.insert(
             storm_at, remote.row("30-keystroke storm, remote provider: upstream requests", "≤ 2")
         )
