@@ -7,7 +7,6 @@ maximum depth of 16.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from qodeassist_lsp.config.definitions import (
     validation_problems,
 )
 from qodeassist_lsp.config.problems import ConfigProblem, closest
+from qodeassist_lsp.wire.urls import is_loopback_host
 
 _STRICT = pydantic.ConfigDict(extra="ignore", frozen=True, strict=True)
 
@@ -216,16 +216,6 @@ PROVIDER_SCHEMA = DefinitionSchema(
     max_depth=16,
     non_inherited=frozenset({"name", "abstract", "extends"}),
 )
-
-
-def is_loopback_host(host: str) -> bool:
-    """Return whether ``host`` names this machine."""
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def load_providers(

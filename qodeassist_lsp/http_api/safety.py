@@ -27,7 +27,11 @@ PUBLIC_PATHS: Final = frozenset({"/"})
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is this machine only."""
+    """Whether ``host`` (a name or an address) is this machine only.
+
+    Stricter than `qodeassist_lsp.wire.urls.is_loopback_host`: only ``localhost`` by name, since
+    the bind address and the Host header guard who may reach the API.
+    """
     if host == "localhost":
         return True
     try:

@@ -1,4 +1,4 @@
-"""Joining a provider instance URL with an agent endpoint.
+"""Joining a provider instance URL with an agent endpoint; telling a host of this machine.
 
 The original concatenated the two strings, so ``https://api.openai.com/v1`` plus
 ``/v1/chat/completions`` became ``…/v1/v1/chat/completions`` and an OpenRouter base without ``/v1``
@@ -9,7 +9,27 @@ folded once, so either spelling works.
 from __future__ import annotations
 
 import functools
+import ipaddress
+from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+_LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a name, an address, ``[v6]``) names this machine: its model servers.
+
+    ``localhost`` and its subdomains, the usual ``/etc/hosts`` aliases, ``127.0.0.0/8`` and
+    ``::1``. The HTTP API's bind and Host checks accept fewer names on purpose
+    (`qodeassist_lsp.http_api.safety.is_loopback`).
+    """
+    name = host.strip("[]").casefold()
+    if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 @functools.lru_cache(maxsize=256)  # an agent joins the same two strings on every request

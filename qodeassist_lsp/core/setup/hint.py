@@ -12,8 +12,8 @@ from qodeassist_lsp.core.setup.probe import (
     Target,
     default_targets,
     discover,
-    is_loopback,
 )
+from qodeassist_lsp.wire.urls import is_loopback_host
 
 HINT_TIMEOUT_S = 1.0
 
@@ -31,7 +31,7 @@ def used_models(config: Configuration) -> dict[int, set[str]]:
         if provider is None:
             continue
         parts = urlsplit(provider.url)
-        if parts.hostname and is_loopback(parts.hostname):
+        if parts.hostname and is_loopback_host(parts.hostname):
             port = parts.port or (443 if parts.scheme == "https" else 80)
             used.setdefault(port, set()).add((override.model if override else "") or profile.model)
     return used

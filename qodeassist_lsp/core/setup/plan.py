@@ -32,7 +32,6 @@ from qodeassist_lsp.core.setup.probe import (
     FoundServer,
     ServerKind,
     Target,
-    is_loopback,
 )
 from qodeassist_lsp.core.setup.proposals import (
     LIST_SLOTS,
@@ -44,6 +43,7 @@ from qodeassist_lsp.core.setup.proposals import (
     SetupPlan,
 )
 from qodeassist_lsp.core.setup.slots import SlotPlanner, current_slots
+from qodeassist_lsp.wire.urls import is_loopback_host
 
 MAX_CHAT_AGENTS = 3
 _ROLE_WORDS: dict[Role, str] = {
@@ -321,7 +321,7 @@ def _reaches(url: str, target: Target, path: str) -> bool:
     if parts.scheme != "http" or parts.hostname is None:
         return False
     return (
-        is_loopback(parts.hostname)
+        is_loopback_host(parts.hostname)
         and (parts.port or 80) == target.port
         and parts.path.rstrip("/") == path
     )

@@ -14,7 +14,6 @@ Studio's model type. Nothing here decides what to configure; ``plan`` does.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Literal
 import httpx
 
 from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.urls import is_loopback_host
 
 ServerKind = Literal["ollama", "llama.cpp", "lmstudio", "openai"]
 Status = Literal["found", "closed", "unknown"]
@@ -47,7 +47,6 @@ DEFAULT_PORTS: tuple[tuple[int, str], ...] = (
 """The ports probed by default, with the servers that usually listen there."""
 
 _OWNERS = {"vllm": "vLLM", "sglang": "SGLang", "koboldcpp": "KoboldCpp", "llamacpp": "llama.cpp"}
-_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 
 class ProbeTargetError(QodeAssistError, ValueError):
@@ -145,17 +144,6 @@ class _Answers:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
-    name = host.strip("[]").casefold()
-    if name in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 def parse_target(text: str) -> Target:
     """Read ``PORT``, ``HOST:PORT`` or ``[V6]:PORT``; only hosts of this machine are accepted."""
     value = text.strip()
@@ -163,7 +151,7 @@ def parse_target(text: str) -> Target:
     host = host.strip("[]") or "127.0.0.1"
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ProbeTargetError(f"{text!r} is not a port or HOST:PORT (e.g. 11434, 127.0.0.1:8080)")
-    if not is_loopback(host):
+    if not is_loopback_host(host):
         raise ProbeTargetError(
             f"{text!r}: setup only probes this machine (localhost, 127.0.0.1, ::1); for a model "
             "server elsewhere write a provider instance (see docs/configuration.md)"

@@ -2,7 +2,6 @@ import pytest
 
 from qodeassist_lsp.config.client_apis import CLIENT_APIS, models_endpoint
 from qodeassist_lsp.config.definitions import Layer
-from qodeassist_lsp.config.providers import is_loopback_host
 
 
 def test_bundled_provider_loads(tree) -> None:
@@ -189,21 +188,6 @@ def test_models_endpoint_v1_rule() -> None:
     assert models_endpoint(openai, "http://h/v1") == "/models"
     assert models_endpoint(openai, "http://h") == "/v1/models"
     assert models_endpoint(CLIENT_APIS["Ollama (Native)"], "http://h") == "/api/tags"
-
-
-@pytest.mark.parametrize(
-    ("host", "loop"),
-    [
-        ("localhost", True),
-        ("127.0.0.5", True),
-        ("::1", True),
-        ("[::1]", True),
-        ("example.com", False),
-        ("10.0.0.1", False),
-    ],
-)
-def test_loopback_hosts(host: str, loop: bool) -> None:
-    assert is_loopback_host(host) is loop
 
 
 def test_the_pool_limit_is_one_on_this_machine_unlimited_remote_unless_set(tree) -> None:
