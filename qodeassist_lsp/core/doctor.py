@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from qodeassist_lsp.config.fim_templates import is_fim_agent
 from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.config.problems import closest
 from qodeassist_lsp.config.providers import ProviderInstance
@@ -39,6 +40,7 @@ from qodeassist_lsp.wire.retry import NO_RETRY
 
 CheckState = Literal["ok", "problem", "busy", "not_checked", "not_applicable"]
 CHECKS = ("reachable", "auth", "model", "fim", "probe")
+_SUFFIX_FIELDS = frozenset({"suffix", "input_suffix"})
 DEFAULT_TIMEOUT_S = 20.0
 PROBE_TOKENS = 16
 """The probe asks for at most this many tokens and stops reading after as many deltas."""
@@ -223,7 +225,7 @@ class Doctor:
     async def _probe_agent(self, agent: Agent, report: AgentReport, listing: _ModelList) -> None:
         provider = self._runtime.provider(agent.provider.name)
         report.circuit = circuit_state(provider)
-        fim = is_fim_agent(agent)
+        fim = sends_fim(agent)
         report.checks["fim"] = "not_checked" if fim else "not_applicable"
         missing = provider.missing_key()
         if missing is not None:
@@ -372,12 +374,16 @@ class Doctor:
             report.fail("probe", error.message, render_fix(agent))
 
 
-def is_fim_agent(agent: Agent) -> bool:
-    """Whether the agent sends fill-in-the-middle requests (a suffix field or a FIM endpoint)."""
-    body_keys = set(agent.profile.body)
-    endpoint = agent.endpoint.lower()
-    return bool(body_keys & {"suffix", "input_suffix"}) or any(
-        word in endpoint for word in ("/fim", "/infill")
+def sends_fim(agent: Agent) -> bool:
+    """Whether the agent's request is fill-in-the-middle: `is_fim_agent`, or a suffix field.
+
+    Broader than `is_fim_agent`, which decides whether an instruct model is refused (DeepSeek's
+    and OpenAI's instruct models take ``suffix``): here a 400 to a request with a ``suffix`` or
+    ``input_suffix`` field means the server refused its FIM part.
+    """
+    body = agent.profile.body
+    return is_fim_agent(agent.endpoint, body, agent.profile.tags) or bool(
+        _SUFFIX_FIELDS & body.keys()
     )
 
 

@@ -12,9 +12,9 @@ from qodeassist_lsp.core.agent import AgentFactory
 from qodeassist_lsp.core.doctor import (
     AgentReport,
     DoctorReport,
-    is_fim_agent,
     model_listed,
     probe_body,
+    sends_fim,
 )
 from qodeassist_lsp.wire.protocols import WireProtocol
 
@@ -38,14 +38,16 @@ def test_probe_body_lowers_only_the_limits_a_body_has() -> None:
     assert body["max_tokens"] == 1024  # the agent's own body is not touched
 
 
-def test_fim_agents_are_told_by_their_suffix_field_or_endpoint(
+def test_fim_agents_are_told_by_their_suffix_field_endpoint_or_template(
     configuration: Configuration,
 ) -> None:
     factory = AgentFactory(configuration)
-    assert is_fim_agent(factory.create("Ollama Completion — FIM"))
-    assert is_fim_agent(factory.create("Codestral Completion — FIM"))
-    assert not is_fim_agent(factory.create("Claude Completion"))
-    assert not is_fim_agent(factory.create("Ollama Completion — Chat-style"))
+    assert sends_fim(factory.create("Ollama Completion — FIM"))
+    assert sends_fim(factory.create("Codestral Completion — FIM"))
+    assert sends_fim(factory.create("llama.cpp Completion — FIM Template"))  # fim_prompt()
+    assert not sends_fim(factory.create("Embedded Completion"))  # continues the prefix
+    assert not sends_fim(factory.create("Claude Completion"))
+    assert not sends_fim(factory.create("Ollama Completion — Chat-style"))
 
 
 def test_model_listed_counts_ollamas_implicit_latest_tag() -> None:
