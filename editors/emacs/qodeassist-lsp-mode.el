@@ -26,7 +26,9 @@
 ;; - status: `qodeassist-lsp-status' (C-c q s) and a mode-line lighter fed by the
 ;;   `qodeassist/status' notification;
 ;; - a caret hint: after `qodeassist-lsp-cursor-idle-delay' idle seconds the server is told
-;;   where point rests, and a model on this machine reads the completion request there ahead.
+;;   where point rests, and a model on this machine reads the completion request there ahead;
+;; - next-edit suggestions: `qodeassist-next-edit-mode' (qodeassist-next-edit.el) in these
+;;   buffers, asked for at once when ghost text is accepted.
 
 ;;; Code:
 

@@ -4,33 +4,7 @@
 ;; and uses it as a user does: inline completion (display + accept), completion-at-point, the
 ;; refactor code actions, the instruction command, chat and status.
 
-(load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
-
-(defun qa-lsp-diagnostics ()
-  "The lsp-mode log and the server's stderr, for a failure report."
-  (mapconcat
-   (lambda (buffer)
-     (with-current-buffer buffer
-       (format "==== %s\n%s\n" (buffer-name)
-               (let ((text (buffer-string)))
-                 (substring text (max 0 (- (length text) 6000)))))))
-   (cl-remove-if-not
-    (lambda (b) (string-match-p "lsp-log\\|qodeassist\\|stderr\\|lsp-io" (buffer-name b)))
-    (buffer-list))
-   ""))
-
-(setq qa-diagnostics-function #'qa-lsp-diagnostics)
-
-(defun qa-lsp-start (buffer)
-  "Start lsp-mode in BUFFER and wait until the qodeassist workspace is initialized."
-  (with-current-buffer buffer
-    (lsp)
-    (qa-wait (lambda ()
-               (cl-find-if (lambda (w) (and (eq (lsp--workspace-status w) 'initialized)
-                                            (eq (lsp--client-server-id (lsp--workspace-client w))
-                                                'qodeassist)))
-                           (lsp-workspaces)))
-             30 "the qodeassist workspace to initialize")))
+(load (expand-file-name "lsp_common.el" (file-name-directory load-file-name)) nil t)
 
 (defun qa-lsp-capf-candidate ()
   "Complete at point until the qodeassist candidate shows up; accept it.  Return (TEXT . ITEM)."
@@ -58,17 +32,7 @@
 (qa-run
  (lambda ()
    (qa-step "load lsp-mode and the snippet")
-   (setq lsp-client-packages nil          ; only our client, not lsp-mode's 150 others
-         lsp-session-file (expand-file-name "lsp-session" (qa-param :project))
-         lsp-keep-workspace-alive nil
-         lsp-enable-file-watchers nil
-         lsp-headerline-breadcrumb-enable nil
-         lsp-modeline-code-actions-enable nil
-         lsp-modeline-diagnostics-enable nil
-         lsp-enable-snippet nil
-         lsp-restart 'ignore
-         lsp-log-io t)
-   (require 'lsp-mode)
+   (qa-lsp-load)
    (load (qa-param :snippet) nil t)
    (qa-record :lspModeVersion (lsp-version))
    (let ((client (gethash 'qodeassist lsp-clients)))
