@@ -12,11 +12,13 @@ from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, prin
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
+from qodeassist_lsp.config.paths import PROJECT_DIR_NAME
 from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.agent_catalog import agent_summaries
+from qodeassist_lsp.mcp.definitions import MCP_FILE_NAME, load_definitions, read_mcp_file
 from qodeassist_lsp.skills.discovery import discover, skill_roots
 from qodeassist_lsp.skills.skill import SKILL_FILE, load_skill
 
@@ -106,6 +108,8 @@ def _expand(paths: list[Path]) -> list[Path]:
             files.extend(sorted(path.glob(f"*/{SKILL_FILE}")))
             if (path / SKILL_FILE).is_file():
                 files.append(path / SKILL_FILE)
+            if (path / MCP_FILE_NAME).is_file():
+                files.append(path / MCP_FILE_NAME)
         elif path.is_file():
             files.append(path)
         else:
@@ -116,29 +120,33 @@ def _expand(paths: list[Path]) -> list[Path]:
 def validate_agents(args: argparse.Namespace) -> int:
     """Load and dry-render; print ``file:line: severity: message`` per problem.
 
-    Skills are checked too: every discovered ``SKILL.md`` without paths, the named ones with.
+    Skills and MCP servers are checked too: every discovered ``SKILL.md`` and both ``mcp.json``
+    files without paths, the named ones with.
     """
     wanted = _expand(args.paths)
     skill_files = [f for f in wanted if f.name == SKILL_FILE]
-    wanted = [f for f in wanted if f.name != SKILL_FILE]
+    mcp_files = [f for f in wanted if f.name == MCP_FILE_NAME]
+    wanted = [f for f in wanted if f.name not in (SKILL_FILE, MCP_FILE_NAME)]
     baseline = load(args, report=False)  # every problem is printed below, with its location
     known = {p.resolve() for directory in _layer_dirs(baseline) for p in toml_files(directory)}
     config = load(args, [f for f in wanted if f not in known], report=False) if wanted else baseline
     problems = config.problems
-    if wanted or skill_files:
+    if wanted or skill_files or mcp_files:
         names = {str(f) for f in wanted}
         problems = [p for p in problems if p.file and str(Path(p.file).resolve()) in names]
         for file in skill_files:
             problems = problems + load_skill(file.parent, "cli")[1]
-        wanted += skill_files
-    elif config.settings.skills.enabled:
+        for file in mcp_files:
+            project = file.parent.name == PROJECT_DIR_NAME
+            problems = problems + read_mcp_file(file, "project" if project else "user")[1]
+        wanted += skill_files + mcp_files
+    else:
         paths = config.paths
-        problems = (
-            problems
-            + discover(
-                skill_roots(config.settings.skills, paths.config_root, paths.project)
-            ).problems
-        )
+        if config.settings.skills.enabled:
+            roots = skill_roots(config.settings.skills, paths.config_root, paths.project)
+            problems = problems + discover(roots).problems
+        if config.settings.mcp.enable_clients:
+            problems = problems + list(load_definitions(paths.config_root, paths.project).problems)
     for problem in problems:
         print(problem.format())
     errors = sum(p.severity == "error" for p in problems)

@@ -279,3 +279,16 @@ def test_list_shows_the_context_window_and_the_effective_concurrency_limit(run_c
     assert line.split()[-3:-1] == ["4096", "1"]
     line = next(line for line in table.splitlines() if line.startswith("Claude Chat — Sonnet "))
     assert line.split()[-3:-1] == ["-", "any"]
+
+
+def test_validate_reports_mcp_json_problems(run_cli, config_dir: Path) -> None:
+    bad = config_dir / "mcp.json"
+    bad.write_text('{\n  "mcpServers": {\n    "files": {"args": ["x"]}\n  }\n}\n')
+    code, out, err = run_cli("agents", "validate")
+    assert code == 1, err
+    assert out.startswith(f"{bad}:3: error:"), out
+    assert "files" in out and "1 error(s)" in err
+    assert run_cli("agents", "validate", str(bad))[1] == out
+    bad.write_text('{"mcpServers": {"files": {"command": "mcp-files"}}}\n')
+    assert run_cli("agents", "validate")[0] == 0
+    assert run_cli("agents", "validate", str(bad))[0] == 0
