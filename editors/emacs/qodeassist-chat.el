@@ -17,12 +17,16 @@
 ;; With point on an edit block: a applies it, r rejects it, u undoes it (the client sends
 ;; `qodeassist/chat/editFile'; the server changes the file through `workspace/applyEdit').
 ;; Permission questions of the tools ("Allow once" / "Allow for this chat" / "Deny") arrive as
-;; `window/showMessageRequest', which Eglot and lsp-mode ask with `completing-read'.
+;; `window/showMessageRequest', which Eglot and lsp-mode ask with `completing-read'.  The
+;; `diagnostics' tool asks the editor with `qodeassist/diagnostics';
+;; `qodeassist-chat-diagnostics-answer' builds the answer from the diagnostics the client
+;; collects (Flymake's with Eglot, lsp-mode's own).
 
 ;;; Code:
 
 (require 'cl-lib)
 (require 'diff-mode)
+(require 'flymake)
 (require 'json)
 (require 'url-util)
 
@@ -72,9 +76,54 @@ On a file edit block, \\[qodeassist-chat-edit-apply] applies it,
 (defun qodeassist-chat--path (uri)
   "The file of URI for people, relative to `default-directory'."
   (let ((file (if (string-prefix-p "file://" uri)
-                  (url-unhex-string (replace-regexp-in-string "\\`file://[^/]*" "" uri))
+                  (qodeassist-chat--uri-file uri)
                 uri)))
     (if (file-name-absolute-p file) (file-relative-name file) file)))
+
+;;;; The `diagnostics' tool: `qodeassist/diagnostics'
+
+(defun qodeassist-chat--uri-file (uri)
+  "The absolute file name of the file URI."
+  (url-unhex-string (replace-regexp-in-string "\\`file://[^/]*" "" uri)))
+
+(defun qodeassist-chat--lsp-position (pos)
+  "POS of this buffer as an LSP Position (columns counted in characters)."
+  (save-excursion
+    (goto-char pos)
+    (list :line (1- (line-number-at-pos)) :character (- pos (line-beginning-position)))))
+
+(defun qodeassist-chat-flymake-diagnostics ()
+  "This buffer's Flymake diagnostics as LSP Diagnostic plists."
+  (when (bound-and-true-p flymake-mode)
+    (mapcar (lambda (diagnostic)
+              (let ((type (symbol-name (flymake-diagnostic-type diagnostic))))
+                (list :range (list :start (qodeassist-chat--lsp-position
+                                           (flymake-diagnostic-beg diagnostic))
+                                   :end (qodeassist-chat--lsp-position
+                                         (flymake-diagnostic-end diagnostic)))
+                      :severity (cond ((string-match-p "error" type) 1)
+                                      ((string-match-p "warning" type) 2)
+                                      (t 3))
+                      :message (flymake-diagnostic-text diagnostic)
+                      :source (format "%s" (flymake-diagnostic-backend diagnostic)))))
+            (flymake-diagnostics))))
+
+(defun qodeassist-chat-diagnostics-answer (uri collect uri-of)
+  "The answer to `qodeassist/diagnostics' for the file URI (nil: all file buffers).
+COLLECT returns the LSP Diagnostic objects of the current buffer and URI-OF its
+URI.  A file that no buffer visits has none: nothing here runs its checkers."
+  (let (items)
+    (dolist (buffer (if uri
+                        (let ((visiting (find-buffer-visiting (qodeassist-chat--uri-file uri))))
+                          (and visiting (list visiting)))
+                      (buffer-list)))
+      (with-current-buffer buffer
+        (when buffer-file-name
+          (let ((found (funcall collect)))
+            (when (or uri found)
+              (push (list :uri (or uri (funcall uri-of)) :diagnostics (vconcat found))
+                    items))))))
+    (list :items (vconcat (nreverse items)))))
 
 (defun qodeassist-chat--edit-header (fields)
   "The header line of an edit with FIELDS (:uri :status :message)."

@@ -20,6 +20,7 @@
 ;; - chat: `qodeassist-eglot-chat' (C-c q c) streams the answer into the *qodeassist-chat* buffer,
 ;;   with tool calls and file edits (a diff block: a applies, r rejects, u undoes it there);
 ;;   tool permission questions are asked with `completing-read' (qodeassist-chat.el);
+;; - the chat's `diagnostics' tool sees what Flymake shows in the file buffers;
 ;; - status: `qodeassist-eglot-status' (C-c q s) and a mode-line lighter;
 ;; - a caret hint: after `qodeassist-eglot-cursor-idle-delay' idle seconds the server is told
 ;;   where point rests, and a model on this machine reads the completion request there ahead.
@@ -96,6 +97,14 @@
       (user-error "No qodeassist-lsp server here: run M-x eglot in a %s buffer"
                   (mapconcat #'symbol-name qodeassist-eglot-modes "/")))
     server))
+
+(cl-defmethod eglot-handle-request
+  ((_server qodeassist-eglot-server) (_method (eql 'qodeassist/diagnostics)) &key uri
+   &allow-other-keys)
+  "Answer the `diagnostics' tool: Flymake's diagnostics of URI (nil: all files)."
+  (qodeassist-chat-diagnostics-answer
+   uri #'qodeassist-chat-flymake-diagnostics
+   (lambda () (eglot-path-to-uri buffer-file-name))))
 
 (defun qodeassist-eglot--range (beg end)
   "The LSP range between BEG and END."

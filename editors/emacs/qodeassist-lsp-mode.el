@@ -27,6 +27,7 @@
 ;;   `qodeassist/status' notification;
 ;; - a caret hint: after `qodeassist-lsp-cursor-idle-delay' idle seconds the server is told
 ;;   where point rests, and a model on this machine reads the completion request there ahead;
+;; - the chat's `diagnostics' tool sees what lsp-mode's servers report for the open files;
 ;; - next-edit suggestions: `qodeassist-next-edit-mode' (qodeassist-next-edit.el) in these
 ;;   buffers, asked for at once when ghost text is accepted.
 
@@ -254,6 +255,18 @@ of clients that say so."
 
 (advice-add 'lsp--client-capabilities :filter-return #'qodeassist-lsp--with-show-message)
 
+;;;; The chat's `diagnostics' tool
+
+(defun qodeassist-lsp--diagnostics (_workspace params)
+  "Answer `qodeassist/diagnostics': PARAMS has the file's uri, or null for all.
+The diagnostics are those of every lsp-mode server of the session (pyright,
+clangd, ...), as lsp-mode shows them."
+  (let ((table (lsp-diagnostics)))
+    (qodeassist-chat-diagnostics-answer
+     (lsp-get params :uri)
+     (lambda () (gethash (lsp--fix-path-casing buffer-file-name) table))
+     (lambda () (lsp--path-to-uri buffer-file-name)))))
+
 ;;;; Client
 
 (lsp-register-client
@@ -269,6 +282,10 @@ of clients that say so."
   (let ((handlers (make-hash-table :test #'equal)))
     (puthash "qodeassist/status" #'qodeassist-lsp--on-status handlers)
     (puthash "qodeassist/chat/event" #'qodeassist-lsp--on-chat-event handlers)
+    handlers)
+  :request-handlers
+  (let ((handlers (make-hash-table :test #'equal)))
+    (puthash "qodeassist/diagnostics" #'qodeassist-lsp--diagnostics handlers)
     handlers)))
 
 ;;;; Keys

@@ -91,3 +91,30 @@ def test_permissions_and_an_edit_applied_and_undone_from_the_chat_buffer(
     assert report["final"].count("📝") == 1, why
     edits = [r for r in replay.requests if r.path == "/v1/chat/completions"]
     assert len(edits) == 3, why
+
+
+@pytest.mark.parametrize("client", ["eglot", "lsp-mode"])
+def test_the_diagnostics_tool_gets_what_the_editor_shows(
+    run_emacs, replay: ReplayServer, home: Path, client: str
+) -> None:
+    (home / "config" / "agents" / "tool_chat.toml").write_text(TOOL_AGENT)
+    (home / "config" / "pipelines.toml").write_text('[pipelines]\nchat_assistant = ["Tool Chat"]\n')
+    replay.script(
+        "/v1/chat/completions",
+        [
+            sse_reply(tool_call("diagnostics", {"path": "add.py"})),
+            sse_reply(tool_call("diagnostics", {})),
+            chat_reply("x is undefined."),
+        ],
+    )
+    snippet = EDITORS / "emacs" / f"qodeassist-{client}.el"
+    run = run_emacs("diagnostics_scenario", client=client, snippet=str(snippet))
+    why = run.explain()
+
+    assert "[finished: end_turn]" in run.report["chat"], why
+    chats = [r for r in replay.requests if r.path == "/v1/chat/completions"]
+    assert len(chats) == 3, why
+    # Eglot's comes from Flymake (column 12, the `x`), lsp-mode's from a server's publish.
+    for request in chats[1:]:
+        result = request.json["messages"][-1]["content"]
+        assert "add.py:2:12: error: undefined name 'x'" in result, result
