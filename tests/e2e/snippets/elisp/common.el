@@ -30,6 +30,26 @@
 (defvar qa-diagnostics-function nil
   "A function returning extra text for the report when the scenario fails (logs, buffers).")
 
+(defun qa-buffers-report (regexp)
+  "The end of every buffer whose name matches REGEXP (logs, events, stderr), as one text."
+  (mapconcat
+   (lambda (buffer)
+     (with-current-buffer buffer
+       (format "==== %s\n%s\n" (buffer-name)
+               (let ((text (buffer-string)))
+                 (substring text (max 0 (- (length text) 6000)))))))
+   (cl-remove-if-not (lambda (b) (string-match-p regexp (buffer-name b))) (buffer-list))
+   ""))
+
+(defun qa-report-buffers (regexp)
+  "Put the buffers whose names match REGEXP in the report when the scenario fails."
+  (setq qa-diagnostics-function (lambda () (qa-buffers-report regexp))))
+
+(defun qa-chat-text ()
+  "The chat buffer's text."
+  (with-current-buffer qodeassist-chat-buffer-name
+    (buffer-substring-no-properties (point-min) (point-max))))
+
 (defun qa-param (key) "Parameter KEY." (plist-get qa-params key))
 
 (defun qa-record (key value)

@@ -8,6 +8,8 @@
 
 (load (expand-file-name "lsp_common.el" (file-name-directory load-file-name)) nil t)
 
+(qa-report-buffers "EGLOT\\|lsp-log\\|qodeassist\\|stderr\\|io")
+
 (defun qa-undefined-x (report-fn &rest _)
   "A Flymake backend: `x' on line 2 of the buffer is undefined."
   (save-excursion
@@ -15,11 +17,6 @@
     (search-forward "x")
     (funcall report-fn (list (flymake-make-diagnostic (current-buffer) (1- (point)) (point)
                                                       :error "undefined name 'x'")))))
-
-(defun qa-chat-text ()
-  "The chat buffer's text."
-  (with-current-buffer qodeassist-chat-buffer-name
-    (buffer-substring-no-properties (point-min) (point-max))))
 
 (qa-run
  (lambda ()

@@ -8,19 +8,7 @@
 
 (defvar qa-server nil "The Eglot server of the scenario.")
 
-(defun qa-eglot-diagnostics ()
-  "The events and stderr buffers of the server, for a failure report."
-  (mapconcat
-   (lambda (buffer)
-     (with-current-buffer buffer
-       (format "==== %s\n%s\n" (buffer-name)
-               (let ((text (buffer-string)))
-                 (substring text (max 0 (- (length text) 6000)))))))
-   (cl-remove-if-not (lambda (b) (string-match-p "EGLOT\\|qodeassist-chat" (buffer-name b)))
-                     (buffer-list))
-   ""))
-
-(setq qa-diagnostics-function #'qa-eglot-diagnostics)
+(qa-report-buffers "EGLOT\\|qodeassist-chat")
 
 (defun qa-eglot-completion ()
   "Ask for completion at point until the qodeassist candidate shows up; accept it.

@@ -5,20 +5,7 @@
 
 (load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
 
-(defun qa-lsp-diagnostics ()
-  "The lsp-mode log and the server's stderr, for a failure report."
-  (mapconcat
-   (lambda (buffer)
-     (with-current-buffer buffer
-       (format "==== %s\n%s\n" (buffer-name)
-               (let ((text (buffer-string)))
-                 (substring text (max 0 (- (length text) 6000)))))))
-   (cl-remove-if-not
-    (lambda (b) (string-match-p "lsp-log\\|qodeassist\\|stderr\\|lsp-io" (buffer-name b)))
-    (buffer-list))
-   ""))
-
-(setq qa-diagnostics-function #'qa-lsp-diagnostics)
+(qa-report-buffers "lsp-log\\|qodeassist\\|stderr\\|lsp-io")
 
 (defun qa-lsp-start (buffer)
   "Start lsp-mode in BUFFER and wait until the qodeassist workspace is initialized."

@@ -6,18 +6,7 @@
 
 (load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
 
-(defun qa-next-edit-diagnostics ()
-  "The events buffer of the server, for a failure report."
-  (mapconcat
-   (lambda (buffer)
-     (with-current-buffer buffer
-       (format "==== %s\n%s\n" (buffer-name)
-               (let ((text (buffer-string)))
-                 (substring text (max 0 (- (length text) 6000)))))))
-   (cl-remove-if-not (lambda (b) (string-match-p "EGLOT" (buffer-name b))) (buffer-list))
-   ""))
-
-(setq qa-diagnostics-function #'qa-next-edit-diagnostics)
+(qa-report-buffers "EGLOT")
 
 (qa-run
  (lambda ()

@@ -11,21 +11,7 @@
 
 (defvar qa-asked nil "What `completing-read' was asked, last first: ((PROMPT . CHOICES)...).")
 
-(defun qa-tools-diagnostics ()
-  "The client's logs and the chat buffer, for a failure report."
-  (mapconcat
-   (lambda (buffer)
-     (with-current-buffer buffer
-       (format "==== %s\n%s\n" (buffer-name)
-               (let ((text (buffer-string)))
-                 (substring text (max 0 (- (length text) 6000)))))))
-   (cl-remove-if-not
-    (lambda (b) (string-match-p "EGLOT\\|lsp-log\\|qodeassist\\|stderr\\|events\\|io"
-                                (buffer-name b)))
-    (buffer-list))
-   ""))
-
-(setq qa-diagnostics-function #'qa-tools-diagnostics)
+(qa-report-buffers "EGLOT\\|lsp-log\\|qodeassist\\|stderr\\|events\\|io")
 
 (defun qa-start (buffer)
   "Start the snippet's client in BUFFER; return the function that sends a chat message."
@@ -42,11 +28,6 @@
                              (lsp-workspaces)))
                30 "the qodeassist workspace to initialize")
       #'qodeassist-lsp-chat)))
-
-(defun qa-chat-text ()
-  "The chat buffer's text."
-  (with-current-buffer qodeassist-chat-buffer-name
-    (buffer-substring-no-properties (point-min) (point-max))))
 
 (qa-run
  (lambda ()
