@@ -1,6 +1,10 @@
-"""``qodeassist-lsp chat [--agent A] [--events jsonl] MESSAGE``: one chat turn from a terminal.
+"""``qodeassist-lsp chat [--agent A] [--events jsonl] [--workspace DIR] [--no-tools] MESSAGE``.
 
-Plain mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
+One chat turn from a terminal. An agent with ``enable_tools`` gets the tool kit over
+``--workspace`` (default: ``--project``, else the current folder) behind
+``[tools.permissions]``; a question is asked on the terminal (`tool_kit.TerminalAsker`), or
+denied when stdin is not one. Plain mode streams the answer text to stdout as it arrives (tool
+activity goes to stderr);
 ``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
 model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
 configuration error), 2 for an empty message, 130 when interrupted.
@@ -12,6 +16,7 @@ import argparse
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.cli.common import (
@@ -22,6 +27,7 @@ from qodeassist_lsp.cli.common import (
     load,
     print_launch_progress,
 )
+from qodeassist_lsp.cli.tool_kit import give_tools
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
@@ -44,6 +50,12 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     chat.add_argument("message", metavar="MESSAGE")
     chat.add_argument("--agent", metavar="A", help="agent name (default: first chat agent)")
     chat.add_argument("--events", choices=["jsonl"], help="print typed events, one per line")
+    chat.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the folder the agent's tools see (default: --project, else the current folder)",
+    )
+    chat.add_argument("--no-tools", action="store_true", help="offer the agent no tools")
     chat.set_defaults(handler=run_chat)
 
 
@@ -61,9 +73,16 @@ def run_chat(args: argparse.Namespace) -> int:
     """Send one message and stream the answer."""
     if not args.message.strip():
         raise CliError("nothing to send: the message is empty", EXIT_USAGE)
+    workspace = Path(args.workspace or args.project or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise CliError(f"--workspace {workspace}: not a folder")
+    args.project = str(workspace)
     config = load(args)
     agent = pick_chat_agent(config, args.agent)
-    return asyncio.run(_chat(config, agent, args.message, jsonl=args.events == "jsonl"))
+    tools = None if args.no_tools else workspace
+    return asyncio.run(
+        _chat(config, agent, args.message, jsonl=args.events == "jsonl", tools=tools)
+    )
 
 
 class _Printer:
@@ -92,8 +111,12 @@ class _Printer:
             print("[stopped: the answer started repeating itself]", file=sys.stderr)
 
 
-async def _chat(config: Configuration, agent: str, message: str, *, jsonl: bool) -> int:
+async def _chat(
+    config: Configuration, agent: str, message: str, *, jsonl: bool, tools: Path | None
+) -> int:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
+    if tools is not None:
+        give_tools(runtime, config, tools, ask=sys.stdin.isatty())
     printer = _Printer(jsonl)
     try:
         try:

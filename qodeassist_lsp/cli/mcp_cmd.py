@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
+from qodeassist_lsp.cli.tool_kit import kit_for
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.settings import Settings
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.core.tools import PermissionClass, ToolContributor, ToolRegistry
     from qodeassist_lsp.mcp.server_gate import Decision
-    from qodeassist_lsp.tools.kit import ToolKit
 
 SETTINGS_PORT = -1
 """``--port`` without a number: ``[mcp] server_port``."""
@@ -124,25 +123,6 @@ def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
     """Return what ``[tools.permissions]`` decides for ``permission``."""
     decision: Decision = getattr(settings.tools.permissions, permission)
     return decision
-
-
-def kit_for(workspace: Path, config: Configuration) -> ToolKit:
-    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
-    from qodeassist_lsp.context.ignore import FolderIgnores
-    from qodeassist_lsp.core.memory import Memory
-    from qodeassist_lsp.tools.kit import KitSources, ToolKit
-    from qodeassist_lsp.tools.workspace import ToolWorkspace
-
-    ignores = FolderIgnores.of([workspace])
-    settings = config.settings
-    view = ToolWorkspace.of([workspace], settings.general.allowed_roots, ignore=ignores)
-    return ToolKit(
-        KitSources(
-            settings=lambda: settings.tools,
-            workspace=lambda: view,
-            memory=lambda: Memory.of(config.paths),
-        )
-    )
 
 
 async def _serve(runtime: Runtime, serving: Any) -> None:

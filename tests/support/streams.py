@@ -66,3 +66,14 @@ def completion_reply(*parts: str, **kwargs: Any) -> Reply:
 def chat_reply(*parts: str, **kwargs: Any) -> Reply:
     """A scripted ``/v1/chat/completions`` reply yielding ``parts``."""
     return sse_reply(chat_sse(*parts), **kwargs)
+
+
+def tool_call_reply(name: str, arguments: dict[str, Any], **kwargs: Any) -> Reply:
+    """A scripted ``/v1/chat/completions`` reply in which the model calls the tool ``name``."""
+    call = {"index": 0, "id": f"call_{name}", "type": "function"}
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{**call, "function": function}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    return sse_reply(_sse(chunks), **kwargs)

@@ -10,15 +10,13 @@ send ``qodeassist/chat/editFile``, the server changes the buffer through
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.snippets.conftest import EDITORS
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, sse_reply
+from tests.support.streams import chat_reply, tool_call_reply
 
 TOOL_AGENT = """schema_version = 1
 extends      = "Embedded Chat"
@@ -32,17 +30,6 @@ EDIT = {
 }
 
 
-def tool_call(name: str, arguments: dict[str, Any]) -> bytes:
-    """An OpenAI chat stream in which the model calls the tool ``name``."""
-    call = {"index": 0, "id": f"call_{name}", "type": "function"}
-    function = {"name": name, "arguments": json.dumps(arguments)}
-    chunks = [
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{**call, "function": function}]}}]},
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    ]
-    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
-
-
 @pytest.mark.parametrize(("client", "answer"), [("eglot", "Deny"), ("lsp-mode", "Allow once")])
 def test_permissions_and_an_edit_applied_and_undone_from_the_chat_buffer(
     run_emacs, replay: ReplayServer, home: Path, client: str, answer: str
@@ -52,8 +39,8 @@ def test_permissions_and_an_edit_applied_and_undone_from_the_chat_buffer(
     replay.script(
         "/v1/chat/completions",
         [
-            sse_reply(tool_call("terminal", CALL)),
-            sse_reply(tool_call("edit_file", EDIT)),
+            tool_call_reply("terminal", CALL),
+            tool_call_reply("edit_file", EDIT),
             chat_reply("Here it is."),
         ],
     )
@@ -102,8 +89,8 @@ def test_the_diagnostics_tool_gets_what_the_editor_shows(
     replay.script(
         "/v1/chat/completions",
         [
-            sse_reply(tool_call("diagnostics", {"path": "add.py"})),
-            sse_reply(tool_call("diagnostics", {})),
+            tool_call_reply("diagnostics", {"path": "add.py"}),
+            tool_call_reply("diagnostics", {}),
             chat_reply("x is undefined."),
         ],
     )

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, write_embedded_instances
+from tests.support.streams import chat_reply, tool_call_reply, write_embedded_instances
 
 LOOP = "I am a helpful software engineer who writes clean code.\n"
+TOOL_AGENT = """schema_version = 1
+extends      = "Embedded Chat"
+name         = "Tool Chat"
+enable_tools = true
+"""
 
 
 @pytest.fixture
@@ -71,3 +77,93 @@ def test_a_starting_servers_download_progress_shows_on_stderr(
         f"qodeassist-lsp: Embedded Instruct: {p}% downloading model.gguf: {p} of 100 MiB"
         for p in (0, 50, 100)
     ]
+
+
+@pytest.fixture
+def tool_agent(config_dir: Path) -> None:
+    (config_dir / "agents" / "tool_chat.toml").write_text(TOOL_AGENT)
+    (config_dir / "pipelines.toml").write_text('[pipelines]\nchat_assistant = ["Tool Chat"]\n')
+
+
+def tool_result(replay: ReplayServer) -> str:
+    """What the model was told the tool did (the second request's last message)."""
+    chats = [r for r in replay.requests if r.path == "/v1/chat/completions"]
+    assert len(chats) == 2, chats
+    return str(chats[1].json["messages"][-1]["content"])
+
+
+def test_an_agent_with_tools_reads_a_file_of_the_workspace(
+    run_cli, replay: ReplayServer, tool_agent: None, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    replay.script(
+        "/v1/chat/completions",
+        [tool_call_reply("read_file", {"path": "notes.txt"}), chat_reply("It says 42.")],
+    )
+    code, out, err = run_cli("chat", "What do my notes say?")
+    assert code == 0, err
+    assert out == "It says 42.\n"
+    assert '[tool] read_file({"path": "notes.txt"})' in err and "[tool] read_file -> ok" in err
+    assert "the answer is 42" in tool_result(replay)
+
+
+def test_a_file_outside_the_workspace_is_refused(
+    run_cli, replay: ReplayServer, tool_agent: None, tmp_path: Path
+) -> None:
+    (tmp_path / "inside").mkdir()
+    (tmp_path / "secret.txt").write_text("hunter2\n")
+    replay.script(
+        "/v1/chat/completions",
+        [tool_call_reply("read_file", {"path": "../secret.txt"}), chat_reply("No.")],
+    )
+    code, _out, err = run_cli("chat", "--workspace", str(tmp_path / "inside"), "Read it")
+    assert code == 0, err
+    assert "[tool] read_file -> error" in err
+    assert "hunter2" not in tool_result(replay)
+
+
+def test_without_a_terminal_a_program_is_not_run(
+    run_cli, replay: ReplayServer, tool_agent: None
+) -> None:
+    replay.script(
+        "/v1/chat/completions",
+        [tool_call_reply("terminal", {"command": "git --version"}), chat_reply("Denied.")],
+    )
+    code, _out, err = run_cli("chat", "Which git?")
+    assert code == 0, err
+    result = tool_result(replay)
+    assert "terminal was not run" in result and "git version" not in result
+
+
+class _Terminal(io.StringIO):
+    """A stdin that is a terminal, with the user's answers typed in advance."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_the_user_is_asked_and_allows_it(
+    run_cli, replay: ReplayServer, tool_agent: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", _Terminal("o\n"))
+    replay.script(
+        "/v1/chat/completions",
+        [tool_call_reply("terminal", {"command": "git --version"}), chat_reply("Git it is.")],
+    )
+    code, _out, err = run_cli("chat", "Which git?")
+    assert code == 0, err
+    assert "the model wants to run a program with the tool terminal" in err
+    assert "[o] Allow once  [c] Allow for this chat  [d] Deny (default: Deny): " in err
+    assert "git version" in tool_result(replay)
+
+
+def test_no_tools_offers_none(run_cli, replay: ReplayServer, tool_agent: None) -> None:
+    replay.script("/v1/chat/completions", chat_reply("Hello!"))
+    assert run_cli("chat", "--no-tools", "hi")[0] == 0
+    assert "tools" not in replay.requests[-1].json
+    replay.script("/v1/chat/completions", chat_reply("Hello!"))
+    assert run_cli("chat", "hi")[0] == 0
+    assert {t["function"]["name"] for t in replay.requests[-1].json["tools"]} >= {
+        "read_file",
+        "terminal",
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qodeassist_lsp.cli.mcp_cmd import kit_for
+from qodeassist_lsp.cli.tool_kit import kit_for
 from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT

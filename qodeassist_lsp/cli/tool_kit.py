@@ -1,0 +1,76 @@
+"""The command line's tools: the tool kit over one folder, and permission asked on the terminal.
+
+``mcp serve`` offers the kit to MCP clients; ``chat`` gives it to its agent, behind the same
+``[tools.permissions]`` gate as the editors. A terminal is the chat's only person to ask: a
+question goes to stderr and the answer is one line of stdin; without a terminal on stdin
+nobody can answer, so what needs asking is denied and the model is told why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.tools.kit import ToolKit
+
+_KEYS = "ocd"
+"""The key of each permission answer, in `qodeassist_lsp.tools.permissions.ACTIONS` order."""
+
+
+def kit_for(workspace: Path, config: Configuration) -> ToolKit:
+    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
+    from qodeassist_lsp.context.ignore import FolderIgnores
+    from qodeassist_lsp.core.memory import Memory
+    from qodeassist_lsp.tools.kit import KitSources, ToolKit
+    from qodeassist_lsp.tools.workspace import ToolWorkspace
+
+    ignores = FolderIgnores.of([workspace])
+    settings = config.settings
+    view = ToolWorkspace.of([workspace], settings.general.allowed_roots, ignore=ignores)
+    return ToolKit(
+        KitSources(
+            settings=lambda: settings.tools,
+            workspace=lambda: view,
+            memory=lambda: Memory.of(config.paths),
+        )
+    )
+
+
+class TerminalAsker:
+    """A `PermissionAsker` that asks on ``output`` and reads the answer from ``answers``."""
+
+    def __init__(self, answers: TextIO, output: TextIO) -> None:
+        """Ask through ``output`` (stderr) and read one line of ``answers`` (stdin) per question."""
+        self._answers = answers
+        self._output = output
+
+    async def ask(self, question: str, actions: Sequence[str]) -> str | None:
+        """Return the action whose key the user typed; the last one (Deny) otherwise."""
+        keyed = list(zip(_KEYS, actions, strict=False))
+        choices = "  ".join(f"[{key}] {action}" for key, action in keyed)
+        self._output.write(f"{question}\n  {choices} (default: {actions[-1]}): ")
+        self._output.flush()
+        line = await asyncio.to_thread(self._answers.readline)
+        if not line:
+            return None  # end of input: nobody is there to answer
+        typed = line.strip().casefold()[:1]
+        return next((action for key, action in keyed if typed == key), actions[-1])
+
+
+def give_tools(runtime: Runtime, config: Configuration, workspace: Path, ask: bool) -> None:
+    """Offer the kit over ``workspace`` to ``runtime``'s sessions, gated by the settings.
+
+    ``ask``: permission questions go to the terminal (else they are denied).
+    """
+    import sys
+
+    from qodeassist_lsp.tools.permissions import PermissionGate
+
+    runtime.contributors.add(kit_for(workspace, config).contribute)
+    asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
+    runtime.contributors.gate = PermissionGate(lambda: config.settings.tools.permissions, asker)
