@@ -89,9 +89,14 @@ class Readiness:
             if url is None:
                 return
             remaining = deadline - time.monotonic()
-            last = await self.probe(max(0.1, min(PROBE_TIMEOUT_S, remaining)))
-            if last.kind is ProbeKind.OK:
+            wait_s = min(PROBE_TIMEOUT_S, remaining)
+            probe = await self.probe(max(0.1, wait_s))
+            if probe.kind is ProbeKind.OK:
                 return
+            # A probe the deadline cut short says less than the answer the server gave before.
+            cut_short = probe.kind is ProbeKind.TIMEOUT and wait_s < PROBE_TIMEOUT_S
+            if not (cut_short and last.kind in (ProbeKind.STATUS, ProbeKind.PROTOCOL)):
+                last = probe
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break

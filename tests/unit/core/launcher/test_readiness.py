@@ -100,3 +100,32 @@ async def test_adopts_a_server_that_is_still_loading(tiny: Tiny, launchers: list
     finally:
         loading.terminate()
         await loading.wait()
+
+
+async def test_a_probe_the_deadline_cut_short_does_not_hide_the_last_answer() -> None:
+    # On a loaded machine the last probe before the deadline gets only what is left of it and
+    # may time out; the error still says what the server answered before (HTTP 503).
+    from types import SimpleNamespace
+
+    from qodeassist_lsp.config.providers import LaunchConfig
+    from qodeassist_lsp.core.launcher.probe import Probe, ProbeKind
+    from qodeassist_lsp.core.launcher.readiness import Readiness
+
+    answers = iter([Probe(ProbeKind.STATUS, "answered HTTP 503", 503)])
+
+    async def probe(wait_s: float) -> Probe:
+        answer = next(answers, None)
+        if answer is not None:
+            return answer
+        await asyncio.sleep(wait_s)
+        return Probe(ProbeKind.TIMEOUT, f"did not answer within {wait_s:g} s")
+
+    config = LaunchConfig(command="x", ready_url="http://127.0.0.1:9/health", ready_timeout_s=1.0)
+    readiness = Readiness("Tiny", config, probe, interval_s=0.05)  # type: ignore[arg-type]
+    with pytest.raises(LaunchError) as caught:
+        await readiness.wait(
+            SimpleNamespace(exited=False, waiter=None),  # type: ignore[arg-type]
+            SimpleNamespace(tail=lambda chars: ""),  # type: ignore[arg-type]
+        )
+    assert "answered HTTP 503" in caught.value.info.message
+    assert "did not answer" not in caught.value.info.message
