@@ -15,7 +15,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.config.problems import ConfigProblem
 
 log = logging.getLogger("qodeassist.server")
 
@@ -35,6 +38,13 @@ class LanguageFeature:
     def status(self) -> Any:
         """Return this feature's part of ``qodeassist/status`` (JSON)."""
         return None
+
+    def config_problems(self, path: Path) -> list[ConfigProblem]:
+        """Return the problems this feature found in the configuration file ``path``.
+
+        The server publishes them, with the loader's, as that file's diagnostics.
+        """
+        return []
 
     async def aclose(self) -> None:
         """Stop everything in flight (``shutdown``)."""

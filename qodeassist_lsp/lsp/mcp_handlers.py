@@ -27,6 +27,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.pipelines import PipelineSpec
+    from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.core.tools import ToolRegistry
     from qodeassist_lsp.mcp.definitions import ServerDefinition
     from qodeassist_lsp.mcp.hub import HubConfig, McpHub
@@ -119,6 +120,8 @@ class McpFeature(LanguageFeature):
                 store = ApprovalStore(configuration.paths.data_root)
                 self.hub = McpHub(store, EditorApprovalAsker(self._server), self._changed)
             await self.hub.configure(config)
+        for document in self._server.documents:  # mcp.json's diagnostics follow its problems
+            self._server.publish_config_diagnostics(document.uri)
 
     def _contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         if self.hub is not None:
@@ -127,6 +130,13 @@ class McpFeature(LanguageFeature):
     def _changed(self) -> None:
         if not self._server.shutdown_received:
             self._server.protocol.notify(methods.STATUS, self._server.status())
+
+    def config_problems(self, path: Path) -> list[ConfigProblem]:
+        """Return the problems of the ``mcp.json`` file ``path`` (published as its diagnostics)."""
+        if self.hub is None:
+            return []
+        target = path.resolve()
+        return [p for p in self.hub.problems if p.file and Path(p.file).resolve() == target]
 
     def status(self) -> Any:
         """Every configured MCP server's state (``qodeassist/status`` key ``mcp``)."""

@@ -145,6 +145,9 @@ class QodeAssistServer(LanguageServer):
         if path is None or not path.endswith((".toml", ".json")):
             return
         problems = self.backend.problems_for(Path(path))
+        for feature in self.features:
+            with isolated(feature, "config_problems"):
+                problems += feature.config_problems(Path(path))
         paths = self.backend.paths
         inside = paths is not None and _is_config_file(Path(path), paths.config_root, paths.project)
         if not problems and not inside:

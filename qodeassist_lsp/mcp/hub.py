@@ -164,6 +164,11 @@ class McpHub:
         """Return the connection of server ``name``, if it is configured."""
         return self._connections.get(name)
 
+    @property
+    def problems(self) -> tuple[ConfigProblem, ...]:
+        """The problems found in the ``mcp.json`` files of the current configuration."""
+        return self._config.problems
+
     def status(self) -> dict[str, Any]:
         """Return the ``mcp`` part of ``qodeassist/status``: servers' states, file problems."""
         return {

@@ -66,6 +66,25 @@ async def test_broken_agent_file_open_in_the_editor_gets_diagnostics(client, lsp
     await client.shutdown_session()
 
 
+async def test_a_broken_mcp_json_open_in_the_editor_gets_diagnostics(client, lsp_home) -> None:
+    mcp = lsp_home / "config" / "mcp.json"
+    mcp.write_text('{\n  "mcpServers": {\n    "files": {"args": ["x"]}\n  }\n}\n')
+    await client.initialize_session(client.init_params)
+    await wait_ready(client)
+    uri = open_file(client, mcp, "json")
+    [diagnostic] = await published_diagnostics(client, uri)
+    assert diagnostic.range.start.line == 2, diagnostic
+    assert "files" in diagnostic.message and diagnostic.severity == types.DiagnosticSeverity.Error
+
+    # Fixed and saved: the MCP servers are read again and the diagnostic goes.
+    mcp.write_text('{"mcpServers": {"files": {"command": "mcp-files", "enable": false}}}\n')
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
+    )
+    assert await published_diagnostics(client, uri, cleared=True) == []
+    await client.shutdown_session()
+
+
 async def test_did_change_configuration_applies_editor_settings(client) -> None:
     await client.initialize_session(client.init_params)
     await wait_ready(client)
