@@ -5,7 +5,8 @@ empty chat whose id is the session id, ``session/load`` replays a stored one; th
 of ``pipelines.chat_assistant`` are the session's modes, with ``auto`` (the default when a
 ``chat_router`` agent is configured: it picks the agent for each prompt) and ``plan`` (plan mode
 with the last chosen agent); skills are announced as slash commands. ``session/prompt`` sends
-one chat message (text, resource links as attachments, embedded resources as quoted files) and
+one chat message (text, resource links as attachments, embedded resources as quoted files,
+images stored beside the chat as attached ones are) and
 answers with the stop reason once every update is sent; in plan mode the plan arrives as ``plan``
 updates and its steps run at once, in the same turn (ACP has no approve step; writes still ask
 permission).
@@ -16,8 +17,10 @@ not implement (fork, resume, config options) are answered "method not found" by 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
@@ -29,6 +32,7 @@ from acp.schema import (
     AvailableCommandInput,
     ClientCapabilities,
     EmbeddedResourceContentBlock,
+    ImageContentBlock,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -57,7 +61,7 @@ from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
-from qodeassist_lsp.features.chat.files import ChatInputError
+from qodeassist_lsp.features.chat.files import ChatInputError, InlineImage
 from qodeassist_lsp.features.chat.history_format import decode_block
 from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
@@ -107,7 +111,7 @@ class QodeAssistAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(embedded_context=True, image=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
                 nes=self.nes.capabilities(),
@@ -296,14 +300,18 @@ class QodeAssistAgent:
             raise RequestError.invalid_request(
                 {"message": f"session {session_id} is already answering a prompt; cancel it first"}
             )
-        text, attachments = _message(prompt)
+        text, attachments, images = _message(prompt)
         turn = session.begin_turn()
         token = CURRENT.set(session)
         chats = session.chats
         try:
             await (chats.plans.start if session.plan_mode else chats.send)(
                 SendInput(
-                    text, chat_id=session_id, agent=session.agent or None, attachments=attachments
+                    text,
+                    chat_id=session_id,
+                    agent=session.agent or None,
+                    attachments=attachments,
+                    images=images,
                 )
             )
         except (ChatInputError, UnknownSkill) as exc:
@@ -364,10 +372,11 @@ class QodeAssistAgent:
             await session.aclose()
 
 
-def _message(prompt: list[Any]) -> tuple[str, list[str]]:
-    """Return the message text and the attachments (file URIs) of a prompt's blocks."""
+def _message(prompt: list[Any]) -> tuple[str, list[str], list[InlineImage]]:
+    """Return the message text, the attachments (file URIs) and the images of a prompt."""
     parts: list[str] = []
     attachments: list[str] = []
+    images: list[InlineImage] = []
     for block in prompt:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
@@ -381,6 +390,18 @@ def _message(prompt: list[Any]) -> tuple[str, list[str]]:
             if not isinstance(resource, TextResourceContents):
                 raise _invalid(f"{resource.uri}: only text resources can be embedded")
             parts.append(f"\n\nFile: {resource.uri}\n```\n{resource.text}\n```\n")
+        elif isinstance(block, ImageContentBlock):
+            images.append(_image(block, len(images) + 1))
         else:
-            raise _invalid(f"{block.type} content is not supported; send text and resources")
-    return "".join(parts), attachments
+            raise _invalid(f"{block.type} content is not supported; send text, images, resources")
+    return "".join(parts), attachments, images
+
+
+def _image(block: ImageContentBlock, number: int) -> InlineImage:
+    """Return the image of an image block (named after its URI, else ``image-N``)."""
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise _invalid(f"image {number}: its data is not base64") from None
+    name = PurePosixPath(block.uri).stem if block.uri else ""
+    return InlineImage(data, block.mime_type, name or f"image-{number}")

@@ -15,7 +15,7 @@ from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import SessionEvent
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.request import Request
-from qodeassist_lsp.features.chat.files import StoredContentLoader
+from qodeassist_lsp.features.chat.files import InlineImage, StoredContentLoader
 from qodeassist_lsp.features.chat.history_format import ChatFile
 
 __all__ = ["Chat", "EventSink", "SendInput"]
@@ -32,6 +32,8 @@ class SendInput:
     chat_id: str | None = None
     agent: str | None = None
     attachments: Sequence[str] = ()
+    images: Sequence[InlineImage] = ()
+    """Images sent inline (ACP's image blocks); stored beside the chat like attached ones."""
     linked_files: Sequence[str] | None = None
     history: Sequence[Message] = ()
     """Earlier turns a new chat starts from (a stateless client's conversation); else unused."""

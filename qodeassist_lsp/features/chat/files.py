@@ -185,6 +185,35 @@ def store_attachments(
     return blocks
 
 
+@dataclass(frozen=True)
+class InlineImage:
+    """An image a client sends inside its message (not a file of the workspace)."""
+
+    data: bytes
+    media_type: str
+    name: str = "image"
+    """What the chat shows for it, without an extension (one is added from ``media_type``)."""
+
+
+def store_images(store: ChatStore, chat_id: str, images: Sequence[InlineImage]) -> list[Block]:
+    """Check every inline image, then write them beside the chat; return their blocks."""
+    kinds = set(IMAGE_TYPES.values())
+    for image in images:
+        if image.media_type not in kinds:
+            raise ChatInputError(
+                f"{image.name}: {image.media_type or 'an unknown type'} images cannot be sent; "
+                f"send one of {', '.join(sorted(kinds))}"
+            )
+        if len(image.data) > MAX_IMAGE_BYTES:
+            raise ChatInputError(f"{image.name}: images over 20 MiB cannot be sent")
+    blocks: list[Block] = []
+    for image in images:
+        name = image.name + (mimetypes.guess_extension(image.media_type) or "")
+        stored = store.store_attachment_data(chat_id, image.data, name)
+        blocks.append(StoredImageBlock(name, stored, image.media_type))
+    return blocks
+
+
 class StoredContentLoader:
     """Loads a chat's stored attachments for sending, cached by (path, mtime, size)."""
 

@@ -46,6 +46,7 @@ from qodeassist_lsp.features.chat.files import (
     FileAccess,
     StoredContentLoader,
     store_attachments,
+    store_images,
 )
 from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
@@ -186,7 +187,7 @@ class ChatService:
 
     async def _send(self, params: SendInput, choice: router.Choice | None) -> tuple[str, Request]:
         message = params.message.strip()
-        if not message and not params.attachments:
+        if not message and not params.attachments and not params.images:
             raise ChatInputError("nothing to send: the message is empty")
         chat = self.open_chat(params.chat_id) if params.chat_id else None
         choice = choice or await self._route(params.agent, message)
@@ -218,6 +219,7 @@ class ChatService:
         blocks += invoked
         try:
             blocks += store_attachments(access, self.store(), chat.chat_id, params.attachments)
+            blocks += store_images(self.store(), chat.chat_id, params.images)
         except ChatInputError:
             if created:  # the client never learns this chat's id
                 self._chats.pop(chat.chat_id, None)

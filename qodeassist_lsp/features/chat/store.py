@@ -255,12 +255,22 @@ class ChatStore:
 
         ``name`` is the file name the user attached (``source`` may be its real path).
         """
+        stored, target = self._new_content(chat_id, name or source.name)
+        shutil.copyfile(source, target)
+        return stored
+
+    def store_attachment_data(self, chat_id: str, data: bytes, name: str) -> str:
+        """Write ``data`` (an image sent inline) into the chat's content folder; return its name."""
+        stored, target = self._new_content(chat_id, name)
+        target.write_bytes(data)
+        return stored
+
+    def _new_content(self, chat_id: str, name: str) -> tuple[str, Path]:
         folder = self._content_confinement(chat_id)
         Path(folder.roots[0]).mkdir(parents=True, exist_ok=True)
-        base = Path(name or source.name)
+        base = Path(name)
         stored = f"{base.stem}_{uuid.uuid4().hex[:8]}{base.suffix}"
-        shutil.copyfile(source, folder.for_write(stored, folder.roots[0]))
-        return stored
+        return stored, Path(folder.for_write(stored, folder.roots[0]))
 
     def stored_file(self, chat_id: str, stored_path: str) -> Path:
         """Return the file of an attachment stored for ``chat_id`` (confined to its folder).

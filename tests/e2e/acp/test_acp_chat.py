@@ -14,6 +14,7 @@ from acp import (
     PROTOCOL_VERSION,
     RequestError,
     embedded_text_resource,
+    image_block,
     resource_block,
     resource_link_block,
     text_block,
@@ -44,6 +45,7 @@ async def test_initialize_announces_version_load_and_prompt_capabilities(acp_hom
     caps = answer.agent_capabilities
     assert caps is not None and caps.load_session is True
     assert caps.prompt_capabilities is not None and caps.prompt_capabilities.embedded_context
+    assert caps.prompt_capabilities.image is True
     assert caps.mcp_capabilities is not None and caps.mcp_capabilities.http
     assert answer.auth_methods == []
     assert answer.agent_info is not None and answer.agent_info.name == "qodeassist-lsp"
@@ -76,6 +78,35 @@ async def test_a_prompt_streams_the_answer_and_ends_the_turn(
     sent = str(replay.last.json["messages"])
     assert "Summarise these" in sent and "# unsaved draft" in sent
     assert "remember the milk" in sent  # the resource link became an attachment
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+"""A 1×1 PNG, as a client pastes a screenshot."""
+
+
+async def test_an_image_goes_to_the_model_and_an_unknown_type_is_refused(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    replay.script(ROUTE, chat_reply("A single pixel."))
+    editor = Editor()
+    async with running_agent(acp_home, editor) as conn:
+        session = await conn.new_session(cwd=str(acp_home / "project"), mcp_servers=[])
+        answer = await conn.prompt(
+            session_id=session.session_id,
+            prompt=[text_block("What is this?"), image_block(PIXEL, "image/png")],
+        )
+        with pytest.raises(RequestError) as refused:
+            await conn.prompt(
+                session_id=session.session_id,
+                prompt=[text_block("And this?"), image_block("SUkqAA==", "image/tiff")],
+            )
+    assert answer.stop_reason == "end_turn" and editor.text() == "A single pixel."
+    assert len(replay.requests) == 1  # the refused prompt reached no model
+    user = [m for m in replay.last.json["messages"] if m["role"] == "user"][-1]
+    parts = {part["type"]: part for part in user["content"]}
+    assert parts["text"]["text"].startswith("What is this?")
+    assert parts["image_url"]["image_url"]["url"] == f"data:image/png;base64,{PIXEL}"
+    assert refused.value.code == -32602 and "image/tiff" in str(refused.value.data)
 
 
 async def test_modes_choose_the_chat_agent(acp_home: Path, replay: ReplayServer) -> None:

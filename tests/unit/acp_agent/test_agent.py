@@ -17,7 +17,7 @@ from qodeassist_lsp.acp_agent.agent import _message
 
 
 def test_text_links_and_embedded_text_make_the_message() -> None:
-    text, attachments = _message(
+    text, attachments, images = _message(
         [
             text_block("Fix "),
             text_block("this"),
@@ -26,15 +26,27 @@ def test_text_links_and_embedded_text_make_the_message() -> None:
             resource_block(embedded_text_resource("file:///p/b.py", "print(1)")),
         ]
     )
-    assert attachments == ["file:///p/a.py"]
+    assert attachments == ["file:///p/a.py"] and images == []
     assert text.startswith("Fix this[docs](https://example.com/docs)")
     assert "File: file:///p/b.py\n```\nprint(1)\n```" in text
+
+
+def test_images_are_decoded_and_named() -> None:
+    _text, _attachments, images = _message(
+        [text_block("look"), image_block("aGk=", "image/png"), image_block("aGk=", "image/jpeg")]
+    )
+    assert [(i.data, i.media_type, i.name) for i in images] == [
+        (b"hi", "image/png", "image-1"),
+        (b"hi", "image/jpeg", "image-2"),
+    ]
+    [named] = _message([image_block("aGk=", "image/png", uri="file:///tmp/shot.png")])[2]
+    assert named.name == "shot"
 
 
 @pytest.mark.parametrize(
     "block",
     [
-        image_block("aGk=", "image/png"),
+        image_block("not base64!", "image/png"),
         resource_block(embedded_blob_resource("file:///p/x.bin", "aGk=")),
     ],
 )

@@ -20,8 +20,10 @@ from qodeassist_lsp.features.chat import mentions
 from qodeassist_lsp.features.chat.files import (
     ChatInputError,
     FileAccess,
+    InlineImage,
     StoredContentLoader,
     store_attachments,
+    store_images,
 )
 from qodeassist_lsp.features.chat.store import ChatStore
 
@@ -86,6 +88,32 @@ def test_a_refused_attachment_stores_nothing(project: Path, tmp_path: Path) -> N
     (project / "ok.md").write_text("fine")
     with pytest.raises(ChatInputError):
         store_attachments(access(project), store, "c1", ["ok.md", "secret.env"])
+    assert not (tmp_path / "history").exists()
+
+
+def test_inline_images_are_stored_beside_the_chat(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path / "history")
+    [block] = store_images(store, "c1", [InlineImage(b"\x89PNG fake", "image/jpeg", "shot")])
+    assert isinstance(block, StoredImageBlock)
+    assert (block.file_name, block.media_type) == ("shot.jpg", "image/jpeg")
+    image = StoredContentLoader(store, "c1")(block)
+    assert isinstance(image, ImageBlock) and image.data == "iVBORyBmYWtl"
+
+
+@pytest.mark.parametrize(
+    ("image", "why"),
+    [
+        (InlineImage(b"II*", "image/tiff", "scan"), "image/tiff images cannot be sent"),
+        (InlineImage(b"0" * (20 * 1024 * 1024 + 1), "image/png", "big"), "over 20 MiB"),
+    ],
+)
+def test_a_refused_inline_image_stores_nothing(
+    tmp_path: Path, image: InlineImage, why: str
+) -> None:
+    store = ChatStore(tmp_path / "history")
+    ok = InlineImage(b"fine", "image/png")
+    with pytest.raises(ChatInputError, match=why):
+        store_images(store, "c1", [ok, image])
     assert not (tmp_path / "history").exists()
 
 
