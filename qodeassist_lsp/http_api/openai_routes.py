@@ -11,12 +11,16 @@ Tools run on the server: their calls are not OpenAI ``tool_calls``; with
 ``"qodeassist": {"events": true}`` every chunk of the stream also carries the typed chat event
 (``qodeassist``) — thinking, tool calls and results, proposed edits, permission questions.
 ``"qodeassist": {"permissions": "deny" | "allow" | "ask"}`` says how ``ask`` is answered.
+User messages may carry images as ``image_url`` parts with ``data:`` URLs (none is fetched).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -27,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
-from qodeassist_lsp.core.content import Message, TextBlock
+from qodeassist_lsp.core.content import ImageBlock, Message, TextBlock
 from qodeassist_lsp.http_api.errors import ApiError, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
 from qodeassist_lsp.http_api.host import HttpHost
@@ -40,19 +44,47 @@ _FINISH = {"max_tokens": "length", "length": "length"}
 _STATUS = {"validation": 400, "config": 500, "tool": 500}
 
 
-def _text_of(content: Any, where: str) -> str:
+_DATA_URL = re.compile(r"data:(image/[\w.+-]+);base64,(.*)", re.DOTALL)
+
+
+def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
+    """Return the text and the images (``image_url`` parts with ``data:`` URLs) of a message."""
     if content is None:
-        return ""
+        return "", []
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text":
-                raise ApiError(400, f"{where}: only text content parts are supported")
+        return content, []
+    if not isinstance(content, list):
+        raise ApiError(400, f"{where}: content must be a string or a list of content parts")
+    parts: list[str] = []
+    images: list[ImageBlock] = []
+    for index, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
             parts.append(str(part.get("text", "")))
-        return "".join(parts)
-    raise ApiError(400, f"{where}: content must be a string or a list of text parts")
+        elif kind == "image_url":
+            images.append(_image_of(part.get("image_url"), f"{where}.content[{index}]"))
+        else:
+            raise ApiError(
+                400, f"{where}.content[{index}]: only text and image_url parts are supported"
+            )
+    return "".join(parts), images
+
+
+def _image_of(spec: Any, where: str) -> ImageBlock:
+    url = spec.get("url") if isinstance(spec, dict) else spec
+    match = _DATA_URL.fullmatch(url) if isinstance(url, str) else None
+    if match is None:
+        raise ApiError(
+            400,
+            f"{where}: send the image inline, as a data:image/…;base64,… URL "
+            "(the server does not fetch images)",
+        )
+    data = match.group(2).strip()
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(400, f"{where}: the data URL's image is not base64") from None
+    return ImageBlock(data, match.group(1))
 
 
 class Completion:
@@ -77,9 +109,13 @@ class Completion:
         self.events = bool(extension.get("events", False))
         self.model, self.requires = _choice(model, extension.get("requires"))
         self.message, self.history, self.system = self._messages(body.get("messages"))
+        last = self.history.pop()
+        self.images = [b for b in last.blocks if isinstance(b, ImageBlock)]
+        """The last message's images (stored beside the chat as attached ones are)."""
 
     @staticmethod
     def _messages(raw: Any) -> tuple[str, list[Message], str]:
+        """Return the last message's text, every turn (the last one too) and the system text."""
         if not isinstance(raw, list) or not raw:
             raise ApiError(400, "messages: a non-empty list of {role, content} is required")
         system: list[str] = []
@@ -87,11 +123,14 @@ class Completion:
         for index, item in enumerate(raw):
             if not isinstance(item, dict):
                 raise ApiError(400, f"messages[{index}]: must be an object")
-            role, text = item.get("role"), _text_of(item.get("content"), f"messages[{index}]")
+            where = f"messages[{index}]"
+            role, (text, images) = item.get("role"), _content_of(item.get("content"), where)
+            if images and role != "user":
+                raise ApiError(400, f"{where}: only user messages can carry images")
             if role in ("system", "developer"):
                 system.append(text)
             elif role in ("user", "assistant"):
-                turns.append(Message(role, (TextBlock(text),) if text else ()))
+                turns.append(Message(role, ((TextBlock(text),) if text else ()) + tuple(images)))
             else:
                 raise ApiError(
                     400,
@@ -100,7 +139,7 @@ class Completion:
                 )
         if not turns or turns[-1].role != "user":
             raise ApiError(400, "messages: the last message must be the user's")
-        return turns[-1].text, turns[:-1], "\n\n".join(s for s in system if s)
+        return turns[-1].text, turns, "\n\n".join(s for s in system if s)
 
 
 def _choice(model: Any, requires: Any) -> tuple[str, Requirements | None]:
@@ -159,7 +198,13 @@ async def chat_completions(request: Request) -> Response:
     if args.requires is None:
         await _check_model(host, args.model)
     service = await host.chat()
+    from qodeassist_lsp.features.chat.files import InlineImage
     from qodeassist_lsp.features.chat.service import SendInput
+
+    images = [
+        InlineImage(base64.b64decode(image.data), image.media_type, f"image-{number}")
+        for number, image in enumerate(args.images, 1)
+    ]
 
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     hold = host.hub.hold(args.chat_id)  # a pool's wait holds no other chat's stream
@@ -170,6 +215,7 @@ async def chat_completions(request: Request) -> Response:
                 chat_id=args.chat_id,
                 agent=None if args.requires else args.model,
                 history=args.history,
+                images=images,
                 system=args.system,
                 requires=args.requires,
             )

@@ -91,6 +91,54 @@ def test_a_stateless_conversation_seeds_a_new_chat(http_server: HttpServer) -> N
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
 
 
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+"""A 1×1 PNG."""
+
+
+def image_part(url: str) -> dict[str, object]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def test_images_in_the_messages_reach_the_model(http_server: HttpServer) -> None:
+    http_server.replay.script("/v1/messages", [HELLO])
+    client_of(http_server).chat.completions.create(
+        model=CHAT_AGENT,
+        messages=[
+            {"role": "user", "content": [image_part(f"data:image/png;base64,{PIXEL}")]},
+            {"role": "assistant", "content": "A pixel."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "And this one?"},
+                    image_part(f"data:image/jpeg;base64,{PIXEL}"),
+                ],
+            },
+        ],
+    )
+    turns = http_server.replay.requests[0].json["messages"]
+    images = [
+        (t["role"], block["source"])
+        for t in turns
+        for block in t["content"]
+        if isinstance(block, dict) and block.get("type") == "image"
+    ]
+    assert images == [
+        ("user", {"type": "base64", "media_type": "image/png", "data": PIXEL}),
+        ("user", {"type": "base64", "media_type": "image/jpeg", "data": PIXEL}),
+    ]
+    assert "And this one?" in json.dumps(turns[-1])
+
+
+def test_an_image_by_address_is_a_400_saying_to_send_it_inline(http_server: HttpServer) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_of(http_server).chat.completions.create(
+            model=CHAT_AGENT,
+            messages=[{"role": "user", "content": [image_part("https://example.com/a.png")]}],
+        )
+    assert "data:image/" in str(caught.value)
+    assert http_server.replay.requests == []
+
+
 def test_an_unknown_model_is_a_404_naming_the_agents(http_server: HttpServer) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         client_of(http_server).chat.completions.create(

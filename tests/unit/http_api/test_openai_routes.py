@@ -38,6 +38,10 @@ def test_defaults_deny_ask_and_start_a_new_chat() -> None:
     assert (args.mode, args.chat_id, args.stream, args.events) == ("deny", None, False, False)
 
 
+def image_part(url: str) -> dict[str, object]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [
@@ -45,7 +49,22 @@ def test_defaults_deny_ask_and_start_a_new_chat() -> None:
         ({"messages": []}, "messages"),
         ({"messages": [{"role": "assistant", "content": "x"}]}, "last message"),
         ({"messages": [{"role": "tool", "content": "x"}]}, "tools run on the server"),
-        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "text content"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "data:image/"),
+        ({"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, "text and image"),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": "x"},
+                    {"role": "assistant", "content": [image_part("data:image/png;base64,aGk=")]},
+                    {"role": "user", "content": "y"},
+                ]
+            },
+            "only user messages can carry images",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [image_part("data:image/png;base64,@@")]}]},
+            "not base64",
+        ),
         ({"messages": [{"role": "user", "content": 3}]}, "string or a list"),
         ({"qodeassist": {"permissions": "always"}}, "deny, allow, ask"),
         ({"qodeassist": []}, "must be an object"),
