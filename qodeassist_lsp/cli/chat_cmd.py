@@ -115,10 +115,11 @@ async def _chat(
     config: Configuration, agent: str, message: str, *, jsonl: bool, tools: Path | None
 ) -> int:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
-    if tools is not None:
-        give_tools(runtime, config, tools, ask=sys.stdin.isatty())
+    hub = None
     printer = _Printer(jsonl)
     try:
+        if tools is not None:
+            hub = await give_tools(runtime, config, tools, ask=sys.stdin.isatty())
         try:
             session = runtime.sessions.create(agent)
         except AgentNotAvailable as exc:
@@ -136,6 +137,8 @@ async def _chat(
             raise
         terminal = await request.wait()
     finally:
+        if hub is not None:
+            await hub.aclose()
         await runtime.aclose()
     if isinstance(terminal, FailedEvent):
         error = terminal.error

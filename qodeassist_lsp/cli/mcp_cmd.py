@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
-from qodeassist_lsp.cli.tool_kit import kit_for
+from qodeassist_lsp.cli.tool_kit import connected_hub, kit_for
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings import Settings
@@ -152,19 +151,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _list(config: Any) -> dict[str, Any]:
-    from qodeassist_lsp.mcp.approvals import ApprovalStore
-    from qodeassist_lsp.mcp.hub import McpHub, hub_config
-
-    settings = hub_config(config)
-    changed = asyncio.Event()
-    hub = McpHub(ApprovalStore(config.paths.data_root), on_change=changed.set)
+    hub = await connected_hub(config)
     try:
-        await hub.configure(settings)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(settings.limits.connect_timeout_s + 1):
-                while any(s["state"] == "connecting" for s in hub.status()["servers"]):
-                    changed.clear()
-                    await changed.wait()
         status = hub.status()
         for server in status["servers"]:
             connection = hub.connection(server["name"])

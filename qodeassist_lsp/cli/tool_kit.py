@@ -1,14 +1,16 @@
-"""The command line's tools: the tool kit over one folder, and permission asked on the terminal.
+"""The command line's tools: the tool kit over one folder, MCP servers, permission on the terminal.
 
-``mcp serve`` offers the kit to MCP clients; ``chat`` gives it to its agent, behind the same
-``[tools.permissions]`` gate as the editors. A terminal is the chat's only person to ask: a
-question goes to stderr and the answer is one line of stdin; without a terminal on stdin
-nobody can answer, so what needs asking is denied and the model is told why.
+``mcp serve`` offers the kit to MCP clients; ``chat`` gives it and the servers of ``mcp.json``
+to its agent, behind the same ``[tools.permissions]`` gate as the editors. A terminal is the
+chat's only person to ask: a question goes to stderr and the answer is one line of stdin;
+without a terminal on stdin nobody can answer, so what needs asking is denied and the model is
+told why. ``mcp list`` and ``chat`` start the servers with `connected_hub`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.mcp.hub import McpHub
     from qodeassist_lsp.tools.kit import ToolKit
 
 _KEYS = "ocd"
@@ -62,15 +65,51 @@ class TerminalAsker:
         return next((action for key, action in keyed if typed == key), actions[-1])
 
 
-def give_tools(runtime: Runtime, config: Configuration, workspace: Path, ask: bool) -> None:
-    """Offer the kit over ``workspace`` to ``runtime``'s sessions, gated by the settings.
+async def connected_hub(config: Configuration) -> McpHub:
+    """Return a hub running the servers of ``mcp.json`` once none is still connecting.
 
-    ``ask``: permission questions go to the terminal (else they are denied).
+    A project's server the user has not approved (in an editor) stays held: nobody is asked
+    here. The caller closes the hub.
+    """
+    from qodeassist_lsp.mcp.approvals import ApprovalStore
+    from qodeassist_lsp.mcp.hub import McpHub, hub_config
+
+    settings = hub_config(config)
+    changed = asyncio.Event()
+    hub = McpHub(ApprovalStore(config.paths.data_root), on_change=changed.set)
+    try:
+        await hub.configure(settings)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(settings.limits.connect_timeout_s + 1):
+                while any(s["state"] == "connecting" for s in hub.status()["servers"]):
+                    changed.clear()
+                    await changed.wait()
+    except BaseException:
+        await hub.aclose()
+        raise
+    return hub
+
+
+async def give_tools(
+    runtime: Runtime, config: Configuration, workspace: Path, ask: bool
+) -> McpHub | None:
+    """Offer the kit over ``workspace`` and the MCP servers to ``runtime``'s sessions.
+
+    Every call goes through ``[tools.permissions]``; ``ask``: questions go to the terminal
+    (else they are denied). Return the hub of the MCP servers (None when ``mcp.json`` lists
+    none), which the caller closes.
     """
     import sys
 
+    from qodeassist_lsp.mcp.definitions import load_definitions
     from qodeassist_lsp.tools.permissions import PermissionGate
 
     runtime.contributors.add(kit_for(workspace, config).contribute)
     asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
     runtime.contributors.gate = PermissionGate(lambda: config.settings.tools.permissions, asker)
+    paths = config.paths
+    if not load_definitions(paths.config_root, paths.project).servers:
+        return None  # the MCP SDK costs about a second to import: only for servers
+    hub = await connected_hub(config)
+    runtime.contributors.add(hub.contribute)
+    return hub

@@ -3,14 +3,17 @@
 The model (the loopback replay server, speaking OpenAI) asks to run ``git --version`` with the
 ``terminal`` tool; the CLI asks on the terminal and the user types ``o`` (Allow once), so the
 program runs and its output goes back to the model. With stdin a pipe nobody can answer, and
-the program is not run.
+the program is not run. A server of the user's ``mcp.json`` (the SDK demo server) offers its
+tools to the same chat.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.support.replay_server import ReplayServer
@@ -69,3 +72,22 @@ def test_with_no_terminal_to_ask_the_program_is_not_run(
     assert "Allow it?" not in result.stderr
     assert "[tool] terminal -> error" in result.stderr, result.describe()
     assert "terminal was not run" in _tool_result(replay)
+
+
+def test_the_servers_of_mcp_json_offer_their_tools(tmp_path: Path, replay: ReplayServer) -> None:
+    workspace = Workspace(tmp_path, replay.url)
+    demo = {
+        "command": sys.executable,
+        "args": ["-m", "tests.support.mcp_demo_server"],
+        "cwd": str(Path(__file__).resolve().parents[2]),
+    }
+    workspace.write("mcp.json", json.dumps({"mcpServers": {"demo": demo}}))
+    replay.script(
+        TARGET.route, [tool_call_reply("demo__echo", {"text": "hi"}), chat_reply("It echoed.")]
+    )
+    result = workspace.run("chat", "--agent", TARGET.agent, "Echo hi")
+    assert result.returncode == 0, result.describe()
+    assert "[tool] demo__echo -> ok" in result.stderr, result.describe()
+    assert "echo: hi" in _tool_result(replay)
+    offered = [t["function"]["name"] for t in replay.requests[0].json["tools"]]
+    assert "demo__echo" in offered and "read_file" in offered
