@@ -108,6 +108,8 @@ async def give_tools(
     asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
     runtime.contributors.gate = PermissionGate(lambda: config.settings.tools.permissions, asker)
     paths = config.paths
+    if not config.settings.mcp.enable_clients:
+        return None
     if not load_definitions(paths.config_root, paths.project).servers:
         return None  # the MCP SDK costs about a second to import: only for servers
     hub = await connected_hub(config)
