@@ -27,7 +27,7 @@ from qodeassist_lsp.cli.common import (
     load,
     print_launch_progress,
 )
-from qodeassist_lsp.cli.tool_kit import give_tools
+from qodeassist_lsp.cli.tool_kit import give_tools, workspace_of
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
@@ -73,10 +73,7 @@ def run_chat(args: argparse.Namespace) -> int:
     """Send one message and stream the answer."""
     if not args.message.strip():
         raise CliError("nothing to send: the message is empty", EXIT_USAGE)
-    workspace = Path(args.workspace or args.project or Path.cwd()).resolve()
-    if not workspace.is_dir():
-        raise CliError(f"--workspace {workspace}: not a folder")
-    args.project = str(workspace)
+    workspace = workspace_of(args)
     config = load(args)
     agent = pick_chat_agent(config, args.agent)
     tools = None if args.no_tools else workspace

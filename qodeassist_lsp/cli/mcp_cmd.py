@@ -14,11 +14,10 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
-from qodeassist_lsp.cli.tool_kit import connected_hub, kit_for
+from qodeassist_lsp.cli.tool_kit import connected_hub, kit_for, workspace_of
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings import Settings
@@ -67,10 +66,7 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
 
     ``extra`` contributors register further tools (tests use it to add a tool of their own).
     """
-    workspace = Path(args.workspace or args.project or Path.cwd()).resolve()
-    if not workspace.is_dir():
-        raise CliError(f"--workspace {workspace}: not a folder")
-    args.project = str(workspace)
+    workspace = workspace_of(args)
     config = load(args)
     port = args.port
     if port == SETTINGS_PORT:
@@ -151,7 +147,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _list(config: Any) -> dict[str, Any]:
-    hub = await connected_hub(config)
+    from qodeassist_lsp.mcp.hub import hub_config
+
+    hub = await connected_hub(hub_config(config), config.paths.data_root)
     try:
         status = hub.status()
         for server in status["servers"]:

@@ -9,20 +9,32 @@ told why. ``mcp list`` and ``chat`` start the servers with `connected_hub`.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from qodeassist_lsp.cli.common import CliError
+
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.core.runtime import Runtime
-    from qodeassist_lsp.mcp.hub import McpHub
+    from qodeassist_lsp.mcp.hub import HubConfig, McpHub
     from qodeassist_lsp.tools.kit import ToolKit
 
 _KEYS = "ocd"
 """The key of each permission answer, in `qodeassist_lsp.tools.permissions.ACTIONS` order."""
+
+
+def workspace_of(args: argparse.Namespace) -> Path:
+    """Return ``--workspace`` (default ``--project``, else the current folder), now the project."""
+    workspace = Path(args.workspace or args.project or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise CliError(f"--workspace {workspace}: not a folder")
+    args.project = str(workspace)
+    return workspace
 
 
 def kit_for(workspace: Path, config: Configuration) -> ToolKit:
@@ -65,18 +77,17 @@ class TerminalAsker:
         return next((action for key, action in keyed if typed == key), actions[-1])
 
 
-async def connected_hub(config: Configuration) -> McpHub:
-    """Return a hub running the servers of ``mcp.json`` once none is still connecting.
+async def connected_hub(settings: HubConfig, data_root: Path) -> McpHub:
+    """Return a hub running the servers of ``settings`` once none is still connecting.
 
     A project's server the user has not approved (in an editor) stays held: nobody is asked
     here. The caller closes the hub.
     """
     from qodeassist_lsp.mcp.approvals import ApprovalStore
-    from qodeassist_lsp.mcp.hub import McpHub, hub_config
+    from qodeassist_lsp.mcp.hub import McpHub
 
-    settings = hub_config(config)
     changed = asyncio.Event()
-    hub = McpHub(ApprovalStore(config.paths.data_root), on_change=changed.set)
+    hub = McpHub(ApprovalStore(data_root), on_change=changed.set)
     try:
         await hub.configure(settings)
         with contextlib.suppress(TimeoutError):
@@ -101,17 +112,15 @@ async def give_tools(
     """
     import sys
 
-    from qodeassist_lsp.mcp.definitions import load_definitions
+    from qodeassist_lsp.mcp.hub import hub_config
     from qodeassist_lsp.tools.permissions import PermissionGate
 
     runtime.contributors.add(kit_for(workspace, config).contribute)
     asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
     runtime.contributors.gate = PermissionGate(lambda: config.settings.tools.permissions, asker)
-    paths = config.paths
-    if not config.settings.mcp.enable_clients:
-        return None
-    if not load_definitions(paths.config_root, paths.project).servers:
-        return None  # the MCP SDK costs about a second to import: only for servers
-    hub = await connected_hub(config)
+    settings = hub_config(config)
+    if not settings.enabled or not settings.servers:
+        return None  # the MCP SDK costs about a second to import: only for servers to run
+    hub = await connected_hub(settings, config.paths.data_root)
     runtime.contributors.add(hub.contribute)
     return hub

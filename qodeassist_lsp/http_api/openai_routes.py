@@ -108,14 +108,15 @@ class Completion:
         self.mode: AskMode = mode
         self.events = bool(extension.get("events", False))
         self.model, self.requires = _choice(model, extension.get("requires"))
-        self.message, self.history, self.system = self._messages(body.get("messages"))
-        last = self.history.pop()
+        turns, self.system = self._messages(body.get("messages"))
+        last = turns.pop()
+        self.message, self.history = last.text, turns
         self.images = [b for b in last.blocks if isinstance(b, ImageBlock)]
         """The last message's images (stored beside the chat as attached ones are)."""
 
     @staticmethod
-    def _messages(raw: Any) -> tuple[str, list[Message], str]:
-        """Return the last message's text, every turn (the last one too) and the system text."""
+    def _messages(raw: Any) -> tuple[list[Message], str]:
+        """Return the turns (the user's last) and the system text."""
         if not isinstance(raw, list) or not raw:
             raise ApiError(400, "messages: a non-empty list of {role, content} is required")
         system: list[str] = []
@@ -139,7 +140,7 @@ class Completion:
                 )
         if not turns or turns[-1].role != "user":
             raise ApiError(400, "messages: the last message must be the user's")
-        return turns[-1].text, turns, "\n\n".join(s for s in system if s)
+        return turns, "\n\n".join(s for s in system if s)
 
 
 def _choice(model: Any, requires: Any) -> tuple[str, Requirements | None]:
