@@ -8,6 +8,7 @@ by `answering`, which decides the answer from where an error sits in the tree of
   ``RequestFailed`` (-32803), ``"<category> error: <message>"``, with ``{"category"}`` as data;
 * an error that is also a ``ValueError``, ``LookupError`` or ``PermissionError`` (bad input, no
   such chat, edit or checkpoint, a refused path) is ``InvalidParams`` (-32602) with its message;
+* a message sent into a busy chat (``ChatBusy``) is ``InvalidRequest`` (-32600);
 * any other ``QodeAssistError`` is ``RequestFailed`` with its message.
 
 Anything else is a bug: pygls answers ``InternalError`` (-32603) and logs it. A JSON-RPC error
@@ -21,8 +22,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 
+from qodeassist_lsp.features.chat.files import ChatBusy
 from qodeassist_lsp.wire.errors import CategorizedError, QodeAssistError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,6 +48,8 @@ def rpc_error(exc: QodeAssistError) -> JsonRpcException:
     if isinstance(exc, CategorizedError):
         category = str(exc.info.category)
         return RequestFailed(f"{category} error: {exc.info.message}", data={"category": category})
+    if isinstance(exc, ChatBusy):
+        return JsonRpcInvalidRequest(str(exc))
     if isinstance(exc, ValueError | LookupError | PermissionError):
         return JsonRpcInvalidParams(str(exc))
     return RequestFailed(str(exc))

@@ -49,6 +49,22 @@ class ChatInputError(QodeAssistError, ValueError):
     """Something the user sent cannot be used; the message says what to change."""
 
 
+class ChatBusy(QodeAssistError):
+    """A message was sent into a chat that is still answering the previous one.
+
+    Every door refuses it the same way (LSP and ACP: JSON-RPC -32600; HTTP: 409 ``chat_busy``);
+    the running answer is never cancelled by it.
+    """
+
+    def __init__(self, chat_id: str, request_id: str) -> None:
+        super().__init__(
+            f"chat {chat_id!r} is still answering request {request_id!r}: wait for it to "
+            "finish or cancel it first, then send again"
+        )
+        self.chat_id = chat_id
+        self.request_id = request_id
+
+
 def media_type(path: Path) -> str | None:
     """Return the image media type of ``path``, or ``None`` when it is not an image."""
     return IMAGE_TYPES.get(path.suffix.lower())
