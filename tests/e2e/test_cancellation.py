@@ -114,7 +114,7 @@ def test_sigint_cancels_the_cli(workspace: Workspace, replay: ReplayServer) -> N
     agent = TARGETS["claude"]
     replay.script(agent.route, first_half(HALVES["claude"]))
     process = workspace.popen(
-        "chat", "--agent", agent.agent, "--events", "jsonl", "Tell me a story"
+        "chat", "--agent", agent.agent, "--events", "jsonl", "Tell me a story", interruptible=True
     )
     lines: queue.Queue[str | None] = queue.Queue()
     errors: list[str] = []

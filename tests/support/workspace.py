@@ -32,6 +32,15 @@ PLANTED_KEY = "planted-e2e-KEY-7c1f0a9b3d5e"
 """The fake API key of every provider; it must never show up anywhere but the auth header."""
 
 
+_WITH_DEFAULT_SIGINT = (
+    "import os, signal, sys;"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL);"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT});"
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Exec ``argv[1:]`` with SIGINT neither ignored nor blocked (both survive ``exec``)."""
+
+
 @dataclass(frozen=True)
 class Provider:
     """A bundled provider instance the tests re-point: its API, URL path prefix and key var."""
@@ -197,10 +206,17 @@ class Workspace:
         )
         return CliResult(argv[1:], done.returncode, done.stdout, done.stderr)
 
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        """Start the CLI with piped stdout/stderr (the caller waits for it)."""
+    def popen(self, *args: str, interruptible: bool = False) -> subprocess.Popen[str]:
+        """Start the CLI with piped stdout/stderr (the caller waits for it).
+
+        ``interruptible`` gives the CLI SIGINT's default disposition, as a terminal would, even
+        when pytest itself runs with SIGINT ignored (a script's ``&`` job inherits that).
+        """
+        argv = self.command(*args)
+        if interruptible:
+            argv = [sys.executable, "-c", _WITH_DEFAULT_SIGINT, *argv]
         return subprocess.Popen(
-            self.command(*args),
+            argv,
             env=self.env,
             cwd=self.project,
             stdout=subprocess.PIPE,
