@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, secrets_for
+from qodeassist_lsp.config.client_apis import key_is_optional
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
@@ -91,7 +92,7 @@ def secret_status(args: argparse.Namespace) -> int:
     )
     for provider in providers:
         ref, env = provider.api_key_ref, provider.api_key_env or None
-        if provider.api.key_optional and store.get(ref, env) is None:
+        if key_is_optional(provider.api, provider.url) and store.get(ref, env) is None:
             where = f"set {env} or " if env else ""
             command = f"qodeassist-lsp secrets set {shlex.quote(provider.name)}"
             print(

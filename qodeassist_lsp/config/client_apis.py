@@ -10,8 +10,10 @@ provider takes the prompt from its ``messages``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from qodeassist_lsp.wire.protocols import WireProtocol
+from qodeassist_lsp.wire.urls import is_loopback_host
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,10 @@ class ClientApi:
     openai_family: bool = False
     """Model listing uses ``/models`` when the URL ends in ``/v1``, else ``/v1/models``."""
     key_optional: bool = False
-    """A local server that needs no key unless its owner switched authentication on."""
+    """Usually a local server, keyless unless its owner switched authentication on.
+
+    Only a hint: whether an instance may go without a key is `key_is_optional` (its URL too).
+    """
     process: str = ""
     """``acp``, ``claude-stream-json`` or ``gemini-stream-json``: a program on pipes; else ""."""
 
@@ -80,6 +85,18 @@ CLIENT_APIS: dict[str, ClientApi] = {
         ClientApi("Gemini CLI", _OPENAI, "", "", key_optional=True, process=GEMINI_STREAM_JSON),
     )
 }
+
+
+def key_is_optional(api: ClientApi, url: str) -> bool:
+    """Whether an instance of ``api`` at ``url`` may send no key: a local server on this machine.
+
+    The one rule for the missing-key check before sending, ``secrets status`` and ``doctor``: a
+    ``key_optional`` API on a loopback URL (a process API is a local program). The same API on
+    any other host (DeepSeek and Qwen are "OpenAI Compatible" on https) needs its key.
+    """
+    if not api.key_optional:
+        return False
+    return bool(api.process) or is_loopback_host(urlsplit(url).hostname or "")
 
 
 def models_endpoint(api: ClientApi, instance_url: str) -> str:

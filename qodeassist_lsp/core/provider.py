@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator
 
 import httpx
 
-from qodeassist_lsp.config.client_apis import models_endpoint
+from qodeassist_lsp.config.client_apis import key_is_optional, models_endpoint
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort
 from qodeassist_lsp.config.settings import ResilienceSettings
@@ -89,10 +89,14 @@ class GenericProvider:
         """Return the ``auth`` error of an instance that needs a key none of whose keys is set.
 
         Checked before anything is sent, so an offline machine hears "missing API key", not a
-        network error. Local servers (``key_optional`` APIs) never need one.
+        network error. A local server never needs one (`key_is_optional`).
         """
         instance = self.instance
-        if instance.api.key_optional or not instance.key_slots or self.keys.has_value():
+        if (
+            key_is_optional(instance.api, instance.url)
+            or not instance.key_slots
+            or self.keys.has_value()
+        ):
             return None
         context = self.error_context
         where = f"set {context.api_key_env} or " if context.api_key_env else ""

@@ -63,3 +63,28 @@ def test_a_provider_with_several_keys_gets_a_line_per_key(
     )
     assert "ROTATING_KEY_2 is not set" in lines["Rotating key 2/2"]
     assert "sk-first" not in str(lines)
+
+
+def test_cloud_providers_on_a_local_api_are_not_called_local(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 43: DeepSeek and Qwen are "OpenAI Compatible" (key_optional) but on https hosts.
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("DASHSCOPE_API_KEY", raising=False)
+    lines = _status_lines(run_cli)
+    for name, env in (("DeepSeek", "DEEPSEEK_API_KEY"), ("Qwen", "DASHSCOPE_API_KEY")):
+        assert "no key needed" not in lines[name], lines[name]
+        assert "is not set" in lines[name] and env in lines[name], lines[name]
+
+
+def test_a_local_api_on_another_host_needs_its_key(
+    run_cli: RunCli, config_dir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (config_dir / "providers").mkdir(exist_ok=True)
+    (config_dir / "providers" / "boxes.toml").write_text(
+        'name = "Ollama (Native)"\nclient_api = "Ollama (Native)"\n'
+        'url = "http://gpu-box.example:11434"\napi_key_env = "OLLAMA_API_KEY"\n'
+    )
+    lines = _status_lines(run_cli)
+    assert "no key needed" not in lines["Ollama (Native)"]
+    assert "is not set" in lines["Ollama (Native)"]
