@@ -29,6 +29,8 @@ def global_options(suppress: bool) -> argparse.ArgumentParser:
     )
     options.add_argument(
         "--project",
+        "--project-dir",
+        dest="project",
         metavar="DIR",
         default=default,
         help="workspace folder whose .qodeassist/ layers on top (default: the current folder)",

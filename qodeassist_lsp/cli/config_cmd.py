@@ -2,14 +2,15 @@
 
 Writes go through ``config.settings_writer`` (tomlkit: comments and order survive; validated
 like the file before anything is written). ``--project`` on these commands selects the
-project's ``.qodeassist/settings.toml`` instead of the user's file.
+project's ``.qodeassist/settings.toml`` instead of the user's file; it takes no value (a value
+would swallow the KEY), the project folder is ``--project-dir DIR`` (default: the current
+folder).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 import tomlkit
@@ -31,7 +32,7 @@ from qodeassist_lsp.lsp.sections import SETTINGS_MODEL
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     """Add the ``config`` command group (its ``--project`` is a scope, see the module doc)."""
-    del shared  # its --project DIR would clash with the --project [DIR] scope flag below
+    del shared  # its --project DIR would clash with the valueless --project scope flag below
     config = commands.add_parser("config", help="read and write settings.toml")
     sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     get = sub.add_parser(
@@ -62,19 +63,22 @@ def _options() -> argparse.ArgumentParser:
     options.add_argument(
         "--project",
         dest="scope_project",
-        nargs="?",
-        const=".",
-        default=None,
+        action="store_true",
+        help="use the project's .qodeassist/settings.toml (of --project-dir, default: here)",
+    )
+    options.add_argument(
+        "--project-dir",
+        dest="project",
         metavar="DIR",
-        help="use the project's .qodeassist/settings.toml (of DIR, default the current folder)",
+        default=argparse.SUPPRESS,
+        help="the project folder (default: the current folder)",
     )
     return options
 
 
 def _file(args: argparse.Namespace) -> SettingsFile:
-    scope: Scope = "project" if args.scope_project is not None else "user"
-    project = Path(args.scope_project or args.project or ".").resolve()
-    paths = config_paths(argparse.Namespace(config_dir=args.config_dir, project=str(project)))
+    scope: Scope = "project" if args.scope_project else "user"
+    paths = config_paths(args)
     try:
         path = settings_path(scope, paths.config_root, paths.project)
         return SettingsFile(path, scope, SETTINGS_MODEL)
@@ -84,8 +88,6 @@ def _file(args: argparse.Namespace) -> SettingsFile:
 
 def get_setting(args: argparse.Namespace) -> int:
     """Print the effective value of KEY (defaults ← user ← project), or of every setting."""
-    if args.scope_project is not None:
-        args.project = args.scope_project
     paths = config_paths(args)
     settings, problems = load_settings(paths.config_root, paths.project, None, SETTINGS_MODEL)
     for problem in problems:

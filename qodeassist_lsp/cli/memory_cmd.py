@@ -1,19 +1,21 @@
 """``qodeassist-lsp memory list | add | search | forget``: the persistent memory from a shell.
 
-Entries are global (``<data root>/memory.json``) unless ``--project`` selects the current
-folder's ``.qodeassist/memory.json``; ``list`` without ``--project`` shows both scopes, and
-``forget`` finds the id in either. Text that looks like a secret is refused (exit 1).
+Entries are global (``<data root>/memory.json``) unless ``--project`` selects the project's
+``.qodeassist/memory.json`` (of ``--project-dir DIR``, default the current folder); ``list``
+without ``--project`` shows both scopes, and ``forget`` finds the id in either. Text that looks
+like a secret is refused (exit 1).
+
+TEXT and QUERY are the rest of the line, taken as typed (``memory add --project The tests run
+with pytest -n 2``): options go before them, except the valueless ``--project`` and ``--json``,
+which are also read at the end of the line.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError, print_json
-from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError, config_paths, print_json
 from qodeassist_lsp.core.memory import Memory, MemoryEntry, MemoryRefused, Scope
 
 
@@ -24,15 +26,19 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", parents=[_options()], help="list the entries, oldest first")
     listing.set_defaults(handler=list_entries)
-    add = sub.add_parser("add", parents=[_options()], help="remember TEXT")
-    add.add_argument("text", nargs="+", metavar="TEXT")
+    add = sub.add_parser("add", parents=[_options()], help="remember TEXT (the rest of the line)")
+    add.add_argument("text", nargs=argparse.REMAINDER, metavar="TEXT")
     add.set_defaults(handler=add_entry)
     search = sub.add_parser("search", parents=[_options()], help="the entries similar to QUERY")
-    search.add_argument("query", nargs="+", metavar="QUERY")
+    search.add_argument("query", nargs=argparse.REMAINDER, metavar="QUERY")
     search.set_defaults(handler=search_entries)
     forget = sub.add_parser("forget", parents=[_options()], help="remove the entry ID")
     forget.add_argument("id", metavar="ID")
     forget.set_defaults(handler=forget_entry)
+
+
+_TRAILING_FLAGS = {"--project": "scope_project", "--json": "json"}
+"""The valueless options also read after TEXT (``memory add "Use tabs" --project``)."""
 
 
 def _options() -> argparse.ArgumentParser:
@@ -41,15 +47,38 @@ def _options() -> argparse.ArgumentParser:
         "--project",
         dest="scope_project",
         action="store_true",
-        help="the project's memory: .qodeassist/memory.json of the current folder",
+        help="the project's memory: .qodeassist/memory.json of --project-dir (default: here)",
+    )
+    options.add_argument(
+        "--project-dir",
+        dest="project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project folder (default: the current folder)",
+    )
+    options.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
     )
     options.add_argument("--json", action="store_true", help="print JSON")
     return options
 
 
+def _words(args: argparse.Namespace, words: list[str], what: str) -> str:
+    """Return the rest of the line as one text, after taking the trailing valueless options."""
+    words = list(words)
+    while words and words[-1] in _TRAILING_FLAGS:
+        setattr(args, _TRAILING_FLAGS[words.pop()], True)
+    text = " ".join(words)
+    if not text.strip():
+        raise CliError(f"give the {what} after the options", EXIT_USAGE)
+    return text
+
+
 def _memory(args: argparse.Namespace) -> Memory:
-    project = Path.cwd()
-    return Memory.of(ConfigPaths.discover(project=project, env=dict(os.environ)))
+    return Memory.of(config_paths(args))
 
 
 def _print(args: argparse.Namespace, entries: list[MemoryEntry]) -> int:
@@ -73,9 +102,10 @@ def list_entries(args: argparse.Namespace) -> int:
 
 def add_entry(args: argparse.Namespace) -> int:
     """Store TEXT; refuse empty or secret-looking text."""
+    text = _words(args, args.text, "TEXT")
     scope: Scope = "project" if args.scope_project else "global"
     try:
-        entry = _memory(args).add(" ".join(args.text), "cli", scope)
+        entry = _memory(args).add(text, "cli", scope)
     except MemoryRefused as exc:
         raise CliError(str(exc)) from exc
     return _print(args, [entry])
@@ -83,7 +113,8 @@ def add_entry(args: argparse.Namespace) -> int:
 
 def search_entries(args: argparse.Namespace) -> int:
     """Print the entries most similar to QUERY, best first."""
-    return _print(args, _memory(args).search(" ".join(args.query)))
+    query = _words(args, args.query, "QUERY")
+    return _print(args, _memory(args).search(query))
 
 
 def forget_entry(args: argparse.Namespace) -> int:

@@ -2,25 +2,27 @@
 
 Global entries live in ``<data root>/memory.json``, a project's in
 ``<workspace>/.qodeassist/memory.json``: ``{"entries": [{id, text, created, source}]}``. Every
-change is a read-modify-write under a ``filelock`` lock next to the file, so several writers
-(two editors, the CLI, a tool call) lose nothing. Text that looks like a credential (the shapes
-``wire.errors.redact`` blanks out in logs) is refused, never stored. ``relevant`` picks the
+change is a read-modify-write under the lock of the file's folder (`folder_lock`: no lock file
+left beside it), so several writers (two editors, the CLI, a tool call) lose nothing. Text that
+looks like a credential (the shapes ``wire.errors.redact`` blanks out in logs) is refused, never
+stored. ``relevant`` picks the
 entries for a chat's system prompt: rapidfuzz similarity to the message plus recency, within a
 token budget (about four characters a token).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from filelock import FileLock
-
 from qodeassist_lsp.config.atomic import write_text_atomically
+from qodeassist_lsp.config.folder_lock import FolderLockTimeout, folder_lock
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.wire.errors import QodeAssistError, redact
 
@@ -54,7 +56,7 @@ class MemoryEntry:
 
 
 class MemoryFile:
-    """The entries of one scope, in one JSON file guarded by a lock file."""
+    """The entries of one scope, in one JSON file guarded by its folder's lock."""
 
     def __init__(self, path: Path, scope: Scope) -> None:
         self.path = path
@@ -86,9 +88,13 @@ class MemoryFile:
         text = json.dumps({"entries": rows}, ensure_ascii=False, indent=1) + "\n"
         write_text_atomically(self.path, text)
 
-    def _lock(self) -> FileLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_S)
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        try:
+            with folder_lock(self.path.parent, LOCK_TIMEOUT_S):
+                yield
+        except FolderLockTimeout as exc:
+            raise MemoryRefused(f"{exc}; nothing was changed") from exc
 
     def add(self, entry: MemoryEntry) -> None:
         """Append ``entry``, keeping what other writers stored meanwhile."""

@@ -37,3 +37,38 @@ def test_a_secret_is_refused_with_exit_1(run_cli: RunCli, tmp_path: Path) -> Non
     assert code == 1 and "looks like a secret" in err and "secrets set" in err
     assert run_cli("memory", "list")[1].strip() == "no memory entries"
     assert not (tmp_path / "data/memory.json").exists()
+
+
+def test_the_text_is_the_rest_of_the_line_as_typed(run_cli: RunCli, tmp_path: Path) -> None:
+    # Issue 43: docs/cli.md's example failed with "unrecognized arguments: -n 2".
+    code, out, err = run_cli("memory", "add", "--project", "The tests run with pytest -n 2")
+    assert code == 0, err
+    code, out, err = run_cli(
+        "memory", "add", "--project", "The", "tests", "run", "with", "pytest", "-n", "2"
+    )
+    assert code == 0, err
+    assert "The tests run with pytest -n 2" in out
+    stored = json.loads((tmp_path / ".qodeassist/memory.json").read_text(encoding="utf-8"))
+    assert [e["text"] for e in stored["entries"]] == ["The tests run with pytest -n 2"] * 2
+    code, out, _ = run_cli("memory", "search", "pytest", "-n", "2", "--json")
+    assert code == 0 and len(json.loads(out)) == 2
+
+
+def test_valueless_options_are_read_after_the_text(run_cli: RunCli, tmp_path: Path) -> None:
+    code, out, err = run_cli("memory", "add", "We use pytest, never unittest", "--project")
+    assert code == 0, err
+    assert "project" in out and "--project" not in out
+    assert (tmp_path / ".qodeassist/memory.json").is_file()
+
+
+def test_no_text_is_a_usage_error(run_cli: RunCli) -> None:
+    code, _, err = run_cli("memory", "add", "--project")
+    assert code == 2 and "give the TEXT" in err
+
+
+def test_no_lock_file_is_left_beside_the_memory(run_cli: RunCli, tmp_path: Path) -> None:
+    # Issue 43: a `memory.json.lock` stayed beside `memory.json` for ever.
+    assert run_cli("memory", "add", "Use tabs in Makefiles")[0] == 0
+    assert run_cli("memory", "add", "--project", "Deploys go through staging")[0] == 0
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["memory.json"]
+    assert sorted(p.name for p in (tmp_path / ".qodeassist").iterdir()) == ["memory.json"]
