@@ -1,7 +1,9 @@
 """``qodeassist-lsp acp [--permission-timeout S]``: run the ACP agent on stdin/stdout (SPEC §8).
 
-stdout carries the protocol only (one JSON-RPC message per line); logs go to stderr. The
-configuration is loaded once at start from the current folder's project and the user roots.
+stdout carries the protocol only (one JSON-RPC message per line); logs go to stderr. Lines of
+stdin that are not JSON-RPC messages are answered by `acp_agent.stdin_guard` and never reach the
+SDK, so the agent keeps serving after them. The configuration is loaded once at start from
+the current folder's project and the user roots.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ async def _serve(config: Any, permission_timeout: float) -> None:
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
     from qodeassist_lsp.acp_agent.host import AcpHost
     from qodeassist_lsp.acp_agent.nes import add_routes
+    from qodeassist_lsp.acp_agent.stdin_guard import StdinGuard
 
     host = AcpHost(config, permission_timeout)
     agent = QodeAssistAgent(host)
@@ -55,15 +58,19 @@ async def _serve(config: Any, permission_timeout: float) -> None:
         # The SDK routes only the methods the agent has; the rest are "method not found".
         # It declares ``nes/*`` and ``document/*`` but routes none: they join its router here
         # (what `acp.run_agent` does, plus that).
-        reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-        conn = AgentSideConnection(cast("Agent", agent), writer, reader, listening=False)
+        stdin, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        guard = StdinGuard(stdin, writer, DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        conn = AgentSideConnection(cast("Agent", agent), writer, guard.reader, listening=False)
         router = conn._conn._handler  # SDK 0.12's Connection keeps its MessageRouter here
         if not isinstance(router, MessageRouter):
             raise TypeError(f"acp SDK changed: its connection has no MessageRouter ({router!r})")
         add_routes(router, agent.nes)
+        screening = asyncio.create_task(guard.run(), name="qa-acp-stdin")
         try:
             await conn.listen()
         finally:
+            screening.cancel()
+            await asyncio.wait([screening])
             await asyncio.shield(conn.close())
     finally:
         await agent.aclose()

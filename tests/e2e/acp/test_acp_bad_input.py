@@ -99,6 +99,38 @@ async def test_malformed_lines_unknown_methods_and_sessions_get_errors(acp_home:
     assert await stop(pipe) == 0
 
 
+async def test_lines_that_are_not_messages_get_json_rpc_errors_and_the_agent_goes_on(
+    acp_home: Path,
+) -> None:
+    pipe = await start(acp_home)
+    lines = [
+        (b"{this is not json", None, -32700),
+        (b"[]", None, -32600),
+        (b"42", None, -32600),
+        (b'"str"', None, -32600),
+        (b"null", None, -32600),
+        (b'[{"jsonrpc": "2.0", "id": 70, "method": "initialize"}]', None, -32600),
+        (b'{"jsonrpc": "2.0", "id": [1], "method": "initialize"}', None, -32600),
+        (b'{"jsonrpc": "2.0", "id": 71, "method": 7}', 71, -32600),
+        (b'{"jsonrpc": "2.0", "id": 72, "method": "initialize", "params": "x"}', 72, -32600),
+        (b'{"jsonrpc": "1.0", "id": 73, "method": "initialize"}', 73, -32600),
+        (b"{}", None, -32600),
+    ]
+    for line, _id, _code in lines:
+        await pipe.send(line)
+    await pipe.send(b'{"jsonrpc": "2.0", "id": 74, "error": "a response we never asked for"}')
+    ready = await pipe.call(1, "initialize", {"protocolVersion": 1})
+    assert ready["result"]["protocolVersion"] == 1
+    errors = [m for m in pipe.seen if "error" in m]
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(i, c) for _l, i, c in lines]
+    assert all(e["jsonrpc"] == "2.0" and e["error"]["data"]["message"] for e in errors)
+    assert "not JSON" in errors[0]["error"]["data"]["message"]
+    assert "batches" in errors[1]["error"]["data"]["message"]
+    new = await pipe.call(2, "session/new", {"cwd": str(acp_home / "project"), "mcpServers": []})
+    assert new["result"]["sessionId"]
+    assert await stop(pipe) == 0
+
+
 async def test_a_second_prompt_while_one_runs_is_refused(
     acp_home: Path, replay: ReplayServer
 ) -> None:
