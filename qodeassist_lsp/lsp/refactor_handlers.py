@@ -7,9 +7,10 @@ command (the edit is applied with ``workspace/applyEdit``, labelled, as one undo
 
 An answer the guard refused (prose, runaway repetition, a size far off, code that no longer
 parses) is never applied on its own: the user is asked with ``window/showMessageRequest``, which
-every client can show, giving the reason and the diff, with "Apply anyway" and "Discard"; only
-"Apply anyway" sends the edit through ``workspace/applyEdit``. A resolved code action then carries
-no edit.
+every client can show, giving the reason and the diff, with "Discard" first (the safe choice is
+the default where a client has one: VS Code's modal, Eglot's ``completing-read``) and "Apply
+anyway"; only "Apply anyway" sends the edit through ``workspace/applyEdit``. A resolved code action
+then carries no edit. The refusal is logged as a warning (the server log and ``window/logMessage``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ DEFAULT_TITLE = "QodeAssist: Refactor with instruction…"
 INSERT_TITLE = "QodeAssist: Generate code here…"
 APPLY_ANYWAY = "Apply anyway"
 DISCARD = "Discard"
+PREFIX = "QodeAssist refactor"
+"""How the refactor's messages start (clients that add "QodeAssist:" leave such a title alone)."""
 _DIFF_LINES = 40
 """Diff lines shown in the question; the whole diff goes to the log (window/logMessage)."""
 
@@ -215,9 +218,7 @@ def _explain(ls: QodeAssistServer, result: RefactorResult | None, reason: str) -
             message = f"{result.error.category} error: {result.error.message}"
             log.warning("refactor failed: %s", message)
     ls.window_show_message(
-        types.ShowMessageParams(
-            type=types.MessageType.Warning, message=f"qodeassist refactor: {message}"
-        )
+        types.ShowMessageParams(type=types.MessageType.Warning, message=f"{PREFIX}: {message}")
     )
 
 
@@ -237,10 +238,9 @@ async def _offer_refused(
     """Ask whether to apply a refused result; apply it only on "Apply anyway"."""
     document = ls.documents.get(uri)
     diff = refused_diff(document.text if document is not None else "", result)
+    log.warning("refactor answer refused: %s", result.message)
     ls.window_log_message(
-        types.LogMessageParams(
-            types.MessageType.Info, f"qodeassist refactor: {result.message}\n{diff}"
-        )
+        types.LogMessageParams(types.MessageType.Warning, f"{PREFIX}: {result.message}\n{diff}")
     )
     shown = diff.split("\n")
     if len(shown) > _DIFF_LINES:
@@ -248,8 +248,8 @@ async def _offer_refused(
     answer = await ls.window_show_message_request_async(
         types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
-            message=f"qodeassist refactor: {result.message}.\n" + "\n".join(shown),
-            actions=[types.MessageActionItem(APPLY_ANYWAY), types.MessageActionItem(DISCARD)],
+            message=f"{PREFIX}: {result.message}.\n" + "\n".join(shown),
+            actions=[types.MessageActionItem(DISCARD), types.MessageActionItem(APPLY_ANYWAY)],
         )
     )
     outcome: dict[str, Any] = {"applied": False, "refused": True, "message": result.message}

@@ -4,26 +4,27 @@ Each tool has a permission class (read, write, execute); the policy of its class
 ``allow`` (run), ``deny`` (refuse) or ``ask``: the user is asked through `PermissionAsker`
 (``window/showMessageRequest`` in an editor) with the actions "Allow once", "Allow for this
 chat" and "Deny". "Allow for this chat" lets that tool run for the rest of the chat (the call's
-scope) without asking again. No asker, no answer or any other answer means deny, so nothing
-runs that the user did not allow. A refusal is the tool's result: the model reads why.
+scope) without asking again. The question is `permission_text.describe_call`'s: the tool, the
+file and the change as diff lines, or the command line. No asker, no answer or any other answer
+means deny, so nothing runs that the user did not allow. A refusal is the tool's result: the
+model reads why.
 """
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
 from qodeassist_lsp.config.settings import ToolPermissions
 from qodeassist_lsp.core.tools import Tool, ToolContext
+from qodeassist_lsp.tools.permission_text import describe_call
 
 ALLOW_ONCE: Final = "Allow once"
 ALLOW_FOR_CHAT: Final = "Allow for this chat"
 DENY: Final = "Deny"
 ACTIONS: Final = (ALLOW_ONCE, ALLOW_FOR_CHAT, DENY)
 MAX_REMEMBERED_CHATS: Final = 256
-_MAX_SHOWN_ARGUMENTS: Final = 400
 
 
 class PermissionAsker(Protocol):
@@ -32,16 +33,6 @@ class PermissionAsker(Protocol):
     async def ask(self, question: str, actions: Sequence[str]) -> str | None:
         """Return the chosen action, or None when there was no answer."""
         ...
-
-
-def describe_call(tool: Tool, arguments: dict[str, Any]) -> str:
-    """Return the question the user is asked about one call."""
-    shown = json.dumps(arguments, ensure_ascii=False)
-    if len(shown) > _MAX_SHOWN_ARGUMENTS:
-        shown = shown[: _MAX_SHOWN_ARGUMENTS - 1] + "…"
-    what = {"read": "read", "write": "change files with", "execute": "run a program with"}
-    verb = what.get(tool.permission, "use")
-    return f"QodeAssist: the model wants to {verb} the tool {tool.spec.name} {shown}. Allow it?"
 
 
 class PermissionGate:
@@ -76,7 +67,7 @@ class PermissionGate:
                 f"{name} was not run: {permission} tools need the user's approval "
                 f"({setting}) and there is no editor to ask, so it was denied."
             )
-        answer = await self._asker.ask(describe_call(tool, arguments), ACTIONS)
+        answer = await self._asker.ask(describe_call(name, permission, arguments), ACTIONS)
         if answer == ALLOW_ONCE:
             return None
         if answer == ALLOW_FOR_CHAT:

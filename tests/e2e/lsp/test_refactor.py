@@ -290,7 +290,12 @@ async def test_refused_answer_is_applied_only_when_the_user_says_so(
     )
     [question] = asked
     assert "repeats itself" in question.message and "+1.0, 2.0" in question.message
-    assert [a.title for a in question.actions] == ["Apply anyway", "Discard"]
+    # Issue 47: the safe choice first (a client's default), one prefix, the diff indented.
+    assert [a.title for a in question.actions] == ["Discard", "Apply anyway"]
+    assert question.message.startswith("QodeAssist refactor: ")
+    assert "\n-    for x in xs:\n-        s = s + x\n" in question.message
+    [refusal] = [m for m in client.log_messages if "repeats itself" in m.message]
+    assert refusal.type == types.MessageType.Warning
     assert result["refused"] is True
     if choice == "Apply anyway":
         assert result["applied"] is True
