@@ -2,12 +2,14 @@
 
 `ClientPermissionGate` is the `core.tools.ToolGate` of ACP sessions: the ``[tools.permissions]``
 policy decides as everywhere (`tools.permissions.PermissionGate`), and its ``ask`` becomes
-``session/request_permission`` about the very call (an edit's diff included). Allow-for-session
-is remembered per chat by that gate. `ClientBuffers` is the edit tools' `EditorBuffers`: with
-``fs.readTextFile`` the client's (possibly unsaved) buffer is the file's text, with
-``fs.writeTextFile`` the edit is written by the client. Paths reach these ports only after
-the edit manager confined them. A client that fails a write leaves the file as it was, and the
-edit is reported ``failed``.
+``session/request_permission`` about the very call (an edit's diff included). An edit the file
+tool would refuse (a path outside the workspace or ignored, a block that matches nothing) is
+refused with the tool's reason before anything is asked: the user is never asked about a change
+that cannot happen. Allow-for-session is remembered per chat by that gate. `ClientBuffers` is
+the edit tools' `EditorBuffers`: with ``fs.readTextFile`` the client's (possibly unsaved)
+buffer is the file's text, with ``fs.writeTextFile`` the edit is written by the client. Paths
+reach these ports only after the edit manager confined them. A client that fails a write
+leaves the file as it was, and the edit is reported ``failed``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +44,18 @@ from qodeassist_lsp.tools.permissions import ALLOW_ONCE as GATE_ALLOW_ONCE
 
 log = logging.getLogger("qodeassist.acp")
 
-_ASKING: ContextVar[tuple[Tool, dict[str, Any], ToolContext] | None] = ContextVar(
-    "qodeassist_acp_call", default=None
-)
+
+@dataclass
+class _Asking:
+    """The call the inner gate is deciding; ``refused``: why the tool would refuse it."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    context: ToolContext
+    refused: str | None = None
+
+
+_ASKING: ContextVar[_Asking | None] = ContextVar("qodeassist_acp_call", default=None)
 _ANSWERS = {ALLOW_ONCE: GATE_ALLOW_ONCE, ALLOW_ALWAYS: ALLOW_FOR_CHAT, REJECT_ONCE: DENY}
 
 
@@ -65,11 +77,17 @@ class ClientPermissionGate:
         self, tool: Tool, arguments: dict[str, Any], context: ToolContext
     ) -> str | None:
         """Return None to run the call, or the refusal the model reads."""
-        token = _ASKING.set((tool, arguments, context))
+        asking = _Asking(tool, arguments, context)
+        token = _ASKING.set(asking)
         try:
             refusal = await self._gate.check(tool, arguments, context)
         finally:
             _ASKING.reset(token)
+        if asking.refused is not None:
+            return (
+                f"{tool.spec.name} was not run: {asking.refused}. The user was not asked; "
+                "fix the call or tell the user what you wanted to do."
+            )
         if refusal is None:  # calls run one after the other in the turn's task
             RUNNING_CALL.set(context.call_id)
         return refusal
@@ -79,11 +97,15 @@ class ClientPermissionGate:
         session, asking = CURRENT.get(), _ASKING.get()
         if session is None or asking is None:
             return None
-        tool, arguments, context = asking
+        tool, arguments, context = asking.tool, asking.arguments, asking.context
         content: list[ToolCallContentVariant] | None = None
         manager = self._edits()
         if manager is not None:
-            diff = await preview_call(manager, tool.spec.name, arguments)
+            try:
+                diff = await preview_call(manager, tool.spec.name, arguments)
+            except EditRefused as exc:
+                asking.refused = str(exc)
+                return None
             if diff is not None:
                 path, old, new = diff
                 content = [tool_diff_content(str(path), new or "", old)]

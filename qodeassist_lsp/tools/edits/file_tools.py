@@ -152,6 +152,8 @@ async def preview_call(
     """Return (path, old text, new text) the file tool ``name`` would give; None if it cannot.
 
     Nothing is kept: the ACP host shows this diff in the permission question before the call.
+    Raises `EditRefused` when the tool would refuse the call (a path outside the workspace, a
+    block that matches nothing), so the host refuses it without asking.
     """
     try:
         if name == "create_file":
@@ -162,7 +164,7 @@ async def preview_call(
             return await manager.preview("edit", _path(arguments), blocks=_blocks(arguments))
         if name == "delete_file":
             return await manager.preview("delete", _path(arguments))
-    except (EditRefused, OSError):
+    except OSError:
         return None
     return None
 

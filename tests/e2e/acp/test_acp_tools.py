@@ -223,7 +223,7 @@ async def test_the_clients_mcp_servers_join_the_hub(acp_home: Path, replay: Repl
     assert told(replay) == "echo: from the editor"
 
 
-async def test_an_edit_outside_the_workspace_never_reaches_the_client(
+async def test_an_edit_outside_the_workspace_is_refused_before_the_user_is_asked(
     acp_home: Path, replay: ReplayServer
 ) -> None:
     outside = acp_home / "outside.py"
@@ -238,6 +238,10 @@ async def test_an_edit_outside_the_workspace_never_reaches_the_client(
     assert await one_turn(acp_home, editor) == ["end_turn"]
     assert editor.writes == [] and outside.read_text() == OLD
     assert told(replay).startswith("Error:") and "outside" in told(replay)
+    # Refused before the user is asked: no question about a change that cannot happen.
+    assert editor.permission_requests == []
+    assert "the user was not asked" in told(replay).lower()
+    assert last_status(editor, "call_o") == "failed"
 
 
 async def test_too_many_tool_rounds_stop_with_max_turn_requests(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, QUICK_REFACTOR, PipelineSpec
 from qodeassist_lsp.config.settings import ToolSwitches
 from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
+from qodeassist_lsp.tools.edits.blocks import EditRefused
 from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
 from qodeassist_lsp.tools.edits.file_tools import edit_tools
 from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
@@ -83,7 +86,10 @@ async def test_preview_shows_the_change_without_keeping_it_and_the_event_names_t
         None,
         "x",
     )
-    assert await preview_call(edit_manager, "edit_file", {"path": "../out.py", "edits": []}) is None
+    with pytest.raises(EditRefused, match="outside"):
+        await preview_call(
+            edit_manager, "edit_file", {"path": "../out.py", "edits": edits["edits"]}
+        )
     assert await preview_call(edit_manager, "read_file", {"path": "m.py"}) is None
     assert (tmp_path / "m.py").read_text() == "a = 1\n" and not (tmp_path / "n.py").exists()
     events: list[SessionEvent] = []
