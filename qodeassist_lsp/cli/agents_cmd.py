@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, CliError, load, print_json, secrets_for
+from qodeassist_lsp.cli.common import (
+    EXIT_CONFIG,
+    EXIT_OK,
+    CliError,
+    agent_named,
+    load,
+    print_json,
+    secrets_for,
+)
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
@@ -184,7 +192,7 @@ def render_agent(args: argparse.Namespace) -> int:
         ctx = _read_context(args.context)
     factory = AgentFactory(config)
     try:
-        agent = factory.create(args.name)
+        agent = factory.create(agent_named(config, args.name))
     except AgentNotAvailable as exc:
         raise CliError(str(exc)) from exc
     provider = agent.provider

@@ -23,6 +23,7 @@ from qodeassist_lsp.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    agent_named,
     exit_code_for,
     load,
     print_launch_progress,
@@ -62,7 +63,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 def pick_chat_agent(config: Configuration, requested: str | None) -> str:
     """Return the agent to chat with: the requested one or the first chat pipeline agent."""
     if requested:
-        return requested
+        return agent_named(config, requested)
     for name in config.pipelines.roster(CHAT_ASSISTANT):
         if name in config.agents:
             return name

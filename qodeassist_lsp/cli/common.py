@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.config.paths import ConfigPaths
+from qodeassist_lsp.config.problems import UnknownName, resolve_name
 from qodeassist_lsp.core.logs import LEVEL_ENV, apply_logging_settings
 from qodeassist_lsp.wire.errors import QodeAssistError
 
@@ -84,6 +85,22 @@ def load(
                 print(f"qodeassist-lsp: {line}", file=sys.stderr)
     apply_logging(config)
     return config
+
+
+def agent_named(config: Configuration, typed: str) -> str:
+    """Return the loaded agent ``typed`` means (``-`` or ``--`` for ``—``, any case), or fail."""
+    try:
+        return resolve_name(typed, config.agents, "usable agent")
+    except UnknownName as exc:
+        raise CliError(f"{exc} (run `qodeassist-lsp agents validate` to see load errors)") from exc
+
+
+def provider_named(config: Configuration, typed: str) -> str:
+    """Return the provider instance ``typed`` means (``-`` for ``—``, any case), or fail."""
+    try:
+        return resolve_name(typed, config.providers, "provider instance")
+    except UnknownName as exc:
+        raise CliError(str(exc)) from exc
 
 
 def apply_logging(config: Configuration) -> None:

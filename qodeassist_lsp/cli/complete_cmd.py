@@ -16,6 +16,7 @@ from typing import Any
 from qodeassist_lsp.cli.common import (
     EXIT_OK,
     CliError,
+    agent_named,
     exit_code_for,
     load,
     print_json,
@@ -24,7 +25,6 @@ from qodeassist_lsp.cli.common import (
 )
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
-from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.runtime import Runtime
@@ -52,9 +52,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 def _with_agent(config: Configuration, agent: str | None) -> Configuration:
     if agent is None:
         return config
-    if agent not in config.agents:
-        hint = did_you_mean(agent, list(config.agents))
-        raise CliError(f"no usable agent named {agent!r}{hint}")
+    agent = agent_named(config, agent)
     pipelines = config.pipelines.with_roster(CODE_COMPLETION, (agent,))
     return dataclasses.replace(config, pipelines=pipelines)
 

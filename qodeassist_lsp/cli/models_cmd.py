@@ -6,8 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load
-from qodeassist_lsp.config.problems import did_you_mean
+from qodeassist_lsp.cli.common import EXIT_OK, EXIT_PROVIDER, CliError, load, provider_named
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.wire.errors import CategorizedError
 
@@ -22,10 +21,7 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 def list_models(args: argparse.Namespace) -> int:
     """Print every model id of the provider instance."""
     config = load(args)
-    if args.provider not in config.providers:
-        hint = did_you_mean(args.provider, list(config.providers))
-        raise CliError(f"no provider instance named {args.provider!r}{hint}")
-    return asyncio.run(_list(Runtime(config), args.provider))
+    return asyncio.run(_list(Runtime(config), provider_named(config, args.provider)))
 
 
 async def _list(runtime: Runtime, name: str) -> int:

@@ -8,10 +8,9 @@ import shlex
 import sys
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, secrets_for
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, provider_named, secrets_for
 from qodeassist_lsp.config.client_apis import key_is_optional
 from qodeassist_lsp.config.configuration import Configuration
-from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretStoreError
 
@@ -38,12 +37,11 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 
 
 def _provider(config: Configuration, name: str) -> ProviderInstance:
-    provider = config.providers.get(name)
-    if provider is None:
-        hint = did_you_mean(name, list(config.providers))
-        raise CliError(f"no provider instance named {name!r}{hint}")
+    provider = config.providers[provider_named(config, name)]
     if not provider.api_key_ref:
-        raise CliError(f"provider {name!r} has no api_key_ref; it does not use a stored key")
+        raise CliError(
+            f"provider {provider.name!r} has no api_key_ref; it does not use a stored key"
+        )
     return provider
 
 
