@@ -2,6 +2,9 @@
 
 Accepted shapes: ``{"<agent>": {"model": …, "provider_instance": …, "enable_tools": …}}`` or the
 flat ``{"<agent>": "<model>"}`` of the design notes. An empty value clears that override.
+``effective_instance`` is the one place that says which provider instance an agent's requests
+go to after the override: sending, scheduling (one next edit per instance, completion first),
+warming and the pickers all ask it.
 """
 
 from __future__ import annotations
@@ -9,8 +12,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qodeassist_lsp.config.problems import ConfigProblem
+
+if TYPE_CHECKING:  # configuration.py imports this module
+    from qodeassist_lsp.config.agent_profile import AgentProfile
+    from qodeassist_lsp.config.configuration import Configuration
 
 
 @dataclass(frozen=True)
@@ -67,3 +75,15 @@ def load_overrides(path: Path, problems: list[ConfigProblem]) -> dict[str, Agent
                 )
             )
     return overrides
+
+
+def effective_instance(configuration: Configuration, profile: AgentProfile) -> str:
+    """Return the provider instance ``profile``'s requests go to, ``agent_models.json`` applied.
+
+    The override's instance when it names a loaded one (an unknown one is a load warning and
+    the agent keeps its own), else the instance of the agent's TOML.
+    """
+    override = configuration.overrides.get(profile.name)
+    if override is not None and override.provider_instance in configuration.providers:
+        return override.provider_instance
+    return profile.provider_instance

@@ -14,6 +14,7 @@ from typing import Any
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.client_apis import ClientApi
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.templating import BodyTemplate
@@ -149,9 +150,7 @@ class AgentFactory:
     def _build(self, name: str) -> Agent:
         profile = self.profile(name)
         override = self._config.overrides.get(name)
-        provider_name = profile.provider_instance
-        if override and override.provider_instance in self._config.providers:
-            provider_name = override.provider_instance
+        provider_name = effective_instance(self._config, profile)
         provider = self._config.providers.get(provider_name)
         if provider is None:
             raise AgentNotAvailable(

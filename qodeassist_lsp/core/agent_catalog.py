@@ -1,4 +1,4 @@
-"""What the agent pickers show: every loaded agent with provider, effective model and pipelines.
+"""What the agent pickers show: each loaded agent, its effective provider and model, pipelines.
 
 Shared by ``agents list --json`` and ``qodeassist/agents/list``. A pipeline may be named by its
 slot (``chat_assistant``), its short CLI alias (``chat``) or its camelCase LSP form
@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import PipelineSpec, find_pipeline
-from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.core.agent import AgentFactory
 
 
@@ -30,12 +30,13 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
     out = []
     for name in names:
         profile = config.agents[name]
-        provider = _provider_of(config, name)
+        instance = effective_instance(config, profile)
+        provider = config.providers.get(instance)
         out.append(
             {
                 "name": name,
                 "description": profile.description,
-                "provider": profile.provider_instance,
+                "provider": instance,
                 "model": factory.effective_model(name),
                 "pipelines": config.pipelines.pipelines_of(name),
                 "tags": profile.tags,
@@ -53,15 +54,6 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
         if router in config.agents:
             out.append(_auto_entry(router, spec))
     return out
-
-
-def _provider_of(config: Configuration, name: str) -> ProviderInstance | None:
-    """Return ``name``'s provider instance after overrides (None: not configured)."""
-    override = config.overrides.get(name)
-    instance = override.provider_instance if override else ""
-    if instance not in config.providers:
-        instance = config.agents[name].provider_instance
-    return config.providers.get(instance)
 
 
 def _auto_entry(router: str, spec: PipelineSpec) -> dict[str, Any]:

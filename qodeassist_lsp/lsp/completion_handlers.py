@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import DocumentEvent
 from qodeassist_lsp.lsp import methods
@@ -160,8 +161,9 @@ class CompletionFeature(LanguageFeature):
             or not settings.section(COMPLETION_SETTINGS).auto_completion
         ):
             return
-        instance = runtime.configuration.providers.get(profile.provider_instance)
-        launcher = runtime.launcher(profile.provider_instance)
+        name = effective_instance(runtime.configuration, profile)
+        instance = runtime.configuration.providers.get(name)
+        launcher = runtime.launcher(name)
         if instance is None or instance.launch is None or not instance.launch.auto_start:
             return
         if launcher is None:
@@ -169,7 +171,7 @@ class CompletionFeature(LanguageFeature):
         try:
             await launcher.ensure_ready()
         except Exception as exc:  # the first completion request reports it
-            log.info("starting %s early failed: %s", profile.provider_instance, exc)
+            log.info("starting %s early failed: %s", name, exc)
 
     def created(self) -> CompletionService:
         """Return the service, creating it (and its document listener) now."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.core.setup.probe import (
     FoundServer,
     ProbeOutcome,
@@ -26,8 +27,7 @@ def used_models(config: Configuration) -> dict[int, set[str]]:
         if profile is None:
             continue
         override = config.overrides.get(name)
-        instance = (override.provider_instance if override else "") or profile.provider_instance
-        provider = config.providers.get(instance)
+        provider = config.providers.get(effective_instance(config, profile))
         if provider is None:
             continue
         parts = urlsplit(provider.url)

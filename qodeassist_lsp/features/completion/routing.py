@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.core.router import AgentRouter, NoAgentMatches
 from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
@@ -41,5 +42,5 @@ def route(
 
 def serves_locally(configuration: Configuration, profile: AgentProfile) -> bool:
     """Whether ``profile``'s provider is a model server on this machine (loopback URL)."""
-    instance = configuration.providers.get(profile.provider_instance)
+    instance = configuration.providers.get(effective_instance(configuration, profile))
     return instance is not None and instance.is_loopback

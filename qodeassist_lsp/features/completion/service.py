@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import (
     Document,
@@ -324,7 +325,7 @@ class CompletionService:
         """Start a generation once the provider instance's previous one has closed its stream."""
         sessions = self._backend.sessions
         agent = profile.name
-        instance = profile.provider_instance
+        instance = effective_instance(self._backend.configuration, profile)
         previous = self._upstream.get(instance)
         if previous is not None and previous.done.done():
             previous = None

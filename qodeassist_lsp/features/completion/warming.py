@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import CompletionContext, Cursor
@@ -170,7 +171,8 @@ class CacheWarmer:
             return False
         if not ring and (not cs.warm_cursor_window or cs.mode == "manual"):
             return False
-        if self._busy(profile.provider_instance):  # try again once it is idle
+        instance = effective_instance(configuration, profile)
+        if self._busy(instance):  # try again once it is idle
             self.arm(uri, None if not known else row, character)
             return False
         cursor = None
@@ -188,7 +190,7 @@ class CacheWarmer:
             return False  # nothing before the caret (1:1) and nothing after it that is sent
         key = (profile.name, context.extra, context.prefix, context.suffix)
         compared = 2 if ring else 4  # the ring's agents: the window is not what is warmed
-        if self._sent.get(profile.provider_instance, ())[:compared] == key[:compared]:
+        if self._sent.get(instance, ())[:compared] == key[:compared]:
             return False
         self._launch(profile, Anchor(uri, row, "", ""), dataclasses.replace(plan, context=context))
         self.warm_ups += 1

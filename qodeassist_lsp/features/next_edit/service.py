@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import NEXT_EDIT
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import (
@@ -251,7 +252,7 @@ class NextEditService:
         profile = self._pick(configuration.pipelines.roster(NEXT_EDIT), document)
         if isinstance(profile, NextEditResult):
             return profile
-        instance = profile.provider_instance
+        instance = effective_instance(configuration, profile)
         while instance in self._busy_elsewhere:  # inline completion's turn: wait for it
             job.waiting = True
             await self._free[instance].wait()

@@ -1,4 +1,4 @@
-from qodeassist_lsp.config.overrides import AgentOverride
+from qodeassist_lsp.config.overrides import AgentOverride, effective_instance
 
 
 def test_nested_and_flat_overrides(tree) -> None:
@@ -25,3 +25,14 @@ def test_invalid_json_is_reported_with_its_line(tree) -> None:
 def test_unknown_provider_override_warns(tree) -> None:
     tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Nope"}}')
     assert any("unknown provider instance 'Nope'" in m for m in tree.messages(tree.load()))
+
+
+def test_the_effective_instance_is_the_override_when_it_is_loaded(tree) -> None:
+    tree.write("bundled/providers/twin.toml", 'name = "Twin"\nextends = "Local"\n')
+    tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Twin"}}')
+    config = tree.load()
+    assert not config.errors, tree.messages(config)
+    assert effective_instance(config, config.agents["Chat"]) == "Twin"
+    tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Nope"}}')
+    config = tree.load()
+    assert effective_instance(config, config.agents["Chat"]) == "Local"

@@ -46,3 +46,14 @@ def test_a_remote_provider_does_not_and_no_agent_is_an_error(tree: ConfigTree) -
     refused = route(tree.load(), request())
     assert isinstance(refused, CompletionResult)
     assert refused.outcome is Outcome.ERROR and refused.error is not None
+
+
+def test_where_it_runs_follows_the_provider_override(tree: ConfigTree) -> None:
+    tree.write("bundled/providers/remote.toml", REMOTE)
+    tree.write("bundled/pipelines.toml", '[pipelines]\ncode_completion = ["Chat"]\n')
+    tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Remote"}}')
+    config = tree.load()
+    assert not serves_locally(config, pick_agent(config, request()))
+    tree.write("config/agent_models.json", '{"Chat": {"provider_instance": "Nope"}}')
+    config = tree.load()  # an unknown instance is a load warning: the agent keeps its own
+    assert serves_locally(config, pick_agent(config, request()))

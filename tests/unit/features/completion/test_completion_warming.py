@@ -10,6 +10,7 @@ import asyncio
 
 import pytest
 
+from qodeassist_lsp.config.overrides import AgentOverride
 from qodeassist_lsp.features.completion.service import TriggerKind
 from qodeassist_lsp.features.completion.warming import uses_extra_context
 from tests.unit.features.completion.test_completion_service import (
@@ -106,3 +107,16 @@ async def test_only_agents_on_this_machine_are_warmed(harness: Harness) -> None:
     harness.open(B_TEXT, uri=OTHER)
     await asyncio.sleep(0.1)
     assert harness.bodies == []  # a cloud provider would bill the prompt
+
+
+async def test_an_agent_moved_to_a_cloud_provider_is_not_warmed(harness: Harness) -> None:
+    configuration = harness.backend.configuration
+    configuration.providers["Remote"] = configuration.providers["Local"].model_copy(
+        update={"name": "Remote", "url": "https://api.example.com/v1"}
+    )
+    # agent_models.json moves the loopback agent to the cloud: its TOML no longer says where.
+    configuration.overrides["Completer"] = AgentOverride(provider_instance="Remote")
+    idle(harness)
+    harness.open(B_TEXT, uri=OTHER)
+    await asyncio.sleep(0.1)
+    assert harness.bodies == []
