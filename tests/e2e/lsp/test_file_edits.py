@@ -303,3 +303,56 @@ async def test_an_edit_the_editor_refuses_fails_and_changes_nothing(client, lsp_
     editor.refuse = ""  # the user makes the buffer writable and tries again
     assert (await edit_file(client, chat_id, edit["editId"], "apply"))["status"] == "applied"
     assert editor.buffers[uri][1] == NEW
+
+
+async def test_the_permission_question_shows_the_edit_as_indented_diff_lines(
+    client, lsp_home, replay
+):
+    # Issue 47: it was the arguments' JSON (escaped quotes, "\n"), whitespace collapsed.
+    asked: list[types.ShowMessageRequestParams] = []
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        asked.append(params)
+        return types.MessageActionItem(title="Deny")
+
+    events = await start(client)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"qodeassist": {"tools": {"permissions": {"write": "ask"}}}}
+        )
+    )
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="qodeassist.reloadConfiguration")
+    )
+    block = {
+        "search": "def greet(name):\n    return 'héllo ' + name\n",
+        "replace": 'def greet(name):\n    """Say hello."""\n    return f\'héllo {name}!\'\n',
+    }
+    replay.script(
+        "/v1/chat/completions",
+        [
+            tool_call_reply("call_1", "edit_file", {"path": "greet.py", "edits": [block]}),
+            chat_reply("Denied, fine."),
+        ],
+    )
+    sent = await request(client, "chat/send", {"message": "Document greet"})
+    assert (await events.terminal(sent["requestId"]))["kind"] == "finished"
+    [question] = asked
+    assert question.message.split("\n") == [
+        "QodeAssist: the model wants to change files with the tool edit_file on greet.py. "
+        "Allow it?",
+        "-def greet(name):",
+        "-    return 'héllo ' + name",
+        "+def greet(name):",
+        '+    """Say hello."""',
+        "+    return f'héllo {name}!'",
+    ]
+    assert [a.title for a in question.actions or []] == [
+        "Allow once",
+        "Allow for this chat",
+        "Deny",
+    ]
+    result = next(e for e in events.of(sent["requestId"]) if e["kind"] == "toolResult")
+    assert not result["ok"] and "the user denied it" in result["content"]
+    assert (lsp_home / "project/greet.py").read_bytes() == OLD.encode()

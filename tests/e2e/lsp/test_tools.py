@@ -158,7 +158,10 @@ async def test_read_inside_and_outside_and_terminal_under_ask_and_deny(
         "Allow for this chat",
         "Deny",
     ]
-    assert "terminal" in question.message and "echo tool-ran" in question.message
+    assert question.message.split("\n") == [  # issue 47: the command line, not JSON
+        "QodeAssist: the model wants to run a program with the tool terminal. Allow it?",
+        "$ echo tool-ran",
+    ]
     sent_back = continuation(replay, 1)
     assert INSIDE in sent_back and "outside the workspace folders" in sent_back
     assert "tool-ran" in sent_back and OUTSIDE not in sent_back
