@@ -1,8 +1,9 @@
 """Session events and stored messages as ACP ``session/update`` payloads, and stop reasons.
 
 Pure functions: `event_updates` maps one `SessionEvent` of a running turn, `replay_updates` one
-stored message of a chat being loaded, `stop_reason` a terminal event. A tool's ACP ``kind``
-comes from its name (known tools) or its permission class; a ``path`` argument is its location.
+stored message of a chat being loaded (a refused or failed tool is ``failed`` there too),
+`stop_reason` a terminal event. A tool's ACP ``kind`` comes from its name (known tools) or its
+permission class; a ``path`` argument is its location.
 """
 
 from __future__ import annotations
@@ -199,7 +200,9 @@ def replay_updates(message: Message, cwd: Path) -> list[Update]:
             call = ToolCallEvent("", block.id, block.name, dict(block.input))
             updates.append(call_start(call, cwd))
         elif isinstance(block, ToolResultBlock):
-            result = ToolResultEvent("", block.tool_use_id, block.name, block.content)
+            result = ToolResultEvent(
+                "", block.tool_use_id, block.name, block.content, block.is_error
+            )
             updates.append(result_content(result))
     return updates
 

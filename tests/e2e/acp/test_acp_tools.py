@@ -95,13 +95,23 @@ async def test_an_allowed_edit_is_applied_at_once_after_its_checkpoint(
     assert any(p.is_file() and p.read_bytes() == OLD.encode() for p in checkpoints)
 
 
-async def test_a_rejected_edit_changes_nothing(acp_home: Path, replay: ReplayServer) -> None:
+async def test_a_rejected_edit_changes_nothing_and_loads_as_failed(
+    acp_home: Path, replay: ReplayServer
+) -> None:
     target, editor = editing(acp_home, replay)
     editor.answer = "reject_once"
-    assert await one_turn(acp_home, editor) == ["end_turn"]
-    assert target.read_text() == OLD
+    async with running_agent(acp_home, editor) as conn:
+        cwd = str(acp_home / "project")
+        session = await conn.new_session(cwd=cwd, mcp_servers=[])
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("Edit")])
+        assert answer.stop_reason == "end_turn"
+        assert target.read_text() == OLD
+        assert last_status(editor, "call_0") == "failed"
+        assert "the user denied it" in told(replay)
+        editor.updates.clear()
+        await conn.load_session(cwd=cwd, session_id=session.session_id, mcp_servers=[])
+    # session/load replays the refused call as it ended: failed, not completed.
     assert last_status(editor, "call_0") == "failed"
-    assert "the user denied it" in told(replay)
 
 
 async def test_an_unanswered_permission_question_times_out_as_a_reject(

@@ -82,6 +82,10 @@ def test_replay_shows_user_and_agent_text_and_tool_calls() -> None:
     result = Message("user", (ToolResultBlock("c1", "read_file", "contents"),))
     kinds = [u.session_update for m in (user, answer, result) for u in replay_updates(m, CWD)]
     assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"]
+    [done] = replay_updates(result, CWD)
+    refused = Message("user", (ToolResultBlock("c2", "edit_file", "Error: denied", True),))
+    [failed] = replay_updates(refused, CWD)
+    assert (done.status, failed.status) == ("completed", "failed")
 
 
 def test_stop_reasons() -> None:
