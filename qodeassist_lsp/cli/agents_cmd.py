@@ -22,6 +22,7 @@ from qodeassist_lsp.config.definitions import toml_files
 from qodeassist_lsp.config.fim_templates import describe, is_fim_agent
 from qodeassist_lsp.config.paths import PROJECT_DIR_NAME
 from qodeassist_lsp.config.pipelines import pipeline_specs
+from qodeassist_lsp.config.problems import did_you_mean
 from qodeassist_lsp.config.template_context import complete_context, synthetic_context
 from qodeassist_lsp.config.templating import TemplateError
 from qodeassist_lsp.core.agent import REDACTED, AgentFactory, AgentNotAvailable
@@ -232,4 +233,23 @@ def _read_context(path: Path) -> dict[str, Any]:
             f"{path}: the context must be a JSON object like "
             '{"prefix": "…", "suffix": "…", "history": […]}'
         )
+    known = set(complete_context())
+    for key in data:
+        if key not in known:
+            # A key no template reads would render as if absent (`messages` gave `[]`): refuse.
+            hint = _CONTEXT_ALIASES.get(key)
+            hint = f"; did you mean {hint!r}?" if hint else did_you_mean(key, known)
+            raise CliError(
+                f"{path}: unknown context key {key!r}{hint} (the keys: {', '.join(sorted(known))};"
+                " see docs/agent-template-context.md)"
+            )
     return data
+
+
+_CONTEXT_ALIASES = {
+    "messages": "history",
+    "conversation": "history",
+    "system": "system_prompt",
+    "files": "files_metadata",
+}
+"""Keys of other APIs' request shapes, and the ``ctx`` key that holds the same thing."""

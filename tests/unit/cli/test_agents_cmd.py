@@ -94,6 +94,18 @@ def test_render_bad_context_file(run_cli, tmp_path: Path) -> None:
     assert code == 1 and "must be a JSON object" in err
 
 
+def test_render_refuses_an_unknown_context_key(run_cli, tmp_path: Path) -> None:
+    # Issue 43: `messages` (where the key is `history`) rendered `[]` silently.
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text('{"messages": [{"role": "user", "content": "hi"}]}')
+    code, out, err = run_cli("agents", "render", "Claude Chat — Sonnet", "--context", str(ctx))
+    assert (code, out) == (1, "")
+    assert f"{ctx}: unknown context key 'messages'; did you mean 'history'?" in err
+    ctx.write_text('{"prefx": "def f():"}')
+    code, out, err = run_cli("agents", "render", "Claude Chat — Sonnet", "--context", str(ctx))
+    assert code == 1 and "unknown context key 'prefx'; did you mean 'prefix'?" in err
+
+
 def test_global_options_work_after_the_subcommand(run_cli, tmp_path: Path) -> None:
     other = tmp_path / "other-config"
     (other / "agents").mkdir(parents=True)
