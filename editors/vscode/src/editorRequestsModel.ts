@@ -3,8 +3,10 @@
  * (no `vscode` import, unit-tested with `node --test`); editorRequests.ts wires them up.
  *
  * - `window/showMessageRequest`: tool permissions ("Allow once" / "Allow for this chat" /
- *   "Deny") and the refactor guard ("Apply anyway" / "Discard") are asked in a modal dialog,
- *   so they cannot vanish into the notification centre; its Cancel answers null (= deny).
+ *   "Deny") and the refactor guard ("Discard" / "Apply anyway") are asked in a modal dialog,
+ *   so they cannot vanish into the notification centre; its Cancel answers null (= deny). The
+ *   first action is the dialog's default (Enter): the server sends the safe one first where
+ *   it matters (Discard).
  * - `qodeassist/diagnostics`: the diagnostics tool gets the editor's diagnostics of a file
  *   (`{uri}` → `{items: [{uri, diagnostics}]}`), or of every file that has some (`{uri: null}`).
  */
@@ -29,17 +31,31 @@ export interface Prompt {
   titles: string[];
 }
 
-/** How to show a question: its first line as the title, the rest as detail. */
+/**
+ * How to show a question: its first line as the title (prefixed "QodeAssist:" unless it names
+ * QodeAssist already, in any case), the rest as detail with its indentation kept.
+ */
 export function promptFor(params: ShowMessageRequestParams): Prompt {
   const text = String(params.message ?? '');
   const cut = text.indexOf('\n');
   const first = cut < 0 ? text : text.slice(0, cut);
   return {
     severity: params.type === 1 ? 'error' : params.type === 2 ? 'warning' : 'info',
-    message: first.startsWith('QodeAssist') ? first : `QodeAssist: ${first}`,
-    detail: cut < 0 ? '' : text.slice(cut + 1).replace(/^\n+/, ''),
+    message: /^qodeassist\b/i.test(first) ? first : `QodeAssist: ${first}`,
+    detail: cut < 0 ? '' : keepIndentation(text.slice(cut + 1).replace(/^\n+/, '')),
     titles: (params.actions ?? []).map((action) => action.title),
   };
+}
+
+/**
+ * ``text`` with leading spaces, runs of spaces and tabs as no-break spaces: a dialog drawn in
+ * HTML (code-server, VS Code for the web) collapses them, so `-    for x in xs:` showed as
+ * `- for x in xs:`; a native dialog shows a no-break space as a space.
+ */
+export function keepIndentation(text: string): string {
+  return text
+    .replace(/\t/g, '    ')
+    .replace(/^ +| {2,}/gm, (spaces) => '\u00a0'.repeat(spaces.length));
 }
 
 /** The answer for the picked title: the server's own action item, or null (dismissed). */

@@ -4,6 +4,7 @@ import {
   EditorDiagnostic,
   answerFor,
   diagnosticsAnswer,
+  keepIndentation,
   promptFor,
   toLspDiagnostic,
 } from '../editorRequestsModel';
@@ -24,9 +25,36 @@ describe('server questions', () => {
     });
     assert.equal(promptFor({ type: 1, message: 'x' }).severity, 'error');
     // The tool kit's questions name QodeAssist already: not twice.
-    const asked = 'QodeAssist: the model wants to run the tool terminal {"command": "ls"}. Allow it?';
-    assert.equal(promptFor({ type: 2, message: asked }).message, asked);
+    const asked = 'QodeAssist: the model wants to run a program with the tool terminal. Allow it?';
+    const terminal = promptFor({ type: 2, message: `${asked}\n$ ls  -la` });
+    assert.equal(terminal.message, asked);
+    assert.equal(terminal.detail, '$ ls\u00a0\u00a0-la');
     assert.equal(promptFor({ type: 3, message: 'one line' }).detail, '');
+  });
+
+  test('the refactor guard: Discard first (the default), one prefix, the diff indented', () => {
+    // Issue 47: "QodeAssist: qodeassist refactor: …" and "- for x in items:" in code-server.
+    const refused = {
+      type: 2,
+      message:
+        'QodeAssist refactor: the answer of Coder was not applied: it repeats itself.\n' +
+        '--- selection\n+++ result\n@@ -1,2 +1,1 @@\n-    for x in items:\n-\t\ttotal  += x\n+    pass',
+      actions: [{ title: 'Discard' }, { title: 'Apply anyway' }],
+    };
+    const prompt = promptFor(refused);
+    assert.equal(
+      prompt.message,
+      'QodeAssist refactor: the answer of Coder was not applied: it repeats itself.',
+    );
+    assert.deepEqual(prompt.titles, ['Discard', 'Apply anyway']);
+    const nbsp = '\u00a0';
+    assert.deepEqual(prompt.detail.split('\n').slice(3), [
+      `-${nbsp.repeat(4)}for x in items:`,
+      `-${nbsp.repeat(8)}total${nbsp.repeat(2)}+= x`,
+      `+${nbsp.repeat(4)}pass`,
+    ]);
+    assert.equal(promptFor({ type: 2, message: 'qodeassist refactor: x' }).message, 'qodeassist refactor: x');
+    assert.equal(keepIndentation('a b\n  c'), `a b\n${nbsp}${nbsp}c`); // single spaces stay
   });
 
   test("the answer is the server's own action item; dismissing answers null", () => {
