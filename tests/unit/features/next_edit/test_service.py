@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.overrides import AgentOverride
 from qodeassist_lsp.config.pipelines import Pipelines
 from qodeassist_lsp.config.settings import Settings as CoreSettings
 from qodeassist_lsp.context.documents import DocumentStore
@@ -58,12 +59,14 @@ class FakeSessions:
         yield self.session
 
 
-def runtime(delay: float = 0.0) -> Any:
+def runtime(delay: float = 0.0, overrides: dict[str, AgentOverride] | None = None) -> Any:
     profile = AgentProfile(
         name="NE", provider_instance="Local", model="qwen", body={"x": 1}, tags=[]
     )
     configuration = SimpleNamespace(
         agents={"NE": profile},
+        providers={"Local": object(), "Twin": object()},
+        overrides=overrides or {},
         pipelines=Pipelines({"next_edit": ("NE",)}),
         paths=SimpleNamespace(project=Path("/p")),
         settings=Settings(),
@@ -153,6 +156,20 @@ async def test_a_provider_busy_for_the_whole_budget_gives_a_yielded_empty_answer
     assert "busy" in result.reason and backend.sessions.acquired == 0
     service.yield_to("Local", False)  # the cancelled wait left nothing behind
     assert (await service.suggest(NextEditRequest(document, 0, 11))).outcome is Outcome.SUGGESTED
+
+
+async def test_the_instance_is_the_one_agent_models_json_names() -> None:
+    store = renamed_store()
+    backend = runtime(overrides={"NE": AgentOverride(provider_instance="Twin")})
+    service = NextEditService(backend, store, settings=lambda: budget(200))
+    document = store.get("file:///p/geo.py")
+    assert document is not None
+    service.yield_to("Local", True)  # the agent's TOML instance: not where it sends
+    assert (await service.suggest(NextEditRequest(document, 0, 11))).outcome is Outcome.SUGGESTED
+    service.yield_to("Local", False)
+    service.yield_to("Twin", True)  # completion took the instance the override names
+    result = await service.suggest(NextEditRequest(document, 1, 0))
+    assert result.outcome is Outcome.YIELDED and backend.sessions.acquired == 1
 
 
 async def test_one_request_per_provider_instance() -> None:
