@@ -20,7 +20,7 @@ from qodeassist_lsp.config.fim_templates import instruct_model_problem, is_fim_a
 from qodeassist_lsp.config.overrides import AgentOverride, load_overrides
 from qodeassist_lsp.config.paths import ConfigPaths
 from qodeassist_lsp.config.pipelines import Pipelines, load_pipelines
-from qodeassist_lsp.config.problems import ConfigProblem, did_you_mean
+from qodeassist_lsp.config.problems import ConfigProblem
 from qodeassist_lsp.config.providers import ProviderInstance, load_providers
 from qodeassist_lsp.config.settings import Settings, SettingsSection
 from qodeassist_lsp.config.settings_loader import load_settings
@@ -124,16 +124,7 @@ def _cross_checks(
     pipelines: Pipelines,
     overrides: dict[str, AgentOverride],
 ) -> list[ConfigProblem]:
-    found = []
-    for name in sorted(pipelines.agent_names() - set(agents)):
-        hint = did_you_mean(name, list(agents))
-        found.append(
-            ConfigProblem(
-                "warning",
-                f"pipelines name agent {name!r}, which is not loaded{hint}",
-                key="pipelines",
-            )
-        )
+    found = pipelines.unknown_agents(agents)
     overrides_file = str(paths.config_root / "agent_models.json")
     for agent, override in overrides.items():
         if agent not in agents:

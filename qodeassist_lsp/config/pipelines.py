@@ -18,6 +18,7 @@ missing or broken leaves the defaults in place. An empty slot switches the featu
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,8 @@ class Pipelines:
     rosters: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Slot → agents, in order (a one-agent slot holds at most one)."""
     status: PipelinesStatus = PipelinesStatus.FILE_MISSING
+    origins: dict[str, tuple[str, int | None]] = field(default_factory=dict, compare=False)
+    """Slot → (file, line) of the ``pipelines.toml`` entry that set it: where problems point."""
 
     def roster(self, spec: PipelineSpec) -> tuple[str, ...]:
         """Return the agents of ``spec``, in order (empty: the feature is off)."""
@@ -165,6 +168,17 @@ class Pipelines:
     def agent_names(self) -> set[str]:
         """Every agent name any pipeline mentions."""
         return {name for spec in pipeline_specs() for name in self.roster(spec)}
+
+    def unknown_agents(self, agents: Collection[str]) -> list[ConfigProblem]:
+        """Warn, at the entry that names it, about each agent a pipeline names but none loaded."""
+        found = []
+        for name in sorted(self.agent_names() - set(agents)):
+            slot = next(spec.slot for spec in pipeline_specs() if name in self.roster(spec))
+            file, line = self.origins.get(slot, (None, None))
+            hint = did_you_mean(name, agents)
+            message = f"pipelines name agent {name!r}, which is not loaded{hint}"
+            found.append(ConfigProblem("warning", message, file, line, f"pipelines.{slot}"))
+        return found
 
     def pipelines_of(self, agent: str) -> list[str]:
         """Return the pipeline slots that name ``agent`` (ordered lists first, as listed)."""
@@ -188,9 +202,12 @@ def parse_pipelines(source: TomlFile, base: Pipelines, problems: list[ConfigProb
         )
         return replace(base, status=PipelinesStatus.SCHEMA_ERROR)
     rosters = dict(base.rosters)
+    origins = dict(base.origins)
     specs = {spec.slot: spec for spec in pipeline_specs()}
     for key, value in table.items():
         spec = specs.get(key)
+        if spec is not None:
+            origins[key] = (str(source.path), source.line_of("pipelines", key))
         if spec is None:
             hint = did_you_mean(key, list(specs))
             problems.append(
@@ -202,7 +219,7 @@ def parse_pipelines(source: TomlFile, base: Pipelines, problems: list[ConfigProb
             rosters[key] = _list_slot(source, key, value, problems)
         else:
             rosters[key] = tuple(filter(None, [_single_slot(source, key, value, problems)]))
-    return Pipelines(rosters, PipelinesStatus.OK)
+    return Pipelines(rosters, PipelinesStatus.OK, origins)
 
 
 def _list_slot(

@@ -79,6 +79,17 @@ def test_pipelines_naming_missing_agents_warn(tree) -> None:
     )
 
 
+def test_a_missing_agent_is_located_at_its_pipelines_entry(tree) -> None:
+    # Issue 43: the warning had no file:line, unlike every other configuration problem.
+    path = tree.write(
+        "config/pipelines.toml",
+        '[pipelines]\nchat_assistant = ["Chat"]\nquick_refactor = "Chatt"\n',
+    )
+    [problem] = [p for p in tree.load().problems if "'Chatt'" in p.message]
+    assert (problem.file, problem.line) == (str(path), 3)
+    assert problem.format().startswith(f"{path}:3: warning: pipelines name agent 'Chatt'")
+
+
 def test_pipelines_of() -> None:
     from qodeassist_lsp.config.pipelines import Pipelines
 
