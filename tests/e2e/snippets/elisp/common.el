@@ -77,6 +77,19 @@
       (accept-process-output nil 0.05))
     (or value (qa-fail "timed out after %ss waiting for %s" timeout what))))
 
+;; `eglot-shutdown' gives the server 1.5 s to answer `shutdown' (then fails with "Timed out")
+;; and `jsonrpc-shutdown' 0.1 s to exit (then kills it): time limits a busy machine misses.
+(defun qa-eglot-shutdown (server)
+  "Shut Eglot's SERVER down as `eglot-shutdown' does, waiting for its answer and its exit."
+  (setf (eglot--shutdown-requested server) t)
+  (jsonrpc-request server :shutdown nil :timeout 60)
+  (jsonrpc-notify server :exit nil)
+  (let ((process (jsonrpc--process server)))
+    (qa-wait (lambda () (process-get process 'jsonrpc-sentinel-cleanup-started))
+             60 "the server to exit after `exit'"))
+  (jsonrpc-shutdown server t)
+  (kill-buffer (jsonrpc-events-buffer server)))
+
 (defun qa-write-report ()
   "Write the report file."
   (qa-record :elapsed (- (float-time) qa-started))

@@ -57,9 +57,7 @@
        (qa-record :chat (qa-chat-text))
        (qa-step "shut down")
        (if eglot-p
-           (let ((server (eglot-current-server)))
-             (eglot-shutdown server)
-             (qa-wait (lambda () (not (jsonrpc-running-p server))) 15 "the server to exit"))
+           (qa-eglot-shutdown (eglot-current-server))
          (let* ((workspace (lsp-find-workspace 'qodeassist (buffer-file-name)))
                 (process (lsp--workspace-proc workspace)))
            (lsp-workspace-shutdown workspace)

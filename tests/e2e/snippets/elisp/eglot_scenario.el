@@ -34,6 +34,10 @@ Return (CANDIDATE . ITEM)."
       (funcall exit candidate 'finished)
       (cons (substring-no-properties candidate) item))))
 
+(defun qa-completion-status ()
+  "The completion part of the server's `qodeassist/status' (warm-ups, requests in flight)."
+  (plist-get (jsonrpc-request qa-server :qodeassist/status (make-hash-table)) :completion))
+
 (qa-run
  (lambda ()
    (qa-step "load the snippet")
@@ -140,14 +144,18 @@ Return (CANDIDATE . ITEM)."
      (qa-step "tell the server where point rests (what the idle timer runs)")
      (qa-record :cursorTimer (and (memq qodeassist-eglot--cursor-timer timer-idle-list) t))
      (apply #'qa-goto (qa-param :caretAt))
-     (qa-record :toldFirst (qodeassist-eglot--tell-cursor))
-     (qa-record :toldAgain (qodeassist-eglot--tell-cursor))
-     ;; Idle cache warming sends the request at the caret once the user is idle.
-     (let ((until (+ (float-time) 2)))
-       (while (< (float-time) until) (accept-process-output nil 0.1))))
+     (let ((before (plist-get (qa-completion-status) :warmUps)))
+       (qa-record :toldFirst (qodeassist-eglot--tell-cursor))
+       (qa-record :toldAgain (qodeassist-eglot--tell-cursor))
+       ;; Idle cache warming sends the request at the caret once the user is idle: wait until
+       ;; it was sent and answered (the model has seen it), however long a busy machine takes.
+       (qa-wait (lambda ()
+                  (let ((completion (qa-completion-status)))
+                    (and (> (plist-get completion :warmUps) before)
+                         (zerop (plist-get completion :inFlight)))))
+                30 "the warm-up at the caret to reach the model")))
 
    (qa-step "shut down")
-   (with-current-buffer "add.py" (eglot-shutdown qa-server))
-   (qa-wait (lambda () (not (jsonrpc-running-p qa-server))) 15 "the server to exit")))
+   (qa-eglot-shutdown qa-server)))
 
 ;;; eglot_scenario.el ends here

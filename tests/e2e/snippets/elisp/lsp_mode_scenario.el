@@ -29,6 +29,10 @@
       (funcall exit candidate 'finished)
       (cons (substring-no-properties candidate) item))))
 
+(defun qa-completion-status ()
+  "The completion part of the server's `qodeassist/status' (warm-ups, requests in flight)."
+  (lsp-get (lsp-request "qodeassist/status" (make-hash-table)) :completion))
+
 (qa-run
  (lambda ()
    (qa-step "load lsp-mode and the snippet")
@@ -120,11 +124,16 @@
      (qa-step "tell the server where point rests (what the idle timer runs)")
      (qa-record :cursorTimer (and (memq qodeassist-lsp--cursor-timer timer-idle-list) t))
      (apply #'qa-goto (qa-param :caretAt))
-     (qa-record :toldFirst (qodeassist-lsp--tell-cursor))
-     (qa-record :toldAgain (qodeassist-lsp--tell-cursor))
-     ;; Idle cache warming sends the request at the caret once the user is idle.
-     (let ((until (+ (float-time) 2)))
-       (while (< (float-time) until) (accept-process-output nil 0.1)))
+     (let ((before (lsp-get (qa-completion-status) :warmUps)))
+       (qa-record :toldFirst (qodeassist-lsp--tell-cursor))
+       (qa-record :toldAgain (qodeassist-lsp--tell-cursor))
+       ;; Idle cache warming sends the request at the caret once the user is idle: wait until
+       ;; it was sent and answered (the model has seen it), however long a busy machine takes.
+       (qa-wait (lambda ()
+                  (let ((completion (qa-completion-status)))
+                    (and (> (lsp-get completion :warmUps) before)
+                         (zerop (lsp-get completion :inFlight)))))
+                30 "the warm-up at the caret to reach the model"))
 
      (qa-step "shut down")
      (let* ((workspace (car (lsp-workspaces)))

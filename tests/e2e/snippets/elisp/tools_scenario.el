@@ -91,9 +91,7 @@
    (qa-step "shut down")
    (if (equal (qa-param :client) "eglot")
        (with-current-buffer "add.py"
-         (let ((server (eglot-current-server)))
-           (eglot-shutdown server)
-           (qa-wait (lambda () (not (jsonrpc-running-p server))) 15 "the server to exit")))
+         (qa-eglot-shutdown (eglot-current-server)))
      (let* ((workspace (with-current-buffer "add.py" (car (lsp-workspaces))))
             (process (lsp--workspace-proc workspace)))
        (lsp-workspace-shutdown workspace)
