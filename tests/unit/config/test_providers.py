@@ -204,3 +204,33 @@ def test_the_pool_limit_is_one_on_this_machine_unlimited_remote_unless_set(tree)
     limits = {name: config.providers[name].concurrency_limit for name in ("Local", "R", "C", "S")}
     assert limits == {"Local": 1, "R": None, "C": 1, "S": 3}
     assert tree.messages(config) == []
+
+
+def test_the_embedded_description_says_where_chat_runs() -> None:
+    # Issue 43: the bundled description still said chat ran on Gemma's Question/Answer transcript.
+    import tomllib
+
+    from qodeassist_lsp.config.paths import ConfigPaths
+
+    paths = ConfigPaths.discover(project=None, env={})
+    text = (paths.bundled / "providers" / "embedded.toml").read_text(encoding="utf-8")
+    description = tomllib.loads(text)["description"]
+    chat = tomllib.loads(
+        (paths.bundled / "agents" / "embedded_base_chat.toml").read_text(encoding="utf-8")
+    )
+    assert chat["provider_instance"] == "Embedded Instruct"
+    assert "Embedded Instruct" in description
+    assert "chat, refactor and compression use /v1/chat/completions" not in description
+
+
+def test_a_key_is_optional_only_for_a_local_api_on_this_machine() -> None:
+    from qodeassist_lsp.config.client_apis import key_is_optional
+
+    compatible, claude = CLIENT_APIS["OpenAI Compatible"], CLIENT_APIS["Claude"]
+    assert key_is_optional(compatible, "http://127.0.0.1:8000/v1")
+    assert key_is_optional(compatible, "http://localhost:8000/v1")
+    assert key_is_optional(compatible, "http://[::1]:8000/v1")
+    assert not key_is_optional(compatible, "https://api.deepseek.com/v1")
+    assert not key_is_optional(compatible, "http://192.168.1.20:8000/v1")
+    assert not key_is_optional(claude, "http://127.0.0.1:9")
+    assert key_is_optional(CLIENT_APIS["Claude Code"], "")
