@@ -55,9 +55,12 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
 
 def rotate(args: argparse.Namespace) -> int:
     """Write a new token; a running server accepts only the new one from now on."""
-    from qodeassist_lsp.http_api.token import rotate_token
+    from qodeassist_lsp.http_api.token import TokenFileUnsafe, TokenFromEnvironment, rotate_token
 
-    token, path = rotate_token(config_paths(args).data_root)
+    try:
+        token, path = rotate_token(config_paths(args).data_root)
+    except (TokenFromEnvironment, TokenFileUnsafe) as exc:
+        raise CliError(str(exc)) from None
     print(f"new HTTP API token written to {path}:\n{token}")
     return EXIT_OK
 
@@ -148,10 +151,19 @@ def companion(
     """Return the coroutine function that serves HTTP (printing the address once it listens)."""
     from qodeassist_lsp.http_api.app import ListenFailed, build_app, serve
     from qodeassist_lsp.http_api.host import HttpHost
-    from qodeassist_lsp.http_api.token import HttpToken
+    from qodeassist_lsp.http_api.token import HttpToken, TokenFileUnsafe
 
     bind, port = bind_address(args)
-    token = HttpToken(config_paths(args).data_root)
+    try:
+        token = HttpToken(config_paths(args).data_root)
+    except TokenFileUnsafe as exc:
+        raise CliError(f"--http: {exc}") from None
+    if token.tightened is not None:
+        print(
+            f"qodeassist-lsp: {token.path} was open to other users (mode {token.tightened:04o}); "
+            "it is now 0600 — rotate the token if others may have read it",
+            file=sys.stderr,
+        )
     app = build_app(HttpHost(surroundings), token.current, hosts=allowed_hosts(args, bind))
     shown = f"[{bind}]" if ":" in bind else bind
 

@@ -6,12 +6,16 @@ agent pool lend one; the answer's ``model`` is the agent that served. A request 
 stored chat seeded with the earlier messages it carries (system messages become a layer of the
 system prompt), or continues a stored chat named by ``"qodeassist": {"chatId": …}`` with its
 last user message; either way it runs through the chat service, so tools, permissions and
-history are the LSP chat's. The chat's id comes back in the ``X-QodeAssist-Chat-Id`` header.
-Tools run on the server: their calls are not OpenAI ``tool_calls``; with
+history are the LSP chat's. The chat's id comes back in the ``X-QodeAssist-Chat-Id`` header,
+percent-encoded (`chat_header`: a header carries Latin-1 only, an id may hold any text).
+Tools run on the server: their calls are not OpenAI ``tool_calls``, and the OpenAI fields this
+cannot serve (client ``tools``, ``tool_choice`` that forces a call, structured
+``response_format``, ``n`` > 1) are refused with a 400 naming them (`refuse_unservable`); with
 ``"qodeassist": {"events": true}`` every chunk of the stream also carries the typed chat event
 (``qodeassist``) — thinking, tool calls and results, proposed edits, permission questions.
 ``"qodeassist": {"permissions": "deny" | "allow" | "ask"}`` says how ``ask`` is answered.
 User messages may carry images as ``image_url`` parts with ``data:`` URLs (none is fetched).
+A non-streamed request whose client disconnects cancels its turn (and so the provider request).
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import binascii
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
+from urllib.parse import quote
 
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
@@ -32,7 +37,8 @@ from starlette.responses import JSONResponse, Response
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
 from qodeassist_lsp.core.content import ImageBlock, Message, TextBlock
-from qodeassist_lsp.http_api.errors import ApiError, read_json
+from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
+from qodeassist_lsp.http_api.errors import ApiError, error_body, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
 from qodeassist_lsp.http_api.host import HttpHost
 
@@ -45,6 +51,55 @@ _STATUS = {"validation": 400, "config": 500, "tool": 500}
 
 
 _DATA_URL = re.compile(r"data:(image/[\w.+-]+);base64,(.*)", re.DOTALL)
+_TOOLS_HINT = (
+    "the server runs its own tool kit for the chat agent (its calls show as events with "
+    '"qodeassist": {"events": true}), so client-side function tools cannot be served'
+)
+
+
+def chat_header(chat_id: str) -> str:
+    """Return ``chat_id`` as an ``X-QodeAssist-Chat-Id`` value: ASCII, never raising.
+
+    Percent-encoded (RFC 3986, UTF-8): an id of letters, digits, ``_ - . ~`` is sent as is.
+    """
+    return quote(chat_id, safe="", errors="surrogatepass")
+
+
+def _unsupported(param: str, message: str) -> ApiError:
+    return ApiError(400, f"{param}: {message}", code="unsupported_parameter", param=param)
+
+
+def refuse_unservable(body: dict[str, Any]) -> None:
+    """Refuse the OpenAI fields this server cannot honour, naming the field (never ignore them).
+
+    Harmless values pass: no ``tools`` (or an empty list), ``tool_choice`` ``none``/``auto``,
+    ``response_format`` ``{"type": "text"}``, ``n`` 1.
+    """
+    if body.get("tools"):
+        raise _unsupported("tools", f"{_TOOLS_HINT}; send the request without tools")
+    if body.get("functions"):
+        raise _unsupported("functions", f"{_TOOLS_HINT}; send the request without functions")
+    for name in ("tool_choice", "function_call"):
+        if body.get(name) not in (None, "none", "auto"):
+            raise _unsupported(
+                name, f'{_TOOLS_HINT}, nor a call forced; leave it out (or send "none")'
+            )
+    response_format = body.get("response_format")
+    if response_format is not None and response_format != {"type": "text"}:
+        raise _unsupported(
+            "response_format",
+            "structured output (json_object, json_schema) is not supported: the chat agent "
+            'answers in free text; leave it out (or send {"type": "text"}) and ask for JSON '
+            "in the message instead",
+        )
+    n = body.get("n")
+    if n is not None and (n != 1 or isinstance(n, bool)):
+        raise _unsupported("n", "one choice per request only: leave n out or send 1")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise ApiError(
+            400, f"stream: must be true or false (a JSON boolean), not {stream!r}", param="stream"
+        )
 
 
 def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
@@ -54,7 +109,9 @@ def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
     if isinstance(content, str):
         return content, []
     if not isinstance(content, list):
-        raise ApiError(400, f"{where}: content must be a string or a list of content parts")
+        raise ApiError(
+            400, f"{where}: content must be a string or a list of content parts", param=where
+        )
     parts: list[str] = []
     images: list[ImageBlock] = []
     for index, part in enumerate(content):
@@ -65,7 +122,9 @@ def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
             images.append(_image_of(part.get("image_url"), f"{where}.content[{index}]"))
         else:
             raise ApiError(
-                400, f"{where}.content[{index}]: only text and image_url parts are supported"
+                400,
+                f"{where}.content[{index}]: only text and image_url parts are supported",
+                param=f"{where}.content[{index}]",
             )
     return "".join(parts), images
 
@@ -78,12 +137,20 @@ def _image_of(spec: Any, where: str) -> ImageBlock:
             400,
             f"{where}: send the image inline, as a data:image/…;base64,… URL "
             "(the server does not fetch images)",
+            param=where,
         )
     data = match.group(2).strip()
     try:
-        base64.b64decode(data, validate=True)
+        size = len(base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError):
-        raise ApiError(400, f"{where}: the data URL's image is not base64") from None
+        raise ApiError(400, f"{where}: the data URL's image is not base64", param=where) from None
+    if size > MAX_IMAGE_BYTES:
+        raise ApiError(
+            400,
+            f"{where}: the image is {size / 2**20:.1f} MiB; images over "
+            f"{MAX_IMAGE_BYTES // 2**20} MiB cannot be sent",
+            param=where,
+        )
     return ImageBlock(data, match.group(1))
 
 
@@ -92,19 +159,24 @@ class Completion:
 
     def __init__(self, body: dict[str, Any]) -> None:
         """Read ``body``; raise `ApiError` (400) with what to change."""
+        refuse_unservable(body)
         model = body.get("model")
-        self.stream = bool(body.get("stream", False))
+        self.stream = body.get("stream") is True
         options = body.get("stream_options") or {}
         self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         extension = body.get("qodeassist")
         extension = {} if extension is None else extension
         if not isinstance(extension, dict):
-            raise ApiError(400, "qodeassist: must be an object")
+            raise ApiError(400, "qodeassist: must be an object", param="qodeassist")
         chat_id = extension.get("chatId")
         self.chat_id = chat_id if isinstance(chat_id, str) and chat_id else None
         mode = extension.get("permissions", "deny")
         if mode not in ASK_MODES:
-            raise ApiError(400, f"qodeassist.permissions: use one of {', '.join(ASK_MODES)}")
+            raise ApiError(
+                400,
+                f"qodeassist.permissions: use one of {', '.join(ASK_MODES)}",
+                param="qodeassist.permissions",
+            )
         self.mode: AskMode = mode
         self.events = bool(extension.get("events", False))
         self.model, self.requires = _choice(model, extension.get("requires"))
@@ -118,16 +190,20 @@ class Completion:
     def _messages(raw: Any) -> tuple[list[Message], str]:
         """Return the turns (the user's last) and the system text."""
         if not isinstance(raw, list) or not raw:
-            raise ApiError(400, "messages: a non-empty list of {role, content} is required")
+            raise ApiError(
+                400, "messages: a non-empty list of {role, content} is required", param="messages"
+            )
         system: list[str] = []
         turns: list[Message] = []
         for index, item in enumerate(raw):
             if not isinstance(item, dict):
-                raise ApiError(400, f"messages[{index}]: must be an object")
+                raise ApiError(
+                    400, f"messages[{index}]: must be an object", param=f"messages[{index}]"
+                )
             where = f"messages[{index}]"
             role, (text, images) = item.get("role"), _content_of(item.get("content"), where)
             if images and role != "user":
-                raise ApiError(400, f"{where}: only user messages can carry images")
+                raise ApiError(400, f"{where}: only user messages can carry images", param=where)
             if role in ("system", "developer"):
                 system.append(text)
             elif role in ("user", "assistant"):
@@ -137,9 +213,10 @@ class Completion:
                     400,
                     f"messages[{index}]: role {role!r} is not supported (tools run on the "
                     "server; send system, user and assistant messages)",
+                    param=f"messages[{index}].role",
                 )
         if not turns or turns[-1].role != "user":
-            raise ApiError(400, "messages: the last message must be the user's")
+            raise ApiError(400, "messages: the last message must be the user's", param="messages")
         return turns, "\n\n".join(s for s in system if s)
 
 
@@ -147,18 +224,22 @@ def _choice(model: Any, requires: Any) -> tuple[str, Requirements | None]:
     """Return the named agent, or the agent pool's requirements (``model`` then ``pool``)."""
     if requires is None:
         if not isinstance(model, str) or not model:
-            raise ApiError(400, "model: name a chat agent (GET /v1/models lists them)")
+            raise ApiError(
+                400, "model: name a chat agent (GET /v1/models lists them)", param="model"
+            )
         return model, (Requirements() if model == POOL else None)
     if model not in (None, "", POOL):
         raise ApiError(
             400,
             f"model {model!r} and qodeassist.requires both choose the agent: send model "
             f'"{POOL}" (or none) with requires, or drop requires',
+            param="model",
         )
     try:
         return POOL, Requirements.from_json(requires)
     except InvalidRequirements as exc:
-        raise ApiError(400, str(exc).replace("agent.requires", "qodeassist.requires")) from None
+        message = str(exc).replace("agent.requires", "qodeassist.requires")
+        raise ApiError(400, message, param="qodeassist.requires") from None
 
 
 def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None = None) -> str:
@@ -221,7 +302,7 @@ async def chat_completions(request: Request) -> Response:
                 requires=args.requires,
             )
         )
-        unsubscribe = host.hub.subscribe(chat_id, queue.put_nowait)
+        unsubscribe = host.hub.subscribe(chat_id, queue.put_nowait, turn.id)
         assert host.gate is not None
         host.gate.serve(chat_id, args.mode)
     finally:
@@ -240,15 +321,41 @@ async def chat_completions(request: Request) -> Response:
         if not turn.done:
             service.cancel(chat_id)
 
-    headers = {CHAT_HEADER: chat_id}
+    headers = {CHAT_HEADER: chat_header(chat_id)}
     if args.stream:
         return EventSourceResponse(
             _stream(args, base, chat_id, queue, end), headers=headers, ping=15
         )
     try:
-        return await _collect(args, base, chat_id, queue, headers)
+        return await _until_gone(request, _collect(args, base, chat_id, queue, headers))
     finally:
         end()
+
+
+async def _until_gone(request: Request, answer: Awaitable[Response]) -> Response:
+    """Await ``answer``; if the client disconnects first, stop waiting (``end`` cancels the turn).
+
+    The body has been read, so the next ASGI message is the disconnect.
+    """
+    collecting = asyncio.ensure_future(answer)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait((collecting, gone), return_when=asyncio.FIRST_COMPLETED)
+        if collecting.done():
+            return collecting.result()
+        # Nobody reads this answer: the client left.
+        return JSONResponse(
+            error_body(499, "the client closed the connection", "client_closed"), status_code=499
+        )
+    finally:
+        for task in (collecting, gone):
+            task.cancel()
+        await asyncio.gather(collecting, gone, return_exceptions=True)
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def _check_model(host: HttpHost, model: str) -> None:
@@ -262,6 +369,7 @@ async def _check_model(host: HttpHost, model: str) -> None:
             f"model {model!r} is not a chat agent; use one of: {', '.join(roster) or 'none'} "
             f'(pipelines.chat_assistant lists them), or "{POOL}" with qodeassist.requires',
             code="model_not_found",
+            param="model",
         )
 
 
@@ -345,7 +453,8 @@ async def _collect(
     if kind != "finished":
         error = _error(payload)
         status = 499 if kind == "cancelled" else _STATUS.get(error["type"], 502)
-        return JSONResponse({"error": error}, status_code=status, headers=headers)
+        body = error_body(status, error["message"], error["code"])
+        return JSONResponse(body, status_code=status, headers=headers)
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
     if any(thinking):
         message["reasoning_content"] = "".join(thinking)

@@ -5,25 +5,44 @@
   rebinding) sends its own name and is refused.
 - **Origin**, when a browser sends one, must be this server's own (``http://<Host>``): no
   other site's page may call the API (CORS is off: no ``Access-Control-*`` headers are sent).
-- **Size**: a body over the limit is refused with 413 before it is read to the end.
+- **Size**: a body over the limit is refused with 413 before it is read to the end: 4 MiB, and
+  32 MiB for ``POST /v1/chat/completions``, whose messages may carry an image up to the chat's
+  20 MiB limit (base64 makes it about 27 MiB).
 - **Bearer token** on every route but the static web page (``GET /``), which holds no data: it
-  reads the token from the address's fragment and sends it as this header (`mcp.server.BearerAuth`).
+  reads the token from the address's fragment and sends it as this header. The scheme is
+  case-insensitive (RFC 6750); a missing or wrong token is a 401 in the API's error shape.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import secrets
 from collections.abc import Callable, Collection
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
 from qodeassist_lsp.http_api.errors import BodyTooLarge, error_response
-from qodeassist_lsp.mcp.server import BearerAuth
 
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
+COMPLETION_PATH: Final = "/v1/chat/completions"
+MAX_COMPLETION_BODY_BYTES: Final = max(MAX_BODY_BYTES, MAX_IMAGE_BYTES * 4 // 3 + MAX_BODY_BYTES)
+"""Room for one image at the chat's limit, in base64, beside the usual body (32 MiB)."""
 PUBLIC_PATHS: Final = frozenset({"/"})
+AUTH_HINT: Final = (
+    "send the token as `Authorization: Bearer <token>`; `qodeassist-lsp serve --http` prints "
+    "it (it is in <data root>/http-token, or $QODEASSIST_HTTP_TOKEN)"
+)
+
+
+def bearer_token(header: bytes) -> bytes | None:
+    """Return the credentials of an ``Authorization: Bearer …`` value (any case of the scheme)."""
+    scheme, _, credentials = header.strip().partition(b" ")
+    if scheme.lower() != b"bearer":
+        return None
+    return credentials.strip()
 
 
 def is_loopback(host: str) -> bool:
@@ -57,12 +76,14 @@ class Guard:
         *,
         hosts: Collection[str] | None,
         max_body: int = MAX_BODY_BYTES,
+        max_completion_body: int = MAX_COMPLETION_BODY_BYTES,
     ) -> None:
         """Guard ``app``; ``hosts`` are the names Host may carry (None: any)."""
         self._app = app
-        self._authorised = BearerAuth(app, token, hint="see `qodeassist-lsp serve --http`")
+        self._token = token
         self._hosts = None if hosts is None else {h.lower() for h in hosts}
         self._max_body = max_body
+        self._max_completion_body = max(max_body, max_completion_body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse what fails a check; pass the rest on."""
@@ -80,14 +101,17 @@ class Guard:
                 scope, receive, send, 403, f"cross-origin requests are refused (Origin {origin})"
             )
             return
+        limit = self._max_completion_body if scope["path"] == COMPLETION_PATH else self._max_body
         length = headers.get(b"content-length", "0")
-        if not length.isdigit() or int(length) > self._max_body:
-            await self._refuse(
-                scope, receive, send, 413, f"the body is over {self._max_body} bytes"
-            )
+        if not length.isdigit() or int(length) > limit:
+            await self._refuse(scope, receive, send, 413, _too_large(limit))
             return
         public = scope["path"] in PUBLIC_PATHS and scope["method"] in ("GET", "HEAD")
-        app = self._app if public else self._authorised
+        if not public and not self._authorised(headers.get(b"authorization", "")):
+            await self._refuse(
+                scope, receive, send, 401, f"a valid bearer token is required: {AUTH_HINT}"
+            )
+            return
         started = False
 
         async def sending(message: Message) -> None:
@@ -96,12 +120,18 @@ class Guard:
             await send(message)
 
         try:
-            await app(scope, self._limited(receive), sending)
+            await self._app(scope, self._limited(receive, limit), sending)
         except BodyTooLarge:
             if not started:
-                await self._refuse(scope, receive, send, 413, "the body is too large")
+                await self._refuse(scope, receive, send, 413, _too_large(limit))
 
-    def _limited(self, receive: Receive) -> Receive:
+    def _authorised(self, header: str) -> bool:
+        given = bearer_token(header.encode("latin-1"))
+        expected = self._token().encode("utf-8")
+        return given is not None and secrets.compare_digest(given, expected)
+
+    @staticmethod
+    def _limited(receive: Receive, limit: int) -> Receive:
         seen = 0
 
         async def limited() -> Message:
@@ -109,7 +139,7 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self._max_body:
+                if seen > limit:
                     raise BodyTooLarge
             return message
 
@@ -117,5 +147,10 @@ class Guard:
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, why: str) -> None:
-        code = "forbidden" if status == 403 else "too_large"
-        await error_response(status, why, code)(scope, receive, send)
+        code = {401: "invalid_api_key", 403: "forbidden"}.get(status, "too_large")
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        await error_response(status, why, code, headers=headers)(scope, receive, send)
+
+
+def _too_large(limit: int) -> str:
+    return f"the body is over {limit // (1024 * 1024)} MiB ({limit} bytes): send less"

@@ -60,17 +60,22 @@ def test_another_sites_origin_is_refused_and_no_cors_headers_are_sent(
         assert preflight.status_code == 403
 
 
-def test_a_huge_body_is_refused(shared_server: HttpServer) -> None:
-    huge = b"{" + b" " * (5 * 1024 * 1024) + b"}"
+@pytest.mark.parametrize(
+    ("path", "mib"), [("/v1/qodeassist/edits/e1", 5), ("/v1/chat/completions", 33)]
+)
+def test_a_huge_body_is_refused(shared_server: HttpServer, path: str, mib: int) -> None:
+    """4 MiB, and 32 MiB where messages may carry a 20 MiB image (in base64)."""
+    huge = b"{" + b" " * (mib * 1024 * 1024) + b"}"
     with shared_server.client() as http:
-        declared = http.post("/v1/chat/completions", content=huge)
+        declared = http.post(path, content=huge)
         assert declared.status_code == 413
+        assert declared.json()["error"]["code"] == "too_large"
 
         def chunks():  # no Content-Length: counted while read
-            for _ in range(6):
+            for _ in range(mib + 1):
                 yield b" " * (1024 * 1024)
 
-        streamed = http.post("/v1/chat/completions", content=chunks())
+        streamed = http.post(path, content=chunks())
         assert streamed.status_code == 413
         assert http.get("/health").status_code == 200  # still serving
 

@@ -92,3 +92,44 @@ def test_requires_asks_the_agent_pool() -> None:
     )
     assert parse(model="pool").requires == Requirements()  # any agent, within the limits
     assert parse().requires is None and parse().model == "A"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+        ({"functions": [{"name": "f"}]}, "functions"),
+        ({"tool_choice": "required"}, "tool_choice"),
+        ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "tool_choice"),
+        ({"function_call": {"name": "f"}}, "function_call"),
+        ({"response_format": {"type": "json_object"}}, "response_format"),
+        ({"response_format": {"type": "json_schema", "json_schema": {}}}, "response_format"),
+        ({"n": 2}, "n"),
+        ({"n": True}, "n"),
+        ({"stream": "false"}, "stream"),
+        ({"stream": 1}, "stream"),
+    ],
+)
+def test_fields_that_cannot_be_served_are_refused_by_name(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        parse(**body)
+    assert (caught.value.status, caught.value.param) == (400, param)
+    assert caught.value.message.startswith(param)
+
+
+def test_harmless_values_of_those_fields_are_accepted() -> None:
+    args = parse(tools=[], tool_choice="none", response_format={"type": "text"}, n=1, stream=False)
+    assert args.stream is False
+    assert parse(tool_choice="auto", stream=None).stream is False
+
+
+def test_an_image_over_the_limit_is_refused_before_anything_runs() -> None:
+    import base64
+
+    from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
+
+    data = base64.b64encode(b"\0" * (MAX_IMAGE_BYTES + 1)).decode()
+    with pytest.raises(ApiError) as caught:
+        parse(messages=[{"role": "user", "content": [image_part(f"data:image/png;base64,{data}")]}])
+    assert "20 MiB" in caught.value.message
+    assert caught.value.param == "messages[0].content[0]"

@@ -82,3 +82,44 @@ async def test_bodies_over_the_limit_are_refused() -> None:
                 yield b"x" * 60
 
         assert (await http.post("/x", headers=AUTH, content=chunks())).status_code == 413
+
+
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+async def test_the_scheme_is_case_insensitive(scheme: str) -> None:
+    async with client() as http:
+        answer = await http.get("/v1/models", headers={"Authorization": f"{scheme} {TOKEN}"})
+        assert answer.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "value", [None, "Bearer", "Basic c2VjcmV0", f"Bearer {TOKEN}x", f"Token {TOKEN}"]
+)
+async def test_a_refused_token_is_an_openai_401(value: str | None) -> None:
+    headers = {} if value is None else {"Authorization": value}
+    async with client() as http:
+        answer = await http.get("/v1/models", headers=headers)
+    assert answer.status_code == 401
+    assert answer.headers["www-authenticate"] == "Bearer"
+    error = answer.json()["error"]
+    assert (error["type"], error["code"]) == ("authentication_error", "invalid_api_key")
+    assert "Authorization: Bearer" in error["message"]
+
+
+async def test_the_completion_route_takes_a_bigger_body() -> None:
+    guard = Guard(app, lambda: TOKEN, hosts=LOCAL, max_body=100, max_completion_body=300)
+    transport = httpx.ASGITransport(guard)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:9") as http:
+        big = b"x" * 250
+        assert (await http.post("/v1/chat/completions", headers=AUTH, content=big)).text == (
+            "ok 250"
+        )
+        assert (await http.post("/x", headers=AUTH, content=big)).status_code == 413
+        over = await http.post("/v1/chat/completions", headers=AUTH, content=b"x" * 301)
+        assert over.status_code == 413 and over.json()["error"]["code"] == "too_large"
+
+
+def test_the_limits_agree_with_the_image_limit() -> None:
+    from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
+    from qodeassist_lsp.http_api.safety import MAX_COMPLETION_BODY_BYTES
+
+    assert MAX_COMPLETION_BODY_BYTES > (MAX_IMAGE_BYTES + 2) // 3 * 4
