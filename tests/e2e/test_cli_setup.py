@@ -311,3 +311,44 @@ def test_lm_studio_and_vllm_are_told_apart_by_their_apis(tmp_path: Path) -> None
     assert completion["provider_instance"] == f"vLLM :{vllm.port}"
     providers = {p["name"]: p["url"] for p in report["plan"]["providers"]}
     assert providers[f"vLLM :{vllm.port}"] == f"{vllm.url}/v1"
+
+
+def test_an_ollama_base_model_is_told_by_its_template_not_its_name(tmp_path: Path) -> None:
+    # Shapes of Ollama's documented /api/tags and /api/show: a model created from a base GGUF
+    # (`ollama create`) keeps a bare `{{ .Prompt }}` template and says "completion" like any.
+    def show(template: str, family: str) -> Reply:
+        details = {"format": "gguf", "family": family, "families": [family]}
+        return Reply.json(
+            {
+                "template": template,
+                "details": details,
+                "capabilities": ["completion"],
+                "model_info": {"general.architecture": family},
+            }
+        )
+
+    tags = {
+        "models": [
+            {"name": "mygemma:270m", "model": "mygemma:270m", "size": 300_000_000},
+            {"name": "llama3.2:latest", "model": "llama3.2:latest", "size": 2_000_000_000},
+        ]
+    }
+    chat_template = "{{- range .Messages }}<|{{ .Role }}|>{{ .Content }}{{ end }}<|assistant|>"
+    with ReplayServer() as server:
+        server.route("/api/version", Reply("ollama/version_docs.json"))
+        server.route("/api/tags", Reply.json(tags))
+        server.script(
+            "/api/show",
+            [show("{{ .Prompt }}", "gemma3"), show(chat_template, "llama")],
+            method="POST",
+        )
+        result = _run(tmp_path, "setup", "--json", "--probe", str(server.port))
+
+    assert result.returncode == 0, result.describe()
+    report = json.loads(result.stdout)
+    models = {m["name"]: m for m in report["probed"][0]["server"]["models"]}
+    assert models["mygemma:270m"]["chat"] is False
+    assert "template takes no messages" in models["mygemma:270m"]["evidence"]
+    assert models["llama3.2:latest"]["chat"] is True
+    chats = {a["model"] for a in report["plan"]["agents"] if a["role"] != "completion"}
+    assert chats == {"llama3.2:latest"}

@@ -2,11 +2,11 @@
 
 Every file is edited through tomlkit, so a file that already exists keeps its comments, key
 order and formatting; only the keys setup owns are set (an agent's ``extends``,
-``provider_instance`` and ``model``; an instance's ``extends`` and ``url``; the changed pipeline
-slots). A file is written only when its text changes, atomically (a temporary file renamed over
-the old one). Nothing under the bundled tree is ever written. Afterwards the configuration is
-loaded again exactly as ``agents validate`` loads it, and the problems that concern the written
-files are returned.
+``provider_instance`` and ``model``; an instance's ``extends``, ``url`` and ``demo``; the changed
+pipeline slots). A file is written only when its text changes, atomically (a temporary file
+renamed over the old one). Nothing under the bundled tree is ever written. Afterwards the
+configuration is loaded again exactly as ``agents validate`` loads it, and the problems that
+concern the written files are returned.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def _plain(value: Any) -> Any:
 
 class _ProviderEdit(_Edit):
     def __init__(self, provider: ProviderProposal) -> None:
-        keys = "extends and url"
+        keys = "extends, url and demo" if provider.demo else "extends and url"
         super().__init__(f"{_HEADER.format(server=provider.server)}\n{_OWNED.format(keys=keys)}")
         self.provider = provider
 
@@ -132,6 +132,8 @@ class _ProviderEdit(_Edit):
         if "description" not in document:
             self.set(document, "description", f"{p.server}, found by `qodeassist-lsp setup`.")
         self.set(document, "url", p.url)
+        if p.demo:
+            self.set(document, "demo", True)
 
 
 class _AgentEdit(_Edit):

@@ -7,7 +7,11 @@ bundled concrete agent of that server kind and sets the found model (and ``provi
 when the server needs another instance). Completion gets a FIM-capable base model (the server
 builds the FIM prompt when it says it can — Ollama ``insert``, llama.cpp ``/infill`` — else
 ``fim_prompt(ctx)`` builds it from the model family); chat, quick refactor and compression get
-instruction-tuned models. Agents made by setup carry the ``setup`` tag; re-running setup finds
+instruction-tuned models (what the server says decides, see ``probe``). A model qodeassist-lsp
+ships (the embedded Gemma 3 270M and SmolLM2-135M-Instruct, ``embedded serve`` on any port) is
+configured like its bundled Embedded agents, which it extends, on an instance that keeps
+``demo = true``; on the bundled Embedded instance's own port nothing is proposed (its agents are
+bundled). Agents made by setup carry the ``setup`` tag; re-running setup finds
 them by name and proposes nothing new for them, so it is idempotent.
 
 Pipeline slots are ``slots``'s business; the plan's parts are in ``proposals``.
@@ -54,6 +58,28 @@ _ROLE_WORDS: dict[Role, str] = {
 }
 # A base model by its name: "-base", or "-code" (codellama:7b-code, codegemma:7b-code).
 _BASE = re.compile(r"(?:^|[-_:./ ])(base|code)(?=$|[-_:./ ])")
+
+
+@dataclass(frozen=True)
+class KnownModel:
+    """A model qodeassist-lsp ships: the bundled instance and agents that serve it."""
+
+    instance: str
+    agents: dict[Role, str]
+
+
+KNOWN_MODELS: dict[str, KnownModel] = {
+    "gemma3-270m": KnownModel("Embedded", {"completion": "Embedded Completion"}),
+    "smollm2-135m-instruct": KnownModel(
+        "Embedded Instruct",
+        {
+            "chat": "Embedded Chat",
+            "refactor": "Embedded Quick Refactor",
+            "compression": "Embedded Compression",
+        },
+    ),
+}
+"""The embedded models (``embedded serve``), by the name their server reports."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +178,11 @@ def completion_parent(model: FoundModel, recipe: Recipe) -> str:
     return recipe.fim_template if detect_family(model.name) else ""
 
 
+def known_model(server: FoundServer, model: FoundModel) -> KnownModel | None:
+    """Return the embedded model ``model`` is, when ``server`` is llama.cpp serving it."""
+    return KNOWN_MODELS.get(model.name) if server.kind == "llama.cpp" else None
+
+
 def build_plan(servers: Sequence[FoundServer], config: Configuration) -> SetupPlan:
     """Propose instances, agents and pipeline slots for ``servers`` (in probe order)."""
     plan = SetupPlan(config.paths.config_root)
@@ -196,6 +227,12 @@ class _Planner:
                 "run setup again"
             )
             return names
+        known = [(m, known_model(server, m)) for m in server.models]
+        if all(k is not None for _, k in known):
+            for model, k in known:
+                assert k is not None
+                self._known(server, model, k, names)
+            return names
         fim = [(m, completion_parent(m, recipe)) for m in server.models]
         fim = [(m, parent) for m, parent in fim if parent]
         fim.sort(key=lambda item: (item[1] != recipe.fim, item[0].size or math.inf, item[0].name))
@@ -227,6 +264,29 @@ class _Planner:
             )
         return names
 
+    def _known(
+        self,
+        server: FoundServer,
+        model: FoundModel,
+        known: KnownModel,
+        names: dict[Role, list[str]],
+    ) -> None:
+        """Configure an embedded model like its bundled agents, on a ``demo`` instance."""
+        recipe = RECIPES["llama.cpp"]
+        if recipe.instance not in self.config.providers:
+            self.plan.notes.append(f"provider instance {recipe.instance!r} is not loaded")
+            return
+        instance = self._instance(server, recipe.instance, demo=True, label=known.instance)
+        if instance == known.instance:
+            self.plan.notes.append(
+                f"{server.label} on {server.target} is the bundled {known.instance!r} server "
+                f"({model.name}, an offline demo model): its Embedded agents already use it"
+            )
+            return
+        why = f"{model.name} is the embedded demo model of the bundled {known.instance!r}"
+        for role, parent in known.agents.items():
+            self._agent(server, recipe, role, parent, model, why, names, instance, known.instance)
+
     def _agent(
         self,
         server: FoundServer,
@@ -236,6 +296,8 @@ class _Planner:
         model: FoundModel,
         why: str,
         names: dict[Role, list[str]],
+        instance: str = "",
+        short: str = "",
     ) -> None:
         parent = self.config.agents.get(parent_name)
         if parent is None:
@@ -245,9 +307,11 @@ class _Planner:
         if base not in self.config.providers:
             self.plan.notes.append(f"provider instance {base!r} is not loaded; no {role} agent")
             return
-        instance = self._instance(server, base)
-        port = "" if server.target.port == recipe.default_port else f" :{server.target.port}"
-        name = f"{recipe.short or server.label}{port} {_ROLE_WORDS[role]} — {model.name}"
+        instance = instance or self._instance(server, base)
+        default = server.target.port == recipe.default_port and not short
+        port = "" if default else f" :{server.target.port}"
+        prefix = short or recipe.short or server.label
+        name = f"{prefix}{port} {_ROLE_WORDS[role]} — {model.name}"
         existing = self.config.agents.get(name)
         if existing is not None and existing.layer is Layer.BUNDLED:
             name += " (setup)"
@@ -286,21 +350,33 @@ class _Planner:
         self.files.add(path)
         return path
 
-    def _instance(self, server: FoundServer, base_name: str) -> str:
-        """Return the instance reaching ``server`` like ``base_name`` (proposed if missing)."""
+    def _instance(
+        self, server: FoundServer, base_name: str, demo: bool = False, label: str = ""
+    ) -> str:
+        """Return the instance reaching ``server`` like ``base_name`` (proposed if missing).
+
+        ``demo``: it serves an embedded demo model, and the instance must say so (a real model
+        never goes through a demo instance, nor a demo model through a plain one).
+        """
         base = self.config.providers[base_name]
         path = urlsplit(base.url).path.rstrip("/")
         others = (p for n, p in sorted(self.config.providers.items()) if n != base_name)
         candidates = [base, *others]
         for provider in candidates:
-            if provider.client_api == base.client_api and _reaches(
-                provider.url, server.target, path
+            if (
+                provider.client_api == base.client_api
+                and provider.demo == demo
+                and _reaches(provider.url, server.target, path)
             ):
                 return provider.name
         for proposal in self.plan.providers:
-            if proposal.extends == base_name and proposal.url == server.target.base_url + path:
+            if (
+                proposal.extends == base_name
+                and proposal.demo == demo
+                and proposal.url == server.target.base_url + path
+            ):
                 return proposal.name
-        label = base_name if server.kind != "openai" else server.label
+        label = label or (base_name if server.kind != "openai" else server.label)
         name = f"{label} :{server.target.port}"
         if name in self.config.providers:
             name += " (setup)"
@@ -311,6 +387,7 @@ class _Planner:
                 server.target.base_url + path,
                 self._file(None, "providers", name),
                 f"{server.label} on {server.target}",
+                demo,
             )
         )
         return name

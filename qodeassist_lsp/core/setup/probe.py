@@ -9,12 +9,18 @@ other OpenAI-compatible server by ``/v1/models`` (vLLM, SGLang and KoboldCpp by 
 capabilities and template (``insert`` or ``.Suffix``: it builds FIM prompts itself), llama.cpp's
 ``/infill`` (answered with 501 when the loaded GGUF has no FIM tokens) and chat template, LM
 Studio's model type. Nothing here decides what to configure; ``plan`` does.
+
+Whether a model is instruction-tuned is read from what the server says, not from a chat
+template alone (base models ship one too): Ollama's template (one that takes no messages,
+system prompt or response is a raw prompt: a base model) and, for llama.cpp and vLLM, the model
+name and GGUF file name (``instruction_tuned``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -46,6 +52,13 @@ DEFAULT_PORTS: tuple[tuple[int, str], ...] = (
 )
 """The ports probed by default, with the servers that usually listen there."""
 
+# A name that says instruction-tuned (``-Instruct``, Gemma's ``-it``, ``-chat``) or pre-trained.
+_TUNED = re.compile(r"(?:^|[-_:./ ])(instruct|it|chat|sft|dpo)(?=$|[-_:./ ])")
+_PRETRAINED = re.compile(r"(?:^|[-_:./ ])(base|pt|pretrained)(?=$|[-_:./ ])")
+# Families whose instruction-tuned releases always say so, so that the unmarked name is the
+# pre-trained model (gemma-3-270m, Llama-3.2-1B, Qwen2.5-7B, SmolLM2-135M). Qwen3, Phi-4 and
+# others publish their tuned model under the plain name: for them the name says nothing.
+_UNMARKED_IS_BASE = re.compile(r"gemma|llama|qwen-?2(?![0-9])|smollm(?![3-9])|mistral-7b")
 _OWNERS = {"vllm": "vLLM", "sglang": "SGLang", "koboldcpp": "KoboldCpp", "llamacpp": "llama.cpp"}
 
 
@@ -78,7 +91,7 @@ class FoundModel:
     fim: bool | None = None
     """Server builds FIM prompts (Ollama ``insert``, llama.cpp ``/infill``); None: unsure."""
     chat: bool | None = None
-    """The server has a chat template for it; None: unsaid (the name decides)."""
+    """Instruction-tuned, with a chat template (False: a base model); None: unsaid."""
     embedding: bool = False
     tools: bool = False
     size: int | None = None
@@ -142,6 +155,28 @@ class _Answers:
     props: Any = None
     lmstudio: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def instruction_tuned(*names: str) -> tuple[bool | None, str]:
+    """Tell from model and file names whether the model is instruction-tuned, and why.
+
+    True when a name says so (``instruct``, ``it``, ``chat``); False when one says ``base`` /
+    ``pt``, or names a family whose tuned releases are always marked; None when they do not tell.
+    """
+    folded = [name.casefold() for name in names if name]
+    for name in folded:
+        if match := _TUNED.search(name):
+            return True, f"{name!r} says {match.group(1)!r}: instruction-tuned"
+    for name in folded:
+        if match := _PRETRAINED.search(name):
+            return False, f"{name!r} says {match.group(1)!r}: a base model"
+    for name in folded:
+        if match := _UNMARKED_IS_BASE.search(name):
+            return False, (
+                f"{name!r}: a {match.group(0)} model without -it/-instruct in its name is the "
+                "base model"
+            )
+    return None, ""
 
 
 def parse_target(text: str) -> Target:
@@ -257,13 +292,24 @@ async def _identify(
         owners = {str(item.get("owned_by") or "").casefold() for item in listed}
         label = next((_OWNERS[o] for o in sorted(owners) if o in _OWNERS), "OpenAI-compatible")
         kind: ServerKind = "llama.cpp" if label == "llama.cpp" else "openai"
-        models = [
-            FoundModel(str(item["id"]), evidence=f"listed by /v1/models ({label})")
-            for item in listed
-            if item.get("id")
-        ]
+        models = [_listed_model(str(item["id"]), label) for item in listed if item.get("id")]
         return FoundServer(kind, label, target, "", tuple(models))
     return None
+
+
+def _listed_model(name: str, label: str) -> FoundModel:
+    tuned, why = instruction_tuned(name)
+    evidence = f"listed by /v1/models ({label})" + (f"; {why}" if why else "")
+    return FoundModel(name, chat=False if tuned is False else None, evidence=evidence)
+
+
+def _ollama_chat(template: str) -> tuple[bool | None, str]:
+    """Whether an Ollama template takes a conversation; a bare ``.Prompt`` one is a base model."""
+    if not template:
+        return None, ""
+    if any(key in template for key in (".Messages", ".System", ".Response")):
+        return True, ""
+    return False, "; template takes no messages (a base model)"
 
 
 async def _ollama_models(
@@ -289,15 +335,18 @@ async def _ollama_models(
         template = str(show.get("template") or "")
         fim = "insert" in capabilities or ".Suffix" in template
         said = ", ".join(capabilities) or "none listed"
+        chat, why = _ollama_chat(template)
         models.append(
             FoundModel(
                 name,
                 fim=fim,
+                chat=chat,
                 embedding="embedding" in capabilities and "completion" not in capabilities,
                 tools="tools" in capabilities,
                 size=size,
                 evidence=f"Ollama capabilities: {said}"
-                + ("; template takes .Suffix" if ".Suffix" in template else ""),
+                + ("; template takes .Suffix" if ".Suffix" in template else "")
+                + why,
             )
         )
     return models
@@ -332,16 +381,23 @@ async def _llamacpp_models(
     if not names:
         alias = props.get("model_alias") or os.path.basename(str(props.get("model_path") or ""))
         names = [str(alias)] if alias else []
-    chat = bool(props.get("chat_template"))
+    template = bool(props.get("chat_template"))
+    path = os.path.basename(str(props.get("model_path") or ""))
     # llama-server checks the FIM tokens before it generates anything: 501 means the loaded GGUF
     # has none; n_predict 0 keeps a FIM model's answer to a few prompt tokens. In router mode
     # (several models) the request would need a model, so it is not asked.
     fim = await _infill_supported(client, target) if len(names) == 1 else None
     infill = {True: "/infill works", False: "/infill: 501, no FIM tokens"}
-    evidence = f"chat template: {'yes' if chat else 'none'}; " + (
-        infill[fim] if fim is not None else "/infill not checked"
-    )
-    return [FoundModel(name, fim=fim, chat=chat, evidence=evidence) for name in names]
+    checked = infill[fim] if fim is not None else "/infill not checked"
+    models = []
+    for name in names:
+        # A GGUF carries a chat template whether or not the model was tuned to follow turns:
+        # the names decide, the template only when they do not tell.
+        tuned, why = instruction_tuned(name, path)
+        chat = template and tuned is not False
+        said = f"chat template: {'yes' if template else 'none'}" + (f" ({why})" if why else "")
+        models.append(FoundModel(name, fim=fim, chat=chat, evidence=f"{said}; {checked}"))
+    return models
 
 
 async def _infill_supported(client: httpx.AsyncClient, target: Target) -> bool | None:

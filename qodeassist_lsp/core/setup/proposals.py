@@ -36,6 +36,8 @@ class ProviderProposal:
     url: str
     file: Path
     server: str
+    demo: bool = False
+    """It serves an embedded demo model: the instance says ``demo = true``."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from qodeassist_lsp.core.setup.apply import SetupResult
-from qodeassist_lsp.core.setup.plan import RECIPES, chat_capable, completion_parent
+from qodeassist_lsp.core.setup.plan import RECIPES, chat_capable, completion_parent, known_model
 from qodeassist_lsp.core.setup.probe import FoundServer, ProbeOutcome
 from qodeassist_lsp.core.setup.proposals import SetupPlan
 
@@ -41,6 +41,14 @@ def format_server(server: FoundServer) -> list[str]:
     recipe = RECIPES[server.kind]
     for model in server.models:
         uses = []
+        known = known_model(server, model)
+        if known is not None:
+            roles = ", ".join(known.agents)
+            lines.append(
+                f"  {model.name}: {roles} — the embedded demo model of {known.instance!r}, "
+                f"configured like its bundled agents; {model.evidence}"
+            )
+            continue
         if completion_parent(model, recipe):
             uses.append("completion (FIM)")
         if chat_capable(model):

@@ -211,3 +211,54 @@ def test_a_project_that_sets_the_slot_itself_is_named(tmp_path: Path) -> None:
     plan = build_plan([_ollama()], config)
     assert any("sets quick_refactor too, and wins in that project" in n for n in plan.notes)
     assert not any("chat_assistant too" in n for n in plan.notes)
+
+
+def _embedded(port: int, name: str, chat: bool) -> FoundServer:
+    model = FoundModel(name, fim=False, chat=chat)
+    return FoundServer("llama.cpp", "llama.cpp", Target("127.0.0.1", port), "b1", (model,))
+
+
+def test_the_embedded_base_model_gets_completion_only_on_a_demo_instance(tmp_path: Path) -> None:
+    # `embedded serve --port 8080`: the bundled llama.cpp instance reaches it, but is no demo.
+    plan = build_plan([_embedded(8080, "gemma3-270m", chat=False)], _config(tmp_path))
+
+    assert [(p.name, p.extends, p.demo) for p in plan.providers] == [
+        ("Embedded :8080", "llama.cpp", True)
+    ]
+    [agent] = plan.agents
+    assert (agent.role, agent.extends, agent.provider_instance) == (
+        "completion",
+        "Embedded Completion",
+        "Embedded :8080",
+    )
+    assert {s.slot for s in plan.slots} == {"code_completion"}
+    assert apply_plan(plan, plan_paths(tmp_path)).problems == []
+    config = _config(tmp_path)
+    assert config.providers["Embedded :8080"].demo
+    assert not build_plan([_embedded(8080, "gemma3-270m", chat=False)], config).writes
+
+
+def test_the_embedded_instruct_model_keeps_its_bundled_agents_and_demo_flag(
+    tmp_path: Path,
+) -> None:
+    plan = build_plan([_embedded(8081, "smollm2-135m-instruct", chat=True)], _config(tmp_path))
+
+    assert [(p.name, p.demo) for p in plan.providers] == [("Embedded Instruct :8081", True)]
+    assert {(a.role, a.extends) for a in plan.agents} == {
+        ("chat", "Embedded Chat"),
+        ("refactor", "Embedded Quick Refactor"),
+        ("compression", "Embedded Compression"),
+    }
+    assert {a.provider_instance for a in plan.agents} == {"Embedded Instruct :8081"}
+
+
+def test_the_bundled_embedded_server_itself_needs_nothing(tmp_path: Path) -> None:
+    plan = build_plan([_embedded(39282, "smollm2-135m-instruct", chat=True)], _config(tmp_path))
+    assert not plan.agents and not plan.providers and not plan.writes
+    assert any("bundled 'Embedded Instruct' server" in note for note in plan.notes)
+
+
+def test_a_real_model_never_goes_through_a_demo_instance(tmp_path: Path) -> None:
+    # A real model served where the Embedded instance points: a plain instance, no demo flag.
+    plan = build_plan([_embedded(39281, "Qwen3-8B", chat=True)], _config(tmp_path))
+    assert [(p.name, p.demo) for p in plan.providers] == [("llama.cpp :39281", False)]

@@ -11,6 +11,7 @@ from qodeassist_lsp.core.setup.probe import (
     Target,
     default_targets,
     discover,
+    instruction_tuned,
     parse_target,
 )
 
@@ -52,3 +53,26 @@ def test_the_environment_replaces_the_default_ports() -> None:
 async def test_a_closed_port_is_reported_as_closed_at_once(unused_tcp_port: int) -> None:
     [outcome] = await discover([Target("127.0.0.1", unused_tcp_port)], limit_s=5)
     assert outcome.status == "closed" and outcome.server is None
+
+
+@pytest.mark.parametrize(
+    ("names", "tuned"),
+    [
+        (("gemma3-270m", "gemma-3-270m-q4_k_m.code-vocab-1be9b9681e86.gguf"), False),
+        (("gemma-3-4b-it-Q4_K_M.gguf",), True),
+        (("smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf"), True),
+        (("Meta-Llama-3.1-8B-Q4_K_M.gguf",), False),
+        (("Qwen2.5-Coder-7B-Instruct-Q4_K_M.gguf",), True),
+        (("Qwen2.5-7B.Q4_K_M.gguf",), False),
+        (("deepseek-coder-6.7b-base.Q4_K_M.gguf",), False),
+        (("Qwen3-8B-Q4_K_M.gguf",), None),
+        (("phi-4-Q4_K_M.gguf",), None),
+        (("gpt-oss-20b-mxfp4.gguf",), None),
+    ],
+)
+def test_instruction_tuned_models_are_told_by_their_names(
+    names: tuple[str, ...], tuned: bool | None
+) -> None:
+    verdict, why = instruction_tuned(*names)
+    assert verdict is tuned
+    assert bool(why) is (tuned is not None)
