@@ -1,10 +1,13 @@
 """Where the HTTP host's chat events go: the open streams of each chat, and permission questions.
 
 The chat service sends every event of every chat to `EventHub.publish`; an HTTP stream
-subscribes to its chat's events once ``send`` has told it the chat id. Events of the chat a send
-is on its way to (of every chat nobody follows yet, for a new chat) are held (as the LSP's
-``EventGate`` does) and delivered once its stream subscribes, so a failure raised before the
-stream subscribed still reaches it, while the chats other streams follow go on streaming.
+subscribes to its chat's events once ``send`` has told it the chat id and its request. A stream
+gets the events of its own request only (and those that name none: permission questions, plan
+updates), never another request's of the same chat — say the end of the previous answer, held
+while this send was on its way. Events of the chat a send is on its way to (of every chat nobody
+follows yet, for a new chat) are held (as the LSP's ``EventGate`` does) and delivered once its
+stream subscribes, so a failure raised before the stream subscribed still reaches it, while the
+chats other streams follow go on streaming.
 `Questions` carries a permission question to the chat's stream and waits for
 ``POST /v1/qodeassist/permissions/{id}``.
 """
@@ -15,6 +18,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from qodeassist_lsp.core.events import SessionEvent
@@ -26,11 +30,22 @@ ASK_TIMEOUT_S: Final = 300.0
 """How long a permission question waits for the page's answer; then it counts as deny."""
 
 
+@dataclass(eq=False)
+class _Subscriber:
+    callback: Callable[[Payload], None]
+    request_id: str | None
+    """The request it follows (None: every request of the chat)."""
+
+    def wants(self, payload: Payload) -> bool:
+        theirs = payload.get("requestId")
+        return self.request_id is None or not theirs or theirs == self.request_id
+
+
 class EventHub:
     """Fans chat events out to the streams subscribed to each chat."""
 
     def __init__(self) -> None:
-        self._subscribers: dict[str, list[Callable[[Payload], None]]] = {}
+        self._subscribers: dict[str, list[_Subscriber]] = {}
         self._holds: dict[int, str | None] = {}
         self._tokens = itertools.count()
         self._held: list[tuple[str, Payload]] = []
@@ -45,7 +60,8 @@ class EventHub:
             self._held.append((chat_id, payload))
             return
         for subscriber in list(self._subscribers.get(chat_id, ())):
-            subscriber(payload)
+            if subscriber.wants(payload):
+                subscriber.callback(payload)
 
     def _holding(self, chat_id: str) -> bool:
         holds = self._holds.values()
@@ -64,16 +80,22 @@ class EventHub:
         """Whether a stream follows ``chat_id``."""
         return bool(self._subscribers.get(chat_id))
 
-    def subscribe(self, chat_id: str, callback: Callable[[Payload], None]) -> Callable[[], None]:
-        """Call ``callback`` with ``chat_id``'s held payloads, then every later one."""
-        self._subscribers.setdefault(chat_id, []).append(callback)
+    def subscribe(
+        self, chat_id: str, callback: Callable[[Payload], None], request_id: str | None = None
+    ) -> Callable[[], None]:
+        """Call ``callback`` with ``chat_id``'s held payloads, then every later one.
+
+        With ``request_id`` only that request's payloads (and those naming no request) go to it.
+        """
+        subscriber = _Subscriber(callback, request_id)
+        self._subscribers.setdefault(chat_id, []).append(subscriber)
         self._deliver_held()
 
         def unsubscribe() -> None:
-            callbacks = self._subscribers.get(chat_id, [])
-            if callback in callbacks:
-                callbacks.remove(callback)
-            if not callbacks:
+            subscribers = self._subscribers.get(chat_id, [])
+            if subscriber in subscribers:
+                subscribers.remove(subscriber)
+            if not subscribers:
                 self._subscribers.pop(chat_id, None)
 
         return unsubscribe

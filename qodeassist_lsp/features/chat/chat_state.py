@@ -59,8 +59,10 @@ class Chat:
     saving: asyncio.Lock = field(default_factory=asyncio.Lock)
     seen: tuple[Message, ...] = ()
     """The messages this server last read from or wrote to the history file (see `save_merged`)."""
+    starting: bool = False
+    """A message is on its way in (routing, skills, compression) before its request exists."""
 
     @property
     def busy(self) -> bool:
-        """Whether a request is in flight."""
-        return self.request is not None and not self.request.done
+        """Whether a message is being answered (or is starting to be)."""
+        return self.starting or (self.request is not None and not self.request.done)

@@ -57,9 +57,11 @@ class ChatBusy(QodeAssistError):
     """
 
     def __init__(self, chat_id: str, request_id: str) -> None:
+        """Refuse a message into ``chat_id``, whose ``request_id`` ("": one starting) runs."""
+        what = f"request {request_id!r}" if request_id else "its previous message"
         super().__init__(
-            f"chat {chat_id!r} is still answering request {request_id!r}: wait for it to "
-            "finish or cancel it first, then send again"
+            f"chat {chat_id!r} is still answering {what}: wait for it to finish or cancel it "
+            "first, then send again"
         )
         self.chat_id = chat_id
         self.request_id = request_id

@@ -11,6 +11,9 @@ plan is proposed (a ``planUpdated`` event; an answer with no list is a ``planUpd
 turn that writes gets the checkpoint every chat turn gets before its first change of a file
 (``checkpointId`` on the step). The plan lives in the chat's history file and is saved whenever
 a step starts or ends: after a restart a step left ``running`` runs again on ``resume``.
+
+While a plan runs, its chat is busy: a message sent into it (a planning one too) is refused with
+``ChatBusy``, as one sent while a turn streams is; ``cancel`` stops the plan.
 """
 
 from __future__ import annotations
@@ -63,8 +66,6 @@ class PlanRunner:
     # -- planning ----------------------------------------------------------------------------
     async def start(self, params: SendInput) -> tuple[str, Request]:
         """Send ``params`` as a planning turn; its answer becomes the chat's proposed plan."""
-        if params.chat_id:
-            await self._halt(params.chat_id)
         layer = prompt(self._personas())
         system = f"{params.system}\n\n{layer}" if params.system else layer
         chat_id, request = await self._service.send(dataclasses.replace(params, system=system))
@@ -119,6 +120,7 @@ class PlanRunner:
         """Run the plan's pending steps (a step left running or failed runs again)."""
         chat = self._service.open_chat(chat_id)
         self._check_idle(chat_id)
+        self._service.ensure_idle(chat)  # the planning turn (or another message) still answers
         plan = Plan.of(chat.file.plan)
         if plan is None or not plan.steps:
             raise PlanError(
@@ -155,17 +157,16 @@ class PlanRunner:
             self._publish(chat, plan, "")
         return plan.to_json()
 
+    def running(self, chat_id: str) -> bool:
+        """Whether the plan of ``chat_id`` is running its steps."""
+        return chat_id in self._tasks
+
     def _check_idle(self, chat_id: str) -> None:
         if chat_id in self._tasks:
             raise PlanError(
                 f"the plan of chat {chat_id!r} is running; cancel it first "
                 "(qodeassist/chat/plan/cancel)"
             )
-
-    async def _halt(self, chat_id: str) -> None:
-        """Stop a running plan of ``chat_id`` (a new planning turn replaces it)."""
-        if chat_id in self._tasks:
-            await self.cancel(chat_id)
 
     # -- running -----------------------------------------------------------------------------
     async def _run(self, chat: Chat, plan: Plan) -> TerminalEvent:
@@ -181,7 +182,9 @@ class PlanRunner:
                 "say briefly what you did."
             )
             try:
-                _, request = await self._service.send(SendInput(message, chat_id=chat.chat_id))
+                _, request = await self._service.send(
+                    SendInput(message, chat_id=chat.chat_id), by_plan=True
+                )
             except QodeAssistError as exc:
                 step.status, step.error, plan.state = "failed", str(exc), "failed"
                 error = ErrorInfo(ErrorCategory.VALIDATION, str(exc))

@@ -6,6 +6,12 @@ the chat's agent to that history, so switching agents or reloading the configura
 conversation; the session streams events to the sink the service was given (the LSP layer turns
 them into ``qodeassist/chat/event`` notifications). Nothing here knows about LSP. ``Chat``,
 ``SendInput`` and the other types of ``chat_state`` are re-exported (``as``) for other layers.
+
+A chat answers one message at a time: a message sent while its previous one is still being
+answered (or while its plan runs) is refused at once with `ChatBusy`, on every door, and the
+running answer goes on; only an explicit `cancel` (or `delete`) stops it. A new chat's id is
+reserved on disk when it is handed out (`ChatStore.new_id`), so no two chats, in this process or
+another one sharing the history folder, ever get the same id.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from qodeassist_lsp.features.chat.compressor import CompressionFailed, summarise
 from qodeassist_lsp.features.chat.demo_notice import DemoNotices
 from qodeassist_lsp.features.chat.estimate import estimate_input
 from qodeassist_lsp.features.chat.files import (
+    ChatBusy,
     ChatInputError,
     FileAccess,
     StoredContentLoader,
@@ -87,6 +94,8 @@ class ChatService:
         self._ignore = ignore
         self._skills = skills
         self._chats: dict[str, Chat] = {}
+        self._reserved: set[tuple[ChatStore, str]] = set()
+        """The ids this service reserved (released at `aclose`; a save releases them sooner)."""
         self._saver = ChatSaver(self.store, lambda: self.settings.section(CHAT_SETTINGS).autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
@@ -137,20 +146,38 @@ class ChatService:
     def _new(self, title: str, agent: str, history: Sequence[Message] = ()) -> Chat:
         store = self.store()
         chat_id = store.new_id(title)
+        self._reserved.add((store, chat_id))
         data = ChatFile(title=title.strip().splitlines()[0][:80] if title.strip() else "")
         data.agent = agent
         return self._keep(store, chat_id, data, history)
+
+    def _drop_new(self, chat: Chat) -> None:
+        """Forget a chat whose id the client never learned (its first send was refused)."""
+        self._chats.pop(chat.chat_id, None)
+        self.store().release(chat.chat_id)
 
     def _keep(
         self, store: ChatStore, chat_id: str, data: ChatFile, history: Sequence[Message]
     ) -> Chat:
         """Open ``chat_id`` with ``history``, as its file ``data`` holds it now."""
+        if chat_id in self._chats:  # ids are reserved: a live chat is never replaced
+            raise RuntimeError(f"chat {chat_id!r} is already open")
         chat = Chat(
             chat_id, data, ConversationHistory(history), StoredContentLoader(store, chat_id)
         )
         chat.seen = tuple(data.messages)
         self._chats[chat_id] = chat
         return chat
+
+    def ensure_idle(self, chat: Chat, *, by_plan: bool = False) -> None:
+        """Raise `ChatBusy` when ``chat`` is answering a message or running its plan.
+
+        ``by_plan``: the plan's own next step is asking, so its running plan does not count.
+        """
+        request = chat.request
+        answering = request is not None and not request.done
+        if chat.starting or answering or (not by_plan and self.plans.running(chat.chat_id)):
+            raise ChatBusy(chat.chat_id, request.id if request is not None and answering else "")
 
     def _agent(self, requested: str | None, current: str) -> str:
         """Return the chat's agent: requested, else the chat's, else the roster's first."""
@@ -179,17 +206,40 @@ class ChatService:
         )
 
     # -- send ------------------------------------------------------------------------------
-    async def send(self, params: SendInput) -> tuple[str, Request]:
-        """Start a request in a chat (new or existing); return the chat id and the request."""
-        if params.requires is not None:  # the pool lends the agent until the request ends
-            return await pool_use.send(self._pool, params, self._send)
-        return await self._send(params, None)
+    async def send(self, params: SendInput, *, by_plan: bool = False) -> tuple[str, Request]:
+        """Start a request in a chat (new or existing); return the chat id and the request.
 
-    async def _send(self, params: SendInput, choice: router.Choice | None) -> tuple[str, Request]:
+        A chat still answering (or running its plan, unless ``by_plan``: the plan's own step)
+        refuses the message with `ChatBusy`; the running answer is not touched.
+        """
+        if params.chat_id and params.chat_id in self._chats:  # before any wait for the pool
+            self.ensure_idle(self._chats[params.chat_id], by_plan=by_plan)
+        if params.requires is not None:  # the pool lends the agent until the request ends
+            return await pool_use.send(
+                self._pool, params, lambda p, c: self._claimed(p, c, by_plan)
+            )
+        return await self._claimed(params, None, by_plan)
+
+    async def _claimed(
+        self, params: SendInput, choice: router.Choice | None, by_plan: bool
+    ) -> tuple[str, Request]:
+        """`_send` with the chat claimed: a second message meanwhile is refused, not started."""
+        chat = self.open_chat(params.chat_id) if params.chat_id else None
+        if chat is None:
+            return await self._send(params, choice, None)
+        self.ensure_idle(chat, by_plan=by_plan)
+        chat.starting = True
+        try:
+            return await self._send(params, choice, chat)
+        finally:
+            chat.starting = False
+
+    async def _send(
+        self, params: SendInput, choice: router.Choice | None, chat: Chat | None
+    ) -> tuple[str, Request]:
         message = params.message.strip()
         if not message and not params.attachments and not params.images:
             raise ChatInputError("nothing to send: the message is empty")
-        chat = self.open_chat(params.chat_id) if params.chat_id else None
         choice = choice or await self._route(params.agent, message)
         requested = choice.agent if choice is not None else params.agent
         if requested == router.AUTO:  # a /remember message needs no choice
@@ -214,7 +264,6 @@ class ChatService:
             chat = self._new(params.message or "attachment", agent, params.history)
         elif self._should_compress(chat, text):
             chat = await self.compress_chat(chat)
-        await self._stop(chat)
         blocks: list[Block] = [TextBlock(text)] if text else []
         blocks += invoked
         try:
@@ -222,13 +271,15 @@ class ChatService:
             blocks += store_images(self.store(), chat.chat_id, params.images)
         except ChatInputError:
             if created:  # the client never learns this chat's id
-                self._chats.pop(chat.chat_id, None)
+                self._drop_new(chat)
             raise
         if linked is not None:
             chat.file.linked_files = linked
         try:
             session = self._runtime.sessions.create(agent, CHAT_ASSISTANT, history=chat.history)
         except AgentNotAvailable as exc:
+            if created:
+                self._drop_new(chat)
             raise ChatInputError(str(exc)) from None
         session.scope = chat.chat_id
         session.content_loader = chat.loader
@@ -273,7 +324,6 @@ class ChatService:
         """Store what a ``/remember`` message says and confirm it without a model call."""
         created = chat is None
         target = chat or self._new(params.message, agent, params.history)
-        await self._stop(target)
         start = len(target.history)
         try:
             request = await memory_use.remember(
@@ -281,7 +331,7 @@ class ChatService:
             )
         except ChatInputError:
             if created:  # the client never learns this chat's id
-                self._chats.pop(target.chat_id, None)
+                self._drop_new(target)
             raise
         target.request, target.request_start = request, start
         return target.chat_id, request
@@ -296,7 +346,7 @@ class ChatService:
         return access.with_open(linked) if with_open.link_open_files else list(linked)
 
     async def _stop(self, chat: Chat) -> None:
-        """Cancel the chat's request in flight and wait (briefly) until it has ended."""
+        """Cancel the chat's request in flight and wait (briefly) until it has ended (delete)."""
         request = chat.request
         if request is None or request.done:
             return
@@ -331,7 +381,7 @@ class ChatService:
 
     # -- other methods ---------------------------------------------------------------------
     def open_new(self, agent: str | None = None) -> str:
-        """Start an empty chat (saved with its first message); return its id (ACP's session)."""
+        """Start an empty chat, its id reserved (saved with its first message); return the id."""
         return self._new("", self._agent(agent, "")).chat_id
 
     def agent_of(self, chat_id: str) -> str:
@@ -436,3 +486,6 @@ class ChatService:
         for chat in list(self._chats.values()):
             await self._stop(chat)
         await self.flush()
+        for store, chat_id in self._reserved:  # chats that never got a message stay unlisted
+            store.release(chat_id)
+        self._reserved.clear()

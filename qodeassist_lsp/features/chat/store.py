@@ -1,7 +1,15 @@
 """``ChatStore``: chat history files in one directory, written atomically.
 
 A chat's id is its file name without ``.json``: the first line of the first message, simplified
-(as the original names its files), plus the time. Writes go to a temporary file in the same
+to ASCII (as the original names its files, ``chat`` when nothing is left), the local time to the
+second and six random hex digits, e.g. ``Fix_the_parser_2026-12-07_10-31-07_3f9a1c``: safe in
+file names, URLs and HTTP headers. An id is reserved when it is handed out, before the chat has
+a file (ACP's ``session/new``, a first message): `new_id` creates ``.<id>.reserved`` with
+``O_CREAT | O_EXCL``, which only one process sharing the folder can do, and the id is used only
+if no history file or content folder has it either. The first save of the chat removes the
+reservation (the file holds the id from then on); a reservation left by a process that ended
+without saving is hidden from the chat list and removed after `STALE_RESERVATION_S`, when no
+new id can share its time any more. Writes go to a temporary file in the same
 directory, are flushed to disk and renamed over the old file, so a crash or a kill leaves
 either the previous or the new version, never a torn one. Attachments live in
 ``<id>_content/`` beside the file.
@@ -27,9 +35,12 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import os
 import re
+import secrets
 import shutil
 import time
+import unicodedata
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -55,13 +66,20 @@ from qodeassist_lsp.wire.errors import QodeAssistError
 
 log = logging.getLogger("qodeassist.chat")
 
-_UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _ID = re.compile(r"^[^/\\\x00]{1,200}$")
 TEMP_SUFFIX = ".tmp"
 LEGACY_LOCK = ".lock"
 """The per-chat lock files (``.<id>.lock``) versions before the folder lock left behind."""
 STALE_TEMP_S = 60.0
 """A temporary file this old belongs to no live save (a save renames its file in milliseconds)."""
+RESERVED_SUFFIX = ".reserved"
+"""``.<id>.reserved``: an id handed out to a chat that has no history file yet."""
+STALE_RESERVATION_S = 2 * 24 * 3600.0
+"""A reservation this old is dropped: ids carry their time, so no new id can equal it (a day
+covers a daylight-saving change of the local clock), and an empty chat so old is forgotten."""
+ID_ATTEMPTS = 100
+RANDOM_HEX = 6
 
 
 class ChatNotFound(QodeAssistError, LookupError):
@@ -80,10 +98,12 @@ class ChatSummary:
 
 
 def slug(title: str) -> str:
-    """Return the file-name part made of a chat title (the original's rule; ``chat`` when empty)."""
+    """Return the ASCII file-name part made of a chat title (``chat`` when nothing is left)."""
     first_line = title.strip().splitlines()[0] if title.strip() else ""
-    simplified = _UNSAFE.sub("_", first_line[:30]).strip("_")
-    return re.sub("_+", "_", simplified) or "chat"
+    # Accents go (``café`` → ``cafe``); other letters are dropped rather than transliterated.
+    ascii_text = unicodedata.normalize("NFKD", first_line[:30]).encode("ascii", "ignore").decode()
+    simplified = re.sub("_+", "_", _UNSAFE.sub("_", ascii_text))
+    return simplified.strip("._-") or "chat"
 
 
 def utc_now() -> str:
@@ -107,21 +127,48 @@ class ChatStore:
         """Return the folder of ``chat_id``'s attachments."""
         return self.root / f"{chat_id}_content"
 
+    def reservation(self, chat_id: str) -> Path:
+        """Return the file that reserves ``chat_id`` until the chat has a history file."""
+        self.path(chat_id)
+        return self.root / f".{chat_id}{RESERVED_SUFFIX}"
+
     def new_id(self, title: str) -> str:
-        """Return an unused chat id for a chat starting with ``title``."""
-        return self._unused(f"{slug(title)}_{dt.datetime.now().strftime('%Y-%m-%d_%H-%M')}")
+        """Reserve and return a new chat id for a chat starting with ``title``.
+
+        No other call, in this process or another one using the folder, gets the same id; the
+        reservation lasts until the chat's first save, `release` or `delete`.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        base = slug(title)
+        for _attempt in range(ID_ATTEMPTS):
+            stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+            candidate = f"{base}_{stamp}_{secrets.token_hex(RANDOM_HEX // 2)}"
+            if self._reserve(candidate):
+                return candidate
+        raise OSError(f"{self.root}: no free chat id after {ID_ATTEMPTS} attempts")
 
     def derived_id(self, chat_id: str) -> str:
-        """Return an unused id for a chat made from ``chat_id`` (a compressed copy)."""
-        millis = int(dt.datetime.now().timestamp() * 1000)
-        return self._unused(f"{chat_id}_{millis % 100000:x}")
+        """Reserve and return a new id for a chat made from ``chat_id`` (a compressed copy)."""
+        stamp = re.search(r"_\d{4}-\d\d-\d\d_", chat_id)
+        return self.new_id(f"Summary {chat_id[: stamp.start()] if stamp else chat_id}")
 
-    def _unused(self, base: str) -> str:
-        candidate, n = base, 1
-        while self.path(candidate).exists() or self.content_dir(candidate).exists():
-            n += 1
-            candidate = f"{base}_{n}"
-        return candidate
+    def _reserve(self, candidate: str) -> bool:
+        """Take ``candidate`` if no process holds it and no chat has it; False otherwise."""
+        try:
+            fd = os.open(self.reservation(candidate), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            return False
+        os.close(fd)
+        # A chat saved (and its reservation released) before this call may hold the id.
+        if self.path(candidate).exists() or self.content_dir(candidate).exists():
+            self.release(candidate)
+            return False
+        return True
+
+    def release(self, chat_id: str) -> None:
+        """Drop the reservation of ``chat_id`` (the chat was saved, or it is given up)."""
+        with contextlib.suppress(OSError, ChatNotFound):
+            self.reservation(chat_id).unlink(missing_ok=True)
 
     def exists(self, chat_id: str) -> bool:
         """Whether ``chat_id`` has a history file."""
@@ -155,8 +202,9 @@ class ChatStore:
         self.write_text(chat_id, encode(chat))
 
     def write_text(self, chat_id: str, text: str) -> None:
-        """Write already-encoded history ``text`` atomically."""
+        """Write already-encoded history ``text`` atomically (the file now holds the id)."""
         write_atomic(self.path(chat_id), text.encode("utf-8"))
+        self.release(chat_id)
 
     def save_merged(
         self, chat_id: str, chat: ChatFile, seen: Sequence[Message]
@@ -186,6 +234,9 @@ class ChatStore:
             if not messages:
                 with contextlib.suppress(ChatNotFound):
                     self.delete(chat_id)
+                # The chat lives on, empty, in the writer: its id stays taken.
+                with contextlib.suppress(OSError):
+                    self.reservation(chat_id).touch()
                 return ()
             merged = dataclasses.replace(
                 chat, messages=list(messages), usage={**usage, **chat.usage}
@@ -200,20 +251,25 @@ class ChatStore:
         with folder_lock(self.root):
             yield
 
-    def remove_stale_temp_files(self, older_than: float = STALE_TEMP_S) -> int:
-        """Delete temporary files of saves killed mid-way (and old per-chat locks); return how many.
+    def remove_stale_temp_files(
+        self, older_than: float = STALE_TEMP_S, reserved_older_than: float = STALE_RESERVATION_S
+    ) -> int:
+        """Delete temporary files of saves killed mid-way, old per-chat locks and reservations.
 
-        Only files older than ``older_than`` seconds go: a younger one may be another server's
-        save in progress.
+        Return how many went. Only temporary files older than ``older_than`` seconds go (a
+        younger one may be another server's save in progress), and reservations older than
+        ``reserved_older_than``.
         """
         if not self.root.is_dir():
             return 0
         removed = 0
-        cutoff = time.time() - older_than
+        now = time.time()
         locks = [p for p in self.root.glob(f".*{LEGACY_LOCK}") if p.name != FALLBACK_NAME]
-        for temp in [*self.root.glob(f".*{TEMP_SUFFIX}"), *locks]:
+        stale = [(p, older_than) for p in [*self.root.glob(f".*{TEMP_SUFFIX}"), *locks]]
+        stale += [(p, reserved_older_than) for p in self.root.glob(f".*{RESERVED_SUFFIX}")]
+        for temp, age in stale:
             try:
-                if temp.stat().st_mtime <= cutoff:
+                if temp.stat().st_mtime <= now - age:
                     temp.unlink()
                     removed += 1
             except OSError:  # gone meanwhile, or not ours to delete
@@ -223,8 +279,9 @@ class ChatStore:
         return removed
 
     def delete(self, chat_id: str) -> None:
-        """Remove the chat and its attachments (raises ``ChatNotFound``)."""
+        """Remove the chat, its attachments and its reservation (raises ``ChatNotFound``)."""
         path = self.path(chat_id)
+        self.release(chat_id)
         try:
             path.unlink()
         except FileNotFoundError:

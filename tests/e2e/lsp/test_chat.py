@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
 from tests.e2e.lsp.conftest import serve_from, stop_server
 from tests.support.replay_server import ReplayServer, Reply
@@ -355,19 +355,28 @@ async def test_two_servers_writing_one_chat_lose_no_message(client, lsp_home, re
         await stop_server(second)
 
 
-async def test_a_second_send_on_a_busy_chat_loses_nothing(client, lsp_home, replay):
+async def test_a_second_send_on_a_busy_chat_is_refused_and_the_first_goes_on(
+    client, lsp_home, replay
+):
     events = await start(client)
     replay.script("/v1/chat/completions", held_reply("partial"))
     replay.script("/v1/chat/completions", chat_reply("second answer"))
     first = await request(client, "chat/send", {"message": "first question"})
     await events.first(first["requestId"], "text")
+    with pytest.raises(JsonRpcInvalidRequest, match="still answering"):
+        await request(client, "chat/send", {"chatId": first["chatId"], "message": "too soon"})
+    assert not [e for e in events.of(first["requestId"]) if e["kind"] in TERMINAL]
+    assert len(replay.requests) == 1 and not replay.requests[0].disconnected.is_set()
+    # The client cancels first (explicitly), then sends again.
+    assert await request(client, "chat/cancel", {"chatId": first["chatId"]}) is None
+    assert (await events.terminal(first["requestId"]))["kind"] == "cancelled"
     second = await request(
         client, "chat/send", {"chatId": first["chatId"], "message": "second question"}
     )
-    assert (await events.terminal(first["requestId"]))["kind"] == "cancelled"
     assert (await events.terminal(second["requestId"]))["kind"] == "finished"
     on_disk = saved_texts(lsp_home, first["chatId"])
     assert on_disk[0] == "first question" and on_disk[-2:] == ["second question", "second answer"]
+    assert "too soon" not in on_disk
 
 
 async def start_plain(client: Any, home: Path) -> Events:

@@ -42,6 +42,22 @@ def test_a_waiting_send_does_not_hold_the_chats_other_streams_follow() -> None:
     assert [p["text"] for p in fresh] == ["first"]
 
 
+def test_a_stream_gets_its_own_requests_events_not_the_previous_answers() -> None:
+    hub = EventHub()
+    first: list[dict[str, object]] = []
+    second: list[dict[str, object]] = []
+    hub.subscribe("c1", first.append, "r1")
+    hub.publish_event("c1", TextEvent("r1", "one"))
+    token = hub.hold("c1")  # the next message of c1 is on its way
+    hub.publish("c1", {"kind": "finished", "requestId": "r1"})  # r1's end, held meanwhile
+    hub.publish_event("c1", TextEvent("r2", "two"))
+    hub.subscribe("c1", second.append, "r2")
+    hub.release(token)
+    hub.publish("c1", {"kind": "permission", "questionId": "q1"})  # names no request: both
+    assert [p["kind"] for p in first] == ["text", "finished", "permission"]
+    assert [(p["kind"], p.get("text")) for p in second] == [("text", "two"), ("permission", None)]
+
+
 async def test_a_question_is_shown_in_the_stream_and_answered() -> None:
     hub = EventHub()
     questions = Questions(hub)

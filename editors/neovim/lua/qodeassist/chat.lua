@@ -450,7 +450,7 @@ function M.on_event(ev)
     return
   end
   if chat.request_id == nil or ev.requestId ~= chat.request_id then
-    return -- a request we no longer show (cancelled by a newer send)
+    return -- a request this buffer does not show (an earlier one)
   end
   dispatch(ev)
 end
@@ -606,9 +606,12 @@ function M.send(message)
   end
   M.open(false)
   if chat.busy then
-    -- The server cancels the previous request; its events are no longer shown.
-    close_block()
-    add_lines({ '_(cancelled)_' })
+    -- The server refuses a message while the chat answers (it never cancels the answer).
+    vim.notify(
+      'QodeAssist: the chat is still answering; cancel it first (<C-c>), then send again',
+      vim.log.levels.WARN
+    )
+    return
   end
   section('## You')
   append(message)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from qodeassist_lsp.config.confinement import PathRefused
 from qodeassist_lsp.core.content import Message, TextBlock
+from qodeassist_lsp.features.chat import store as store_module
 from qodeassist_lsp.features.chat.history_format import ChatFile, HistoryFormatError
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, slug
 
@@ -17,21 +20,73 @@ def chat(text: str = "hello") -> ChatFile:
     return ChatFile(messages=[Message("user", (TextBlock(text),))], agent="A")
 
 
-def test_slug_follows_the_original_file_naming() -> None:
+def test_slug_follows_the_original_file_naming_in_ascii() -> None:
     assert slug('Fix: the "parser" / lexer?\nsecond line') == "Fix_the_parser_lexer"
     assert slug("   ") == "chat"
     assert len(slug("x" * 100)) == 30
+    assert slug("Café crème, s'il vous plaît") == "Cafe_creme_s_il_vous_plait"
+    assert slug("修复解析器") == "chat"  # nothing ASCII is left
+    assert slug("../.hidden\r\nX-Injected: 1") == "hidden"
 
 
-def test_ids_are_unique_and_unsafe_ids_are_refused(tmp_path: Path) -> None:
+def test_ids_are_reserved_unique_and_safe_and_unsafe_ids_are_refused(tmp_path: Path) -> None:
     store = ChatStore(tmp_path)
-    first = store.new_id("Question")
-    store.save(first, chat())
-    second = store.new_id("Question")
-    assert second != first and second.startswith(first)
+    ids = [store.new_id("Ünïcode — question: why?") for _ in range(200)]
+    assert len(set(ids)) == 200  # the same title within the same second
+    assert all(re.fullmatch(r"Unicode_question_why_[0-9_-]{19}_[0-9a-f]{6}", i) for i in ids)
+    assert all(store.reservation(i).is_file() for i in ids)
     for bad in ("../escape", "a/b", "..", ""):
         with pytest.raises(ChatNotFound):
             store.path(bad)
+
+
+class _FrozenClock:
+    class datetime:  # stands in for the module's ``dt.datetime``
+        @staticmethod
+        def now() -> dt.datetime:
+            return dt.datetime(2026, 12, 7, 10, 31, 7)
+
+
+def test_an_id_another_writer_holds_is_never_handed_out_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draws = iter(["aaaaaa", "aaaaaa", "bbbbbb", "bbbbbb", "cccccc"])
+    monkeypatch.setattr(store_module, "dt", _FrozenClock)
+    monkeypatch.setattr(store_module.secrets, "token_hex", lambda _n: next(draws))
+    store = ChatStore(tmp_path)
+    first = store.new_id("Same")  # reserved, no file yet: the next draw of it is refused
+    second = store.new_id("Same")
+    store.save(second, chat())  # saved: its reservation goes, the file holds the id
+    assert not store.reservation(second).exists()
+    third = store.new_id("Same")
+    assert (first, second, third) == tuple(
+        f"Same_2026-12-07_10-31-07_{r}" for r in ("aaaaaa", "bbbbbb", "cccccc")
+    )
+
+
+def test_a_reserved_chat_is_not_listed_and_old_reservations_are_tidied(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    empty = store.new_id("")
+    assert empty.startswith("chat_") and store.list() == []
+    assert not store.exists(empty)
+    assert store.remove_stale_temp_files() == 0  # a young reservation may be a live session's
+    old = store.reservation(empty).stat().st_mtime - 3 * 24 * 3600
+    os.utime(store.reservation(empty), (old, old))
+    assert store.remove_stale_temp_files() == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_chat_emptied_again_keeps_its_id_and_delete_releases_it(tmp_path: Path) -> None:
+    store = ChatStore(tmp_path)
+    chat_id = store.new_id("first")
+    store.save_merged(chat_id, chat(), ())
+    assert not store.reservation(chat_id).exists()
+    # Its only message rolled back (the first request failed): no file, the id stays taken.
+    store.save_merged(chat_id, ChatFile(), tuple(chat().messages))
+    assert not store.exists(chat_id) and store.reservation(chat_id).exists()
+    store.save_merged(chat_id, chat("again"), ())
+    store.delete(chat_id)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_save_is_atomic_and_leaves_no_temp_files(tmp_path: Path, monkeypatch) -> None:

@@ -20,6 +20,7 @@ from qodeassist_lsp.core.events import (
 from qodeassist_lsp.core.history import ConversationHistory
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.features.chat.chat_state import Chat, SendInput
+from qodeassist_lsp.features.chat.files import ChatBusy
 from qodeassist_lsp.features.chat.history_format import ChatFile
 from qodeassist_lsp.features.chat.plan import PlanError, PlanRunner
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
@@ -38,8 +39,11 @@ class FakeChats:
         """Per send: an answer text, ``fail``, ``hang`` or ``edit`` (an edit, then an answer)."""
         self.saves = 0
         self.pending: Request | None = None
+        self.runner: PlanRunner | None = None
 
-    async def send(self, params: SendInput) -> tuple[str, Request]:
+    async def send(self, params: SendInput, *, by_plan: bool = False) -> tuple[str, Request]:
+        if params.chat_id:
+            self.ensure_idle(self.chat, by_plan=by_plan)
         self.sent.append(params)
         request = Request(f"r{len(self.sent)}")
         self.pending = request
@@ -59,6 +63,13 @@ class FakeChats:
             what = "edited"
         self.chat.history.append(Message("assistant", (TextBlock(what),)))
         request.emit(FinishedEvent(request.id, "end_turn"))
+
+    def ensure_idle(self, chat: Chat, *, by_plan: bool = False) -> None:
+        """As ``ChatService.ensure_idle``: a request in flight or a running plan refuses."""
+        if self.pending is not None and not self.pending.done:
+            raise ChatBusy(chat.chat_id, self.pending.id)
+        if not by_plan and self.runner is not None and self.runner.running(chat.chat_id):
+            raise ChatBusy(chat.chat_id, "")
 
     def open_chat(self, chat_id: str) -> Chat:
         assert chat_id == "c1"
@@ -81,7 +92,8 @@ def chats() -> FakeChats:
 @pytest.fixture
 def runner(chats: FakeChats, tmp_path: Path) -> PlanRunner:
     (tmp_path / "chat-plan.md").write_text("Write a plan of at most {max_steps} steps.")
-    return PlanRunner(chats, lambda: tmp_path)  # type: ignore[arg-type]
+    chats.runner = PlanRunner(chats, lambda: tmp_path)  # type: ignore[arg-type]
+    return chats.runner
 
 
 def plans(chats: FakeChats) -> list[PlanUpdatedEvent]:
@@ -178,6 +190,35 @@ async def test_cancel_stops_the_running_step_and_resume_runs_it_again(
     runner.approve("c1")
     await settle(runner)
     assert plans(chats)[-1].state == "done"
+
+
+async def test_a_message_into_a_running_plan_is_refused_and_the_plan_goes_on(
+    runner: PlanRunner, chats: FakeChats
+) -> None:
+    await propose(runner, chats)
+    chats.script += ["hang"]
+    runner.approve("c1")
+    await asyncio.sleep(0.01)
+    step = chats.pending
+    assert step is not None and not step.done
+    with pytest.raises(ChatBusy, match="still answering"):
+        await runner.start(SendInput("plan something else", chat_id="c1"))
+    with pytest.raises(ChatBusy):
+        await chats.send(SendInput("and a question", chat_id="c1"))
+    assert not step.done and runner.running("c1")  # nothing was cancelled
+    assert plans(chats)[-1].state == "running"
+    await runner.cancel("c1")  # an explicit cancel still stops it
+
+
+async def test_approve_while_the_planning_turn_answers_is_refused(
+    runner: PlanRunner, chats: FakeChats
+) -> None:
+    chats.script.append("hang")
+    await runner.start(SendInput("Add an option", chat_id="c1"))
+    runner.update("c1", [{"title": "written by hand"}])
+    with pytest.raises(ChatBusy):
+        runner.approve("c1")
+    assert not runner.running("c1") and chats.pending is not None and not chats.pending.done
 
 
 async def test_a_step_left_running_by_a_crash_runs_again(
