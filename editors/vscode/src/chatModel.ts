@@ -16,6 +16,7 @@ import {
   ChatGetResult,
   FileEditStatus,
   HistoryBlock,
+  ParseCheck,
   Plan,
   TERMINAL_KINDS,
   Usage,
@@ -46,6 +47,9 @@ export type BlockModel =
       diff: string;
       status: FileEditStatus;
       statusMessage: string;
+      /** `broken`: the file would parse worse after the edit than before (see `parseReason`). */
+      parseCheck?: ParseCheck;
+      parseReason?: string;
     }
   | { kind: 'attachment'; fileName: string; image: boolean };
 
@@ -204,6 +208,7 @@ export class ChatStore {
           diff: event.diff ?? '',
           status: event.status,
           statusMessage: event.statusMessage ?? '',
+          ...parseOf(event),
         });
         break;
       }
@@ -380,8 +385,17 @@ export class ChatStore {
     block.diff = event.diff || block.diff;
     block.status = event.status;
     block.statusMessage = event.statusMessage ?? '';
+    Object.assign(block, parseOf(event));
     chat.version++;
     return true;
+  }
+
+  /** The file edit ``editId`` of ``chatId``, if the chat shows it. */
+  fileEdit(chatId: string, editId: string): FileEditBlock | undefined {
+    return this.chats
+      .get(chatId)
+      ?.messages.flatMap((m) => m.blocks)
+      .find((b): b is FileEditBlock => b.kind === 'fileEdit' && b.editId === editId);
   }
 
   private findAssistant(chat: ChatModel, requestId: string): MessageModel | undefined {
@@ -447,11 +461,48 @@ function upsertFileEdit(
         block.diff = edit.diff || block.diff;
         block.status = edit.status;
         block.statusMessage = edit.statusMessage;
+        Object.assign(block, parseOf(edit));
         return;
       }
     }
   }
   message.blocks.push(edit);
+}
+
+/** The parse check fields of an event or stored block (none when it has no check). */
+function parseOf(from: { parseCheck?: unknown; parseReason?: unknown }): {
+  parseCheck?: ParseCheck;
+  parseReason?: string;
+} {
+  if (typeof from.parseCheck !== 'string' || !from.parseCheck) {
+    return {};
+  }
+  return { parseCheck: from.parseCheck, parseReason: String(from.parseReason ?? '') };
+}
+
+/** Whether applying ``edit`` would leave its file unparsable (the card warns, Apply asks). */
+export function breaksFile(edit: FileEditBlock): boolean {
+  return edit.parseCheck === 'broken';
+}
+
+export interface ApplyQuestion {
+  message: string;
+  detail: string;
+  /** The one button that applies; anything else (Cancel, Escape) keeps the edit pending. */
+  confirm: string;
+}
+
+/** What to ask before applying ``edit``, or undefined when it may be applied at once. */
+export function applyQuestion(edit: FileEditBlock): ApplyQuestion | undefined {
+  if (!breaksFile(edit)) {
+    return undefined;
+  }
+  const reason = edit.parseReason || 'the file parses worse after the edit than before';
+  return {
+    message: `QodeAssist: this edit breaks ${edit.filePath || edit.uri}. Apply it anyway?`,
+    detail: `${reason}\n\nThe model was told; it may propose a fixed edit.`,
+    confirm: 'Apply anyway',
+  };
 }
 
 /** Turn history messages into the panel's messages (tool rounds merged per request). */
@@ -534,6 +585,7 @@ function assistantBlock(block: HistoryBlock): BlockModel[] {
           diff: String(b.diff ?? ''),
           status: String(b.status ?? 'pending'),
           statusMessage: String(b.statusMessage ?? ''),
+          ...parseOf(b),
         },
       ];
     }

@@ -9,7 +9,14 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ChatStore, MessageModel, firstLine, isBusy, isImageName } from './chatModel';
+import {
+  ChatStore,
+  MessageModel,
+  applyQuestion,
+  firstLine,
+  isBusy,
+  isImageName,
+} from './chatModel';
 import { ChatView, ViewDiffer, renderChat, renderMessage } from './chatView';
 import {
   AgentInfo,
@@ -487,6 +494,19 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const chatId = this.currentChatId;
     if (!chatId || !editId) {
       return;
+    }
+    const edit = this.store.fileEdit(chatId, editId);
+    const question = action === 'apply' && edit ? applyQuestion(edit) : undefined;
+    if (question) {
+      // An edit that breaks its file is applied only when the user says so a second time.
+      const picked = await vscode.window.showWarningMessage(
+        question.message,
+        { modal: true, detail: question.detail },
+        question.confirm,
+      );
+      if (picked !== question.confirm) {
+        return;
+      }
     }
     try {
       const result = await this.server.request<ChatEditFileResult>(Methods.chatEditFile, {

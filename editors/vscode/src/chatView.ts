@@ -6,7 +6,7 @@
  * Pure (no `vscode` import): unit-tested with `node --test`.
  */
 
-import { BlockModel, ChatModel, MessageModel, isBusy } from './chatModel';
+import { BlockModel, ChatModel, MessageModel, breaksFile, isBusy } from './chatModel';
 import { escapeHtml, renderMarkdown } from './markdown';
 import { ChatError, EditFileAction, Plan, Usage } from './protocol';
 
@@ -162,20 +162,27 @@ export function renderBlock(block: BlockModel, live = false): BlockView {
       const id = escapeHtml(block.editId);
       const button = (action: string, label: string): string =>
         `<button class="edit-action" data-edit-id="${id}" data-edit-action="${action}">${label}</button>`;
+      const broken = breaksFile(block);
       const buttons = editActions(block.status)
-        .map((action) => button(action, EDIT_ACTION_LABELS[action]))
+        .map((action) =>
+          button(action, broken && action === 'apply' ? 'Apply anyway…' : EDIT_ACTION_LABELS[action]),
+        )
         .join('');
       const message = block.statusMessage
         ? `<span class="edit-message">${escapeHtml(block.statusMessage)}</span>`
+        : '';
+      // Issue 47: an edit that leaves the file unparsable says so on its card (Apply asks).
+      const warning = broken
+        ? `<div class="edit-warning" role="alert">⚠ This edit breaks the file: ${escapeHtml(block.parseReason || 'it parses worse after the edit than before')}</div>`
         : '';
       const target = block.uri || block.filePath;
       return {
         kind: 'fileEdit',
         html:
-          `<div class="file-edit status-${escapeHtml(block.status)}">` +
+          `<div class="file-edit status-${escapeHtml(block.status)}${broken ? ' parse-broken' : ''}">` +
           `<div class="edit-header"><span class="edit-title">Edit <a data-href="${escapeHtml(target)}" href="#">${escapeHtml(block.filePath)}</a></span>` +
           `<span class="edit-status">${escapeHtml(block.status)}</span>${message}` +
-          `<span class="edit-actions">${buttons}</span></div>${diffHtml(block.diff)}</div>`,
+          `<span class="edit-actions">${buttons}</span></div>${warning}${diffHtml(block.diff)}</div>`,
       };
     }
     case 'attachment':

@@ -104,6 +104,10 @@ export type ChatEvent = EventBase &
         diff?: string;
         status: FileEditStatus;
         statusMessage?: string;
+        /** Whether the file parses after the edit as well as before (`broken`: it does not). */
+        parseCheck?: ParseCheck;
+        /** Why `parseCheck` is `broken`. */
+        parseReason?: string;
       }
     | ({ kind: 'usage' } & Partial<Usage>)
     | ({ kind: 'planUpdated' } & Plan)
@@ -111,6 +115,8 @@ export type ChatEvent = EventBase &
     | { kind: 'failed'; error: ChatError }
     | { kind: 'cancelled' }
   );
+
+export type ParseCheck = 'ok' | 'broken' | 'unchecked' | string;
 
 export type FileEditStatus =
   | 'pending'

@@ -1,6 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { ChatStore, displayPath, fromHistory, isBusy, summarize } from '../chatModel';
+import {
+  ChatStore,
+  applyQuestion,
+  displayPath,
+  fromHistory,
+  isBusy,
+  summarize,
+} from '../chatModel';
 import { ChatEvent } from '../protocol';
 import { A, B, PARSER_DIFF, PARSER_URI, toolRound } from './fixtures';
 
@@ -411,6 +418,49 @@ describe('ChatStore: histories', () => {
     // An edit nobody knows, from an ended request, is still dropped.
     const stray = { chatId: A, requestId: 'r', kind: 'fileEdit', editId: 'x', status: 'applied' };
     assert.equal(store.apply(stray as ChatEvent), undefined);
+  });
+
+  test('an edit that breaks its file keeps the parse check and asks before Apply', () => {
+    // Issue 47: no client read parseCheck; a broken edit looked like any other.
+    const store = new ChatStore();
+    const reason = 'the file compiled before and not after: IndentationError (line 3)';
+    const broken = {
+      chatId: A,
+      requestId: 'r',
+      kind: 'fileEdit',
+      editId: 'edit-9',
+      uri: PARSER_URI,
+      diff: PARSER_DIFF,
+      status: 'pending',
+      parseCheck: 'broken',
+      parseReason: reason,
+    } as ChatEvent;
+    store.apply(broken);
+    const edit = store.fileEdit(A, 'edit-9');
+    assert.equal(edit?.parseCheck, 'broken');
+    assert.equal(edit?.parseReason, reason);
+    assert.deepEqual(edit && applyQuestion(edit), {
+      message: 'QodeAssist: this edit breaks /home/me/proj/src/parser.py. Apply it anyway?',
+      detail: `${reason}\n\nThe model was told; it may propose a fixed edit.`,
+      confirm: 'Apply anyway',
+    });
+    // A status change keeps the check; an edit that parses is applied without a question.
+    store.apply({ ...broken, status: 'failed', parseReason: undefined } as ChatEvent);
+    assert.equal(store.fileEdit(A, 'edit-9')?.parseCheck, 'broken');
+    store.apply({ ...broken, editId: 'edit-10', parseCheck: 'ok', parseReason: undefined } as ChatEvent);
+    const fine = store.fileEdit(A, 'edit-10');
+    assert.ok(fine && applyQuestion(fine) === undefined);
+    assert.equal(store.fileEdit(A, 'nope'), undefined);
+    // Loaded from a history.
+    const [loaded] = fromHistory([
+      {
+        role: 'assistant',
+        id: 'r',
+        blocks: [{ type: 'file_edit', editId: 'e', filePath: 'a.py', status: 'pending', parseCheck: 'broken' }],
+      },
+    ] as never);
+    const block = loaded.blocks[0];
+    assert.ok(block.kind === 'fileEdit' && applyQuestion(block)?.detail.startsWith('the file parses worse'));
   });
 
   test('a failed tool result is an error even without isError, and gets a summary', () => {

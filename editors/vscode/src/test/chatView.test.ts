@@ -135,6 +135,18 @@ describe('renderChat', () => {
     assert.deepEqual(editActions('applied'), ['undo']);
   });
 
+  test('an edit that breaks its file says so on its card and Apply asks', () => {
+    const card = (parseCheck: string | undefined, status = 'pending') =>
+      renderBlock({ kind: 'fileEdit', editId: 'e1', uri: 'file:///a.py', filePath: '/a.py', diff: '', status, statusMessage: '', parseCheck, parseReason: 'IndentationError <line 3>' }).html;
+    const actions = (html: string) => [...html.matchAll(/data-edit-action="(\w+)">([^<]+)</g)].map((m) => `${m[1]}:${m[2]}`);
+    assert.match(card('broken'), /class="edit-warning" role="alert">⚠ This edit breaks the file: IndentationError &lt;line 3&gt;</);
+    assert.match(card('broken'), /parse-broken/);
+    assert.deepEqual(actions(card('broken')), ['apply:Apply anyway…', 'reject:Reject']);
+    assert.deepEqual(actions(card('ok')), ['apply:Apply', 'reject:Reject']);
+    assert.doesNotMatch(card('ok'), /edit-warning/);
+    assert.doesNotMatch(card(undefined), /edit-warning/);
+  });
+
   test('helpers', () => {
     assert.equal(brief({ path: 'src/a.py', limit: 3 }), 'src/a.py');
     assert.equal(brief({ n: 3 }), '');
