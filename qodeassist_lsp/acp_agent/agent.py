@@ -373,13 +373,18 @@ class QodeAssistAgent:
 
 
 def _message(prompt: list[Any]) -> tuple[str, list[str], list[InlineImage]]:
-    """Return the message text, the attachments (file URIs) and the images of a prompt."""
+    """Return the message text, the attachments (file URIs) and the images of a prompt.
+
+    The text blocks, links and quoted resources are joined by a blank line, in their order:
+    separate blocks are separate paragraphs, never run together.
+    """
     parts: list[str] = []
     attachments: list[str] = []
     images: list[InlineImage] = []
     for block in prompt:
         if isinstance(block, TextContentBlock):
-            parts.append(block.text)
+            if block.text:
+                parts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
             if block.uri.startswith("file:"):
                 attachments.append(block.uri)
@@ -389,12 +394,12 @@ def _message(prompt: list[Any]) -> tuple[str, list[str], list[InlineImage]]:
             resource = block.resource
             if not isinstance(resource, TextResourceContents):
                 raise _invalid(f"{resource.uri}: only text resources can be embedded")
-            parts.append(f"\n\nFile: {resource.uri}\n```\n{resource.text}\n```\n")
+            parts.append(f"File: {resource.uri}\n```\n{resource.text}\n```")
         elif isinstance(block, ImageContentBlock):
             images.append(_image(block, len(images) + 1))
         else:
             raise _invalid(f"{block.type} content is not supported; send text, images, resources")
-    return "".join(parts), attachments, images
+    return "\n\n".join(parts), attachments, images
 
 
 def _image(block: ImageContentBlock, number: int) -> InlineImage:

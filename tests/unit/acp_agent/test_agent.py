@@ -27,8 +27,15 @@ def test_text_links_and_embedded_text_make_the_message() -> None:
         ]
     )
     assert attachments == ["file:///p/a.py"] and images == []
-    assert text.startswith("Fix this[docs](https://example.com/docs)")
-    assert "File: file:///p/b.py\n```\nprint(1)\n```" in text
+    assert text == (
+        "Fix \n\nthis\n\n[docs](https://example.com/docs)\n\n"
+        "File: file:///p/b.py\n```\nprint(1)\n```"
+    )
+
+
+def test_text_blocks_are_separate_paragraphs() -> None:
+    blocks = [text_block("First message."), text_block(""), text_block("Second message.")]
+    assert _message(blocks)[0] == "First message.\n\nSecond message."
 
 
 def test_images_are_decoded_and_named() -> None:
