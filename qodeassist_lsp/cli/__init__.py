@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         mcp_cmd,
         memory_cmd,
         models_cmd,
+        providers_cmd,
         refactor_cmd,
         secrets_cmd,
         setup_cmd,
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_cmd.register(commands, shared)
     memory_cmd.register(commands, shared)
     models_cmd.register(commands, shared)
+    providers_cmd.register(commands, shared)
     refactor_cmd.register(commands, shared)
     secrets_cmd.register(commands, shared)
     serve_cmd.register(commands, shared)

@@ -1,8 +1,10 @@
 """Provider instances: which server to talk to, with which ``client_api``, and how to start it.
 
 Bundled instances ship in ``agents/providers``; a user or project file with the same ``name``
-replaces the bundled one (unlike agents). ``extends`` and ``abstract`` work as for agents, with a
-maximum depth of 16.
+replaces the bundled one (unlike agents). Such a file that says ``extends = "<its own name>"``
+instead changes only the keys it sets: it extends the definition of that name in the layer below
+(the override ``qodeassist-lsp providers override NAME url=…`` writes). ``extends`` and
+``abstract`` otherwise work as for agents, with a maximum depth of 16.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from qodeassist_lsp.config.definitions import (
     toml_files,
     validation_problems,
 )
+from qodeassist_lsp.config.merge import deep_merge
 from qodeassist_lsp.config.problems import ConfigProblem, closest
 from qodeassist_lsp.wire.urls import is_loopback_host
 
@@ -226,8 +229,12 @@ def load_providers(
     for directory, layer in layers:
         for path in toml_files(directory):
             definition = read_definition(path, layer, PROVIDER_SCHEMA, problems)
-            if definition is not None:
-                definitions[definition.name] = definition
+            if definition is None:
+                continue
+            below = definitions.get(definition.name)
+            if below is not None and definition.data.get("extends") == definition.name:
+                definition = _overlay(below, definition)
+            definitions[definition.name] = definition
     instances = {}
     for name, resolved in resolve_all(definitions, PROVIDER_SCHEMA, problems).items():
         if resolved.data.get("abstract") is True:
@@ -236,6 +243,13 @@ def load_providers(
         if instance is not None:
             instances[name] = instance
     return dict(sorted(instances.items(), key=lambda item: item[0].casefold()))
+
+
+def _overlay(below: Definition, override: Definition) -> Definition:
+    """Return ``below`` changed by ``override``, a same-name file that extends it by name."""
+    own = {k: v for k, v in override.data.items() if k != "extends"}
+    data = deep_merge(below.data, own)
+    return Definition(override.name, data, override.source, override.layer)
 
 
 def _build(resolved: Resolved, problems: list[ConfigProblem]) -> ProviderInstance | None:

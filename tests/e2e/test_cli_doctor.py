@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.workspace import USER_AGENT_MODEL, Workspace
+from tests.support.workspace import USER_AGENT_MODEL, CliResult, Workspace
 
 CLAUDE = "E2E Claude (no tools)"
 OLLAMA = "E2E Ollama (no tools)"
@@ -195,3 +199,70 @@ def test_a_llama_cpp_server_that_times_out_idle_is_a_failure(
     assert result.returncode == 1, result.describe()
     agent = _agent(json.loads(result.stdout), LLAMA)
     assert agent["checks"]["probe"] == "problem" and agent["working"] is False, agent
+
+
+def _fresh(root: Path, pipelines: str) -> dict[str, str]:
+    """The environment of a fresh install: bundled instances only, ``pipelines`` as given."""
+    (root / "config").mkdir(parents=True, exist_ok=True)
+    (root / "config" / "pipelines.toml").write_text(pipelines, encoding="utf-8")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("QODEASSIST_") and not k.endswith("_API_KEY")
+    }
+    env.update(
+        QODEASSIST_CONFIG_DIR=str(root / "config"),
+        QODEASSIST_DATA_DIR=str(root / "data"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+        PYTHONIOENCODING="utf-8",
+        NO_PROXY="*",
+    )
+    return env
+
+
+def _cli(env: dict[str, str], *args: str, cwd: Path) -> CliResult:
+    argv = [sys.executable, "-m", "qodeassist_lsp", *args]
+    done = subprocess.run(
+        argv, env=env, cwd=cwd, capture_output=True, text=True, encoding="utf-8", timeout=120
+    )
+    return CliResult(argv[1:], done.returncode, done.stdout, done.stderr)
+
+
+def test_the_fix_for_a_wrong_ollama_url_works_when_followed(
+    tmp_path: Path, replay: ReplayServer, unused_tcp_port: int
+) -> None:
+    env = _fresh(
+        tmp_path,
+        '[pipelines]\ncode_completion = []\nchat_assistant = ["Ollama Chat — Simple"]\n'
+        'chat_compression = ""\nquick_refactor = ""\nnext_edit = []\n',
+    )
+    wrong = _cli(
+        env,
+        "providers",
+        "override",
+        "Ollama (Native)",
+        f"url=http://127.0.0.1:{unused_tcp_port}",
+        cwd=tmp_path,
+    )
+    assert wrong.returncode == 0, wrong.describe()
+    replay.route("/api/tags", Reply.json({"models": [{"name": "qwen3.5:4b"}]}))
+    replay.script("/api/chat", Reply("ollama/chat_stream_docs_reconstructed.ndjson"))
+
+    broken = _cli(env, "doctor", "--json", cwd=tmp_path)
+    assert broken.returncode == 1, broken.describe()
+    [problem] = _agent(json.loads(broken.stdout), "Ollama Chat — Simple")["problems"]
+    assert problem["check"] == "reachable"
+    # Follow the fix as printed: the command, with the right url for URL.
+    command = problem["fix"].split("`")[1]
+    argv = shlex.split(command.replace("url=URL", f"url={replay.url}"))
+    assert argv[0] == "qodeassist-lsp", problem["fix"]
+    followed = _cli(env, *argv[1:], cwd=tmp_path)
+    assert followed.returncode == 0, followed.describe()
+
+    fixed = _cli(env, "doctor", "--json", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.describe()
+    agent = _agent(json.loads(fixed.stdout), "Ollama Chat — Simple")
+    assert agent["working"] is True and agent["url"] == replay.url, agent
+    # Every other Ollama agent still loads: the override changed the url, nothing else.
+    validate = _cli(env, "agents", "validate", cwd=tmp_path)
+    assert validate.returncode == 0 and "0 error(s)" in validate.stderr, validate.describe()

@@ -29,8 +29,11 @@ def test_fixes_point_at_user_files_never_at_bundled_ones(
     bundled = str(bundled_root())
     llama = factory.create("llama.cpp Chat")
     fix = reach_fix(llama, root)
-    assert str(root / "providers" / "llama_cpp.toml") in fix and "url" in fix
+    assert "`qodeassist-lsp providers override llama.cpp url=URL`" in fix
     assert bundled not in fix
+    where = instance_file(llama.provider, root)
+    assert str(root / "providers" / "llama_cpp.toml") in where
+    assert 'extends = "llama.cpp"' in where
     claude = factory.create("Claude Chat — Sonnet")
     assert str(root / "agent_models.json") in model_fix(claude, root)
     ollama = factory.create("Ollama Chat — Simple")
