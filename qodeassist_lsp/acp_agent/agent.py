@@ -61,7 +61,7 @@ from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
-from qodeassist_lsp.features.chat.files import ChatInputError, InlineImage
+from qodeassist_lsp.features.chat.files import ChatBusy, ChatInputError, InlineImage
 from qodeassist_lsp.features.chat.history_format import decode_block
 from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
@@ -74,6 +74,12 @@ PLAN_MODE = "plan"
 
 def _invalid(message: str) -> RequestError:
     return RequestError.invalid_params({"message": message})
+
+
+def _busy(session_id: str, advice: str) -> RequestError:
+    """Return the -32600 of a request into a session whose prompt is still being answered."""
+    message = f"session {session_id!r} is already answering a prompt; {advice}"
+    return RequestError.invalid_request({"message": message})
 
 
 class QodeAssistAgent:
@@ -139,9 +145,7 @@ class QodeAssistAgent:
         assert client is not None, "on_connect was not called"
         old = self.sessions.get(chat_id) if chat_id else None
         if old is not None and old.busy:
-            raise RequestError.invalid_request(
-                {"message": f"session {chat_id} is answering a prompt; cancel it before loading it"}
-            )
+            raise _busy(str(chat_id), "wait for its stop reason or cancel it before loading it")
         holder: list[AcpSession] = []
         chats = self.host.chat_service(cwd, lambda _chat, event: holder[0].emit(event))
         try:
@@ -296,9 +300,11 @@ class QodeAssistAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """Send one message; stream the answer as updates; return why the turn stopped."""
         session = self._session(session_id)
-        if session.busy:
-            raise RequestError.invalid_request(
-                {"message": f"session {session_id} is already answering a prompt; cancel it first"}
+        if session.busy:  # ACP v1 has one turn at a time; the running one goes on
+            raise _busy(
+                session_id,
+                "wait for its stop reason or send session/cancel, then prompt again (the running "
+                "prompt goes on)",
             )
         text, attachments, images = _message(prompt)
         turn = session.begin_turn()
@@ -317,6 +323,9 @@ class QodeAssistAgent:
         except (ChatInputError, UnknownSkill) as exc:
             session.end_turn()
             raise _invalid(str(exc)) from None
+        except ChatBusy as exc:  # the chat is answering elsewhere: refused, never cancelled
+            session.end_turn()
+            raise RequestError.invalid_request({"message": str(exc)}) from None
         finally:
             CURRENT.reset(token)
         try:

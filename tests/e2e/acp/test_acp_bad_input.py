@@ -158,6 +158,35 @@ async def test_a_second_prompt_while_one_runs_is_refused(
     assert await stop(pipe) == 0
 
 
+async def test_a_refused_second_prompt_leaves_the_first_to_session_cancel(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    replay.script(ROUTE, Reply(body=chat_sse("partial")[:60], hold_open=True,
+                               content_type="text/event-stream"))  # fmt: skip
+    pipe = await start(acp_home)
+    await pipe.call(1, "initialize", {"protocolVersion": 1})
+    new = await pipe.call(2, "session/new", {"cwd": str(acp_home / "project"), "mcpServers": []})
+    session = new["result"]["sessionId"]
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+    await pipe.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+    [upstream] = await replay.wait_for_requests_async(1)
+    assert await upstream.wait_holding_async(10)
+    second = await pipe.call(4, "session/prompt", prompt)
+    assert second["error"]["code"] == -32600
+    assert "session/cancel" in second["error"]["data"]["message"]
+    assert not upstream.disconnected.is_set()  # the refusal cancelled nothing
+    await pipe.send(
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}
+    )
+    first = await pipe.answer(3)
+    assert first["result"]["stopReason"] == "cancelled"
+    assert await upstream.wait_disconnected_async(5)
+    replay.script(ROUTE, chat_reply("again"))
+    third = await pipe.call(5, "session/prompt", prompt)
+    assert third["result"]["stopReason"] == "end_turn"
+    assert await stop(pipe) == 0
+
+
 async def test_a_provider_failure_is_a_clear_error_and_the_session_goes_on(
     acp_home: Path, replay: ReplayServer
 ) -> None:

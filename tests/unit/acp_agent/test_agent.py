@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
+
 import pytest
 from acp import (
     RequestError,
@@ -13,7 +17,15 @@ from acp import (
     text_block,
 )
 
-from qodeassist_lsp.acp_agent.agent import _message
+from qodeassist_lsp.acp_agent.agent import QodeAssistAgent, _message
+from qodeassist_lsp.acp_agent.session import AcpSession, ClientAbilities
+from qodeassist_lsp.features.chat.files import ChatBusy
+
+if TYPE_CHECKING:
+    from acp import Client
+
+    from qodeassist_lsp.acp_agent.host import AcpHost
+    from qodeassist_lsp.features.chat.service import ChatService
 
 
 def test_text_links_and_embedded_text_make_the_message() -> None:
@@ -61,3 +73,39 @@ def test_content_the_agent_does_not_take_is_refused(block: object) -> None:
     with pytest.raises(RequestError) as refused:
         _message([text_block("look"), block])
     assert refused.value.code == -32602
+
+
+class _BusyChats:
+    """A chat service whose chat is answering elsewhere (`ChatService.send` raises ChatBusy)."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+
+    def agent_of(self, _chat_id: str) -> str:
+        return ""
+
+    async def send(self, params: Any) -> None:
+        raise ChatBusy(params.chat_id, "req-1")
+
+    def cancel(self, chat_id: str) -> None:
+        self.cancelled.append(chat_id)
+
+
+async def test_a_chat_busy_elsewhere_is_refused_with_invalid_request_and_nothing_cancelled() -> (
+    None
+):
+    host = cast("AcpHost", SimpleNamespace(runtime=None, documents=None))
+    agent = QodeAssistAgent(host)
+    chats = _BusyChats()
+    session = AcpSession(
+        "s1", Path("/"), cast("ChatService", chats), cast("Client", None), ClientAbilities(), None
+    )
+    agent.sessions["s1"] = session
+    try:
+        with pytest.raises(RequestError) as refused:
+            await agent.prompt("s1", [text_block("hi")])
+        assert refused.value.code == -32600
+        assert "still answering" in str(refused.value.data)
+        assert chats.cancelled == [] and not session.busy  # the session takes the next prompt
+    finally:
+        await session.aclose()
