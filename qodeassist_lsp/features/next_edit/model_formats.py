@@ -20,8 +20,7 @@ from typing import Final
 from qodeassist_lsp.features.next_edit.prompts import (
     NextEditContext,
     Prompt,
-    plausible,
-    with_trailing_lines,
+    fit_to_window,
 )
 from qodeassist_lsp.features.next_edit.window import Window
 
@@ -62,10 +61,7 @@ def parse_sweep_answer(answer: str, window: Window) -> tuple[str, ...] | None:
     """Return the window Sweep wrote (up to its stop token), or None when it is malformed."""
     for stop in SWEEP_STOP:
         answer = answer.split(stop, 1)[0]
-    if not answer.strip() and window.text.strip():
-        return None
-    lines = with_trailing_lines(tuple(answer.removesuffix("\n").split("\n")), window)
-    return lines if plausible(lines, window) else None
+    return fit_to_window(tuple(answer.removesuffix("\n").split("\n")), window)
 
 
 def _diff(path: str, original: tuple[str, ...], updated: tuple[str, ...], start: int) -> str:
@@ -109,5 +105,4 @@ def parse_zeta_answer(answer: str, window: Window) -> tuple[str, ...] | None:
     if end < 0:
         return None
     body = body[:end].removesuffix("\n").replace(ZETA_CURSOR, "")
-    lines = with_trailing_lines(tuple(body.split("\n")), window)
-    return lines if plausible(lines, window) else None
+    return fit_to_window(tuple(body.split("\n")), window)

@@ -8,12 +8,17 @@ models are raw-prompt models with formats of their own (``model_formats``). The 
 from the model name (``sweep``, ``zeta`` in it) and an agent can name it with the tag
 ``next-edit-format:chat|sweep|zeta``.
 
-An answer that is not a complete rewrite (no closing tag, far fewer lines than the window) is
-malformed and makes no suggestion: a truncated stream must never delete the window's tail.
+``fit_to_window`` turns the lines of any format's answer into a rewrite of the whole window, so
+that an edit never deletes what the model did not write: an answer without a non-blank line is
+the window unchanged; one that is not a complete rewrite (no closing tag, far fewer lines than
+the window) is malformed; one that stops before the window's end (a lazy or truncated rewrite)
+gets the window's remaining lines back unchanged when the lines it ends with occur once in the
+window, and is malformed otherwise (where it stopped is unknown).
 """
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
 from dataclasses import dataclass, field
@@ -33,6 +38,7 @@ __all__ = [
     "PromptFormat",
     "Snippet",
     "chat_prompt",
+    "fit_to_window",
     "format_for",
     "parse_chat_answer",
     "plausible",
@@ -169,8 +175,51 @@ def parse_chat_answer(answer: str, window: Window) -> tuple[str, ...] | None:
     fenced = _FENCE.match(body.strip("\n"))
     if fenced is not None:
         body = fenced.group(1)
-    lines = with_trailing_lines(tuple(_strip_markers(body, (CURSOR,)).split("\n")), window)
-    return lines if plausible(lines, window) else None
+    return fit_to_window(tuple(_strip_markers(body, (CURSOR,)).split("\n")), window)
+
+
+def fit_to_window(lines: tuple[str, ...], window: Window) -> tuple[str, ...] | None:
+    """Return the answer ``lines`` as a rewrite of the whole window, or None when malformed.
+
+    No line with text: the window unchanged (an empty answer changes nothing, it never deletes
+    the window). An answer that stops before the window's last lines gets them back unchanged
+    when that is unambiguous, else None: a short answer never deletes the lines it left out.
+    """
+    if not any(line.strip() for line in lines):
+        return window.lines
+    padded = with_trailing_lines(lines, window)
+    if not plausible(padded, window):
+        return None
+    written = _without_trailing(lines)
+    own = _without_trailing(window.lines)
+    rest = _left_out(written, own)
+    if rest is None:
+        return None
+    if not rest:
+        return padded
+    return written + rest + window.lines[len(own) :]
+
+
+def _left_out(written: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Return the window's last lines an answer stopped before (none: it reached the end).
+
+    None when that cannot be told: the answer's last lines are changed lines that stand for
+    more window lines (deleted, or cut off?), or the unchanged lines it ends with occur more
+    than once in the window (where did it stop?).
+    """
+    opcodes = difflib.SequenceMatcher(None, own, written, autojunk=False).get_opcodes()
+    if not opcodes:
+        return ()
+    tag, first, last, start, end = opcodes[-1]
+    if tag == "replace" and end - start < last - first:
+        return None
+    if tag != "delete":
+        return ()
+    if len(opcodes) < 2 or opcodes[-2][0] != "equal":
+        return None
+    run = own[opcodes[-2][1] : opcodes[-2][2]]
+    found = sum(own[i : i + len(run)] == run for i in range(len(own) - len(run) + 1))
+    return own[first:] if found == 1 else None
 
 
 def with_trailing_lines(lines: tuple[str, ...], window: Window) -> tuple[str, ...]:

@@ -16,9 +16,11 @@ Rules that keep it honest and cheap:
   request right after an accepted completion is answered once that completion's work is done;
 - every request is answered within ``time_budget_ms``: a model that is later gives an empty
   answer and its request is cancelled;
-- no suggestion for an unchanged window, an edit that only undoes the user's last edit, or a
-  malformed answer; an edit carries the version it was computed on and is rebased onto a newer
-  text only when that is exact, else dropped.
+- no suggestion for an unchanged window (or an empty answer), an edit that only undoes the
+  user's last edit, or a malformed answer; an answer that stops before the window's end never
+  deletes the lines it left out (``fit_to_window``); the answer's line breaks (CRLF or LF)
+  become the document's; an edit carries the version it was computed on and is rebased onto a
+  newer text only when that is exact, else dropped.
 """
 
 from __future__ import annotations
@@ -296,7 +298,8 @@ class NextEditService:
     def _edit(
         self, document: Document, ctx: NextEditContext, kind: PromptFormat, text: str, agent: str
     ) -> NextEditResult:
-        rewritten = _PARSERS[kind](text, ctx.window)
+        # The window's lines carry no line breaks; the edit gets the document's (smallest_change).
+        rewritten = _PARSERS[kind](text.replace("\r\n", "\n"), ctx.window)
         if rewritten is None:
             return NextEditResult(Outcome.MALFORMED, agent=agent, reason="no complete rewrite")
         change = smallest_change(document.text, ctx.window, rewritten)

@@ -18,10 +18,11 @@ from qodeassist_lsp.features.next_edit.prompts import (
     PromptFormat,
     Snippet,
     chat_prompt,
+    fit_to_window,
     format_for,
     parse_chat_answer,
 )
-from qodeassist_lsp.features.next_edit.window import window_around
+from qodeassist_lsp.features.next_edit.window import Window, window_around
 
 BEFORE = "def area(w, h):\n    return w * h\n\nprint(area(2, 3))\n"
 AFTER = BEFORE.replace("def area(w, h)", "def area(w, h, d)")
@@ -103,3 +104,47 @@ def test_the_zeta_prompt_markers_and_answer() -> None:
     lines = parse_zeta_answer(answer, ctx.window)
     assert lines is not None and "\n".join(lines) == rewritten
     assert parse_zeta_answer("no markers", ctx.window) is None
+
+
+LONG = "\n".join(
+    ["def area(w, h):", "    return w * h", ""] + [f"v{i} = area({i})" for i in range(3, 30)]
+)
+
+
+def long_window(text: str = LONG) -> Window:
+    return window_around(Document("u", text + "\n"), 10, 0)  # lines 0-20
+
+
+def test_an_answer_that_stops_early_keeps_the_rest_of_the_window() -> None:
+    window = long_window()
+    short = [line.replace("v4 = area", "v4 = surface") for line in window.lines[:11]]
+    fitted = fit_to_window(tuple(short), window)
+    assert fitted == (*short, *window.lines[11:])
+    # What reaches the window's end is taken as it is: a deletion in the middle, an insertion.
+    without_5 = window.lines[:5] + window.lines[6:]
+    assert fit_to_window(without_5, window) == without_5
+    added = (*window.lines, "v21 = area(21)")
+    assert fit_to_window(added, window) == added
+
+
+def test_an_early_stop_that_cannot_be_placed_is_malformed() -> None:
+    lines = LONG.split("\n")
+    lines[8] = lines[15] = "print()"
+    window = long_window("\n".join(lines))
+    # Changed line 7, then "print()" (lines 8 and 15): where did it stop?
+    assert fit_to_window((*window.lines[:7], "v7 = surface(7)", "print()"), window) is None
+    # Its last line changed and it stopped: did it delete lines 11-20 or was it cut off?
+    assert fit_to_window((*window.lines[:10], "v10 = surface(10)"), window) is None
+    # Changing the window's last line is no stop.
+    last = (*window.lines[:20], "v20 = surface(20)")
+    assert fit_to_window(last, window) == last
+
+
+def test_an_empty_answer_is_the_window_unchanged_in_every_format() -> None:
+    window = window_around(Document("u", "x = 1\n"), 0, 0)
+    assert fit_to_window(("",), window) == window.lines
+    assert parse_chat_answer("<updated>\n</updated>", window) == window.lines
+    assert parse_chat_answer("<updated>\n  \n</updated>", window) == window.lines
+    assert parse_sweep_answer("<|file_sep|>", window) == window.lines
+    zeta = "<|editable_region_start|>\n<|editable_region_end|>\n```"
+    assert parse_zeta_answer(zeta, window) == window.lines
