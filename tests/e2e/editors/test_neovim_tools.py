@@ -88,9 +88,13 @@ def test_server_questions_are_asked_with_vim_ui_select(
 
     _, _, question = run.report["ui"]
     assert question["ui_kind"] == "qodeassist.permission", question
-    assert question["prompt"].startswith("QodeAssist: ") and "repeats itself" in question["prompt"]
-    assert "\n" not in question["prompt"], question
-    assert question["items"] == ["Apply anyway", "Discard"], question
+    # Issue 47: one prefix, the safe choice first, the diff beside the picker with its indentation.
+    assert question["prompt"].startswith("QodeAssist refactor: "), question
+    assert "repeats itself" in question["prompt"] and "\n" not in question["prompt"], question
+    assert question["items"] == ["Discard", "Apply anyway"], question
+    [detail] = question["floats"]
+    assert detail[:3] == ["--- selection", "+++ result", "@@ -1,4 +1 @@"], detail
+    assert "-    for x in xs:" in detail and "-        s = s + x" in detail, detail
     [command] = run.requests("workspace/executeCommand")
     assert command["result"]["refused"] is True, why
     assert command["result"]["applied"] is (answer == "Apply anyway"), why
@@ -182,6 +186,7 @@ def test_the_tool_kit_asks_the_plugin_for_diagnostics_and_permission(
     assert question["prompt"].startswith("QodeAssist: the model wants to run a program"), question
     assert "terminal" in question["prompt"], question
     assert question["items"] == ["Allow once", "Allow for this chat", "Deny"], question
+    assert question["floats"] == [["$ git --version"]], question  # the command line, not JSON
     terminal = replay.requests[2].json["messages"][-1]
     assert terminal["tool_call_id"] == "call_2", terminal
     if answer == "Deny":
@@ -229,8 +234,11 @@ def test_an_edit_from_the_chat_is_applied_and_undone_with_its_keys(
     # The write tool asked first, through the plugin's picker; the user allowed it once.
     [permission] = run.report["ui"]
     assert permission["ui_kind"] == "qodeassist.permission", permission
-    assert "edit_file" in permission["prompt"], permission
+    assert "edit_file on add.py" in permission["prompt"], permission
     assert permission["items"] == ["Allow once", "Allow for this chat", "Deny"], permission
+    assert permission["floats"] == [
+        ["-def add(a, b):", "-    return ", "+def add(a, b):", "+    return a + b"]
+    ], permission
     # The chat buffer shows the call, its result and the diff, pending, with the keys.
     proposed = run.snapshot("proposed")
     lines = proposed["chat_lines"]
@@ -253,3 +261,46 @@ def test_an_edit_from_the_chat_is_applied_and_undone_with_its_keys(
     assert apply["params"]["chatId"] == chat_id, why
     # The second round told the model what happened to its call.
     assert "edit_file" in json.dumps(replay.requests[1].json["messages"]), why
+
+
+@pytest.mark.parametrize(("version", "answer"), [("0.12", "Cancel"), ("0.11", "Apply anyway")])
+def test_an_edit_that_breaks_the_file_says_so_and_ga_asks_again(
+    plugin: RunPlugin, replay: ReplayServer, tmp_path: Path, version: str, answer: str
+) -> None:
+    # Issue 47: a `parseCheck: broken` edit looked like any other and `ga` applied it at once.
+    with_tool_agent(tmp_path / "config")
+    edit = {
+        "path": "add.py",
+        "edits": [
+            {"search": "def add(a, b):\n    return \n", "replace": "def add(a, b):\nreturn a\n"}
+        ],
+    }
+    replay.script(
+        "/v1/chat/completions",
+        [tool_call_reply("call_1", "edit_file", edit), chat_reply("I proposed a change.")],
+    )
+    run = plugin(
+        "plugin_edit_broken", version, agent="Tool Chat", message="Change add", answer=answer
+    )
+    why = run.explain()
+
+    lines = run.snapshot("proposed")["chat_lines"]
+    header = next(i for i, line in enumerate(lines) if line.startswith("📝"))
+    assert lines[header].startswith("📝 **Edit** `add.py` · pending"), why
+    warning = lines[header + 1]
+    assert warning.startswith("> ⚠ **This edit breaks the file**: "), why
+    assert "IndentationError" in warning, why
+    _, confirm = run.report["ui"]
+    assert confirm["ui_kind"] == "qodeassist.confirm", confirm
+    assert confirm["prompt"] == "QodeAssist: this edit breaks add.py. Apply it anyway?", confirm
+    assert confirm["items"] == ["Cancel", "Apply anyway"], confirm
+    answered = run.snapshot("answered")
+    sent = run.requests("qodeassist/chat/editFile")
+    if answer == "Cancel":
+        assert sent == [] and answered["lines"] == DOC.splitlines(), why
+        assert any(
+            line.startswith("📝 **Edit** `add.py` · pending") for line in answered["chat_lines"]
+        )
+    else:
+        assert [r["params"]["action"] for r in sent] == ["apply"], why
+        assert answered["lines"] == ["def add(a, b):", "return a", "", "print(add(1, 2))"], why

@@ -2,9 +2,10 @@
 -- server: each send adds "## You" / "## Assistant" sections, and the answer streams in from
 -- `qodeassist/chat/event` notifications (text appended in place, thinking in a folded ````thinking
 -- block, tool calls with their permission class, tool results as a summary line over a folded
--- ````result block, file edits as a diff block whose header says its status and keys). The
--- edit keys (chat.keys: apply/reject/undo) act on the edit block under the cursor through
--- qodeassist/chat/editFile; later fileEdit events for the same editId rewrite that block in
+-- ````result block, file edits as a diff block whose header says its status and keys, with a
+-- warning line when the edit breaks the file: parseCheck "broken"). The edit keys (chat.keys:
+-- apply/reject/undo) act on the edit block under the cursor through qodeassist/chat/editFile
+-- (apply asks again first for an edit that breaks the file); later fileEdit events for the same editId rewrite that block in
 -- place, also after its request ended. The winbar shows the agent and "⏳ streaming…" while a
 -- request runs, then the token usage or the failure.
 -- A message may start with /skill-name: the message prompt and :QodeAssistChat complete those
@@ -290,7 +291,14 @@ local function edit_keys(status)
   return offered
 end
 
---- The lines of an edit block: a header (file, status, message, keys) over a ```diff fence.
+--- Whether the edit of ``ev`` leaves its file unparsable (its parseCheck is "broken"): the
+--- block says so and the apply key asks again.
+function M.breaks_file(ev)
+  return ev ~= nil and ev.parseCheck == 'broken'
+end
+
+--- The lines of an edit block: a header (file, status, message, keys), a warning when the edit
+--- breaks the file, over a ```diff fence.
 local function edit_lines(ev)
   local header = ('📝 **Edit** `%s` · %s'):format(edit_path(ev), ev.status or '?')
   local message = ev.message or ev.statusMessage
@@ -302,6 +310,11 @@ local function edit_lines(ev)
     header = header .. ' · ' .. table.concat(keys, ' · ')
   end
   local lines = { (header:gsub('\n', ' ')) }
+  if M.breaks_file(ev) then
+    local reason = ev.parseReason ~= nil and ev.parseReason ~= '' and ev.parseReason
+      or 'it parses worse after the edit than before'
+    table.insert(lines, ('> ⚠ **This edit breaks the file**: %s'):format((reason:gsub('\n', ' '))))
+  end
   local diff = ev.diff or ''
   if diff ~= '' then
     table.insert(lines, '```diff')
@@ -719,18 +732,35 @@ function M.edit(action, edit_id)
     return
   end
   local params = { chatId = chat.chat_id, editId = edit_id, action = action }
-  client_mod.request(c, 'qodeassist/chat/editFile', params, function(err, result)
-    if err then
-      vim.notify(
-        ('QodeAssist: %s failed: %s'):format(action, err.message or vim.inspect(err)),
-        vim.log.levels.WARN
-      )
-      return
+  local function send()
+    client_mod.request(c, 'qodeassist/chat/editFile', params, function(err, result)
+      if err then
+        vim.notify(
+          ('QodeAssist: %s failed: %s'):format(action, err.message or vim.inspect(err)),
+          vim.log.levels.WARN
+        )
+        return
+      end
+      if type(result) == 'table' and result.status then
+        update_edit(edit, { status = result.status, message = result.message or '' })
+      end
+    end)
+  end
+  if action ~= 'apply' or not M.breaks_file(edit.ev) then
+    send()
+    return
+  end
+  -- An edit that breaks its file is applied only when the user says so a second time.
+  local prompt = ('QodeAssist: this edit breaks %s. Apply it anyway?'):format(edit_path(edit.ev))
+  vim.ui.select(
+    { 'Cancel', 'Apply anyway' },
+    { prompt = prompt, kind = 'qodeassist.confirm' },
+    function(choice)
+      if choice == 'Apply anyway' then
+        send()
+      end
     end
-    if type(result) == 'table' and result.status then
-      update_edit(edit, { status = result.status, message = result.message or '' })
-    end
-  end)
+  )
 end
 
 --- Start a new chat in the chat buffer.

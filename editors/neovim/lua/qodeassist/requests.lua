@@ -2,12 +2,16 @@
 -- The handlers go into the client's own `handlers` (client.lua), so other servers keep
 -- Neovim's defaults:
 --   window/showMessageRequest  tool permissions ("Allow once" / "Allow for this chat" / "Deny")
---                              and the refactor guard ("Apply anyway" / "Discard"), asked with
---                              vim.ui.select (kind 'qodeassist.permission'); dismissing it
---                              answers null, which the server takes as "Deny".
+--                              and the refactor guard ("Discard" / "Apply anyway"), asked with
+--                              vim.ui.select (kind 'qodeassist.permission'): the question's
+--                              first line is the prompt, the rest (a diff, a command line) is
+--                              shown in a floating window, indentation kept, until the answer;
+--                              dismissing it answers null, which the server takes as "Deny".
 --   qodeassist/diagnostics     the diagnostics tool: vim.diagnostic.get() of the buffer of
 --                              `uri` (loaded if needed; every loaded buffer when it is
 --                              null) as {items: [{uri, diagnostics: [LSP Diagnostic]}]}.
+local api = vim.api
+
 local M = {}
 
 M.DIAGNOSTICS = 'qodeassist/diagnostics'
@@ -23,10 +27,12 @@ function M.show_message_request(err, params, ctx)
   if #actions == 0 or not co or is_main then
     return vim.lsp.handlers['window/showMessageRequest'](err, params, ctx)
   end
-  local message = (params.message or ''):gsub('\n', ' ')
-  if not vim.startswith(message, 'QodeAssist') then
+  local lines = vim.split(params.message or '', '\r?\n')
+  local message = table.remove(lines, 1)
+  if not message:lower():find('^qodeassist') then
     message = 'QodeAssist: ' .. message
   end
+  local detail = M.show_detail(lines)
   vim.ui.select(actions, {
     prompt = message,
     kind = 'qodeassist.permission',
@@ -36,10 +42,55 @@ function M.show_message_request(err, params, ctx)
   }, function(choice)
     -- vim.ui.select may answer before the yield below: resume from the main loop.
     vim.schedule(function()
+      if detail and api.nvim_win_is_valid(detail) then
+        api.nvim_win_close(detail, true)
+      end
       coroutine.resume(co, choice or vim.NIL)
     end)
   end)
   return coroutine.yield()
+end
+
+--- Show the rest of a question (a diff, a command line) in a floating window at the top of the
+--- editor, as it is (pickers show one prompt line); return the window, nil when ``lines`` is
+--- empty. Diff lines get the diff filetype's colours.
+---@param lines string[]
+---@return integer?
+function M.show_detail(lines)
+  while #lines > 0 and lines[#lines] == '' do
+    table.remove(lines)
+  end
+  if #lines == 0 then
+    return nil
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].modifiable = false
+  for _, line in ipairs(lines) do
+    if line:find('^[-+]') or line:find('^@@') then
+      vim.bo[buf].filetype = 'diff'
+      break
+    end
+  end
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  width = math.min(width, math.max(vim.o.columns - 4, 1))
+  local height = math.min(#lines, math.max(vim.o.lines - 8, 1))
+  return api.nvim_open_win(buf, false, {
+    relative = 'editor',
+    row = 1,
+    col = math.max(math.floor((vim.o.columns - width) / 2) - 1, 0),
+    width = width,
+    height = height,
+    style = 'minimal',
+    border = 'rounded',
+    title = ' QodeAssist asks ',
+    focusable = false,
+    noautocmd = true,
+  })
 end
 
 local SEVERITY = {

@@ -373,10 +373,21 @@ function H.fake_ui(answers)
         break
       end
     end
-    table.insert(
-      report.ui,
-      { kind = 'select', prompt = opts.prompt, items = shown, picked = index, ui_kind = opts.kind }
-    )
+    -- What floating windows show meanwhile (a question's detail, see qodeassist.requests).
+    local floats = {}
+    for _, win in ipairs(api.nvim_list_wins()) do
+      if api.nvim_win_get_config(win).relative ~= '' then
+        table.insert(floats, api.nvim_buf_get_lines(api.nvim_win_get_buf(win), 0, -1, false))
+      end
+    end
+    table.insert(report.ui, {
+      kind = 'select',
+      prompt = opts.prompt,
+      items = shown,
+      picked = index,
+      ui_kind = opts.kind,
+      floats = floats,
+    })
     vim.schedule(function()
       on_choice(index and items[index] or nil, index)
     end)
