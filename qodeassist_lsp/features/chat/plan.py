@@ -24,7 +24,7 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from qodeassist_lsp.core.events import (
     FailedEvent,
@@ -36,13 +36,11 @@ from qodeassist_lsp.core.events import (
 )
 from qodeassist_lsp.core.request import Request
 from qodeassist_lsp.features.chat.chat_state import Chat, SendInput
+from qodeassist_lsp.features.chat.plan_host import ChatHost
 from qodeassist_lsp.features.chat.plan_parse import PlanInvalid, parse_steps, prompt
 from qodeassist_lsp.features.chat.plan_state import Plan, PlanStep, StepStatus, new_step_id
 from qodeassist_lsp.tools.edits.checkpoints import checkpoint_id
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, QodeAssistError
-
-if TYPE_CHECKING:
-    from qodeassist_lsp.features.chat.service import ChatService
 
 log = logging.getLogger("qodeassist.chat")
 
@@ -57,7 +55,7 @@ class PlanError(QodeAssistError, ValueError):
 class PlanRunner:
     """The plans of the chats of one chat service, and the tasks running them."""
 
-    def __init__(self, service: ChatService, personas: Callable[[], Path]) -> None:
+    def __init__(self, service: ChatHost, personas: Callable[[], Path]) -> None:
         """Run plans through ``service``'s chats; the plan prompt is in ``personas``."""
         self._service = service
         self._personas = personas
