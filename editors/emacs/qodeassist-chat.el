@@ -12,10 +12,13 @@
 ;; - a tool call as "[tool NAME (PERMISSION) ARGUMENTS]", its result as "[✓ NAME: SUMMARY]" (or
 ;;   ✗ for an error);
 ;; - a file edit the model proposes as a block: "📝 Edit FILE: STATUS (keys)" over the unified
-;;   diff.  A later status of the same edit (applied, undone, …) rewrites that header.
+;;   diff.  A later status of the same edit (applied, undone, …) rewrites that header.  An edit
+;;   that would leave the file unparsable (its `parseCheck' is "broken") has a line
+;;   "⚠ This edit breaks the file: WHY" under the header.
 ;;
 ;; With point on an edit block: a applies it, r rejects it, u undoes it (the client sends
 ;; `qodeassist/chat/editFile'; the server changes the file through `workspace/applyEdit').
+;; Applying an edit that breaks the file asks again (`yes-or-no-p') first.
 ;; Permission questions of the tools ("Allow once" / "Allow for this chat" / "Deny") arrive as
 ;; `window/showMessageRequest', which Eglot and lsp-mode ask with `completing-read'.  The
 ;; `diagnostics' tool asks the editor with `qodeassist/diagnostics';
@@ -125,18 +128,37 @@ URI.  A file that no buffer visits has none: nothing here runs its checkers."
                     items))))))
     (list :items (vconcat (nreverse items)))))
 
+(defun qodeassist-chat--breaks-file (fields)
+  "Whether the edit with FIELDS leaves its file unparsable (`parseCheck' \"broken\")."
+  (equal (plist-get fields :parse-check) "broken"))
+
+(defun qodeassist-chat--break-reason (fields)
+  "Why the edit with FIELDS breaks its file, for people."
+  (let ((reason (plist-get fields :parse-reason)))
+    (if (and (stringp reason) (not (string-empty-p reason)))
+        (replace-regexp-in-string "\n" " " reason)
+      "it parses worse after the edit than before")))
+
 (defun qodeassist-chat--edit-header (fields)
-  "The header line of an edit with FIELDS (:uri :status :message)."
+  "The header of an edit with FIELDS.
+FIELDS has :uri :status :message :parse-check :parse-reason.  The header
+is one line, and a warning line under it when the edit breaks the file."
   (let ((status (plist-get fields :status))
         (message (plist-get fields :message)))
-    (format "📝 Edit %s: %s%s%s\n"
-            (qodeassist-chat--path (or (plist-get fields :uri) "?"))
-            status
-            (if (and message (not (string-empty-p message))) (concat " — " message) "")
-            (pcase status
-              ((or "pending" "failed") " (a: apply, r: reject)")
-              ("applied" " (u: undo)")
-              (_ "")))))
+    (concat
+     (format "📝 Edit %s: %s%s%s\n"
+             (qodeassist-chat--path (or (plist-get fields :uri) "?"))
+             status
+             (if (and message (not (string-empty-p message))) (concat " — " message) "")
+             (pcase status
+               ((or "pending" "failed") " (a: apply, r: reject)")
+               ("applied" " (u: undo)")
+               (_ "")))
+     (if (qodeassist-chat--breaks-file fields)
+         (propertize (format "⚠ This edit breaks the file: %s\n"
+                             (qodeassist-chat--break-reason fields))
+                     'font-lock-face 'warning)
+       ""))))
 
 (defun qodeassist-chat--show-edit (id fields)
   "Show edit ID with FIELDS (:uri :diff :status :message).
@@ -148,7 +170,8 @@ A new edit gets a block; a known one a new header line."
           (if known
               (let ((merged (append fields (cdr known))))
                 (goto-char (car known))
-                (delete-region (point) (line-beginning-position 2))
+                (delete-region (point)
+                               (+ (point) (length (qodeassist-chat--edit-header (cdr known)))))
                 (insert (propertize (qodeassist-chat--edit-header merged)
                                     'qodeassist-edit-id id))
                 (setcdr known merged))
@@ -193,7 +216,9 @@ A new edit gets a block; a known one a new header line."
       (list :uri (or (funcall get :uri) (funcall get :filePath))
             :diff (funcall get :diff)
             :status (funcall get :status)
-            :message (funcall get :statusMessage))))
+            :message (funcall get :statusMessage)
+            :parse-check (funcall get :parseCheck)
+            :parse-reason (funcall get :parseReason))))
     ("finished" (qodeassist-chat-insert (format "\n[finished: %s]\n" (funcall get :stopReason))))
     ("failed" (qodeassist-chat-insert
                (format "\n[failed: %s]\n" (funcall get :error :message))))
@@ -205,14 +230,22 @@ A new edit gets a block; a known one a new header line."
       (user-error "No file edit here: move point onto an edit block")))
 
 (defun qodeassist-chat-edit (action)
-  "Send ACTION (\"apply\", \"reject\" or \"undo\") for the edit at point."
-  (let ((id (qodeassist-chat--edit-at-point)))
+  "Send ACTION (\"apply\", \"reject\" or \"undo\") for the edit at point.
+Applying an edit that breaks its file asks again first."
+  (let* ((id (qodeassist-chat--edit-at-point))
+         (fields (cdr (gethash id qodeassist-chat--edits))))
     (unless qodeassist-chat-edit-function
       (user-error "QodeAssist: no server to send the edit to"))
-    (funcall qodeassist-chat-edit-function id action
-             (lambda (status message)
-               (when status
-                 (qodeassist-chat--show-edit id (list :status status :message message)))))))
+    (if (and (equal action "apply") (qodeassist-chat--breaks-file fields)
+             (not (yes-or-no-p
+                   (format "QodeAssist: this edit breaks %s (%s). Apply it anyway? "
+                           (qodeassist-chat--path (or (plist-get fields :uri) "?"))
+                           (qodeassist-chat--break-reason fields)))))
+        (message "QodeAssist: the edit was not applied")
+      (funcall qodeassist-chat-edit-function id action
+               (lambda (status message)
+                 (when status
+                   (qodeassist-chat--show-edit id (list :status status :message message))))))))
 
 (defun qodeassist-chat-edit-apply ()
   "Apply the file edit at point."

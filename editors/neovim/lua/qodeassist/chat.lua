@@ -5,8 +5,8 @@
 -- ````result block, file edits as a diff block whose header says its status and keys, with a
 -- warning line when the edit breaks the file: parseCheck "broken"). The edit keys (chat.keys:
 -- apply/reject/undo) act on the edit block under the cursor through qodeassist/chat/editFile
--- (apply asks again first for an edit that breaks the file); later fileEdit events for the same editId rewrite that block in
--- place, also after its request ended. The winbar shows the agent and "⏳ streaming…" while a
+-- (apply asks again first for an edit that breaks the file); later fileEdit events for the
+-- same editId rewrite that block in place, also after its request ended. The winbar shows the agent and "⏳ streaming…" while a
 -- request runs, then the token usage or the failure.
 -- A message may start with /skill-name: the message prompt and :QodeAssistChat complete those
 -- names from qodeassist/skills/list.
