@@ -23,11 +23,14 @@ TOOL_CALLS = "anthropic/stream_tool_use_kit_calls_SYNTHETIC.sse"
 
 @contextlib.contextmanager
 def browser_page(tmp_path: Path) -> Iterator[Any]:
-    """A tab of the system's headless Chromium with a fresh profile (skip without one)."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra's playwright")
+    """A tab of the system's headless Chromium with a fresh profile (fail without one)."""
+    try:
+        from playwright import sync_api
+    except ImportError:
+        pytest.fail("the web-chat test needs the test extra's playwright", pytrace=False)
     executable, why = chromium_executable()
     if executable is None:
-        pytest.skip(f"no Chromium for the web-chat test: {why}")
+        pytest.fail(f"no Chromium for the web-chat test: {why}", pytrace=False)
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"),
@@ -145,3 +148,46 @@ def test_a_proposed_edit_is_applied_from_the_page(
             assert target.read_text(encoding="utf-8") == NEW
     finally:
         stop(server)
+
+
+def test_a_chat_in_any_script_goes_on_in_the_same_chat(page: Any, http_server: HttpServer) -> None:
+    http_server.replay.script("/v1/messages", [HELLO, HELLO])
+    page.goto(f"{http_server.url}/#token={http_server.token}")
+    page.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+    for text in ("Привет, 日本語 👋🏽", "שלום e\u0301"):
+        page.locator("#input").fill(text)
+        page.locator("#input").press("Enter")
+        page.locator(".msg.user", has_text=text).wait_for()
+        page.wait_for_function(
+            "document.querySelector('#stop').hidden && document.querySelectorAll("
+            "'#chats button.chat').length > 0"
+        )
+    assert page.locator(".error").count() == 0
+    second = http_server.replay.requests[1].json["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]  # the same chat
+    with http_server.client() as http:
+        assert len(http.get("/v1/qodeassist/chats").json()) == 1
+
+
+def test_a_message_into_a_busy_chat_shows_why(page: Any, http_server: HttpServer) -> None:
+    from tests.e2e.http.test_openai_api import client_of
+    from tests.e2e.test_cancellation import first_half
+
+    http_server.replay.script("/v1/messages", [first_half(HELLO)])
+    stream = client_of(http_server).chat.completions.create(
+        model="Claude Chat — Sonnet", messages=[{"role": "user", "content": "long"}], stream=True
+    )
+    try:
+        assert http_server.replay.wait_for_requests(1)[0].wait_holding(10)
+        page.goto(f"{http_server.url}/#token={http_server.token}")
+        page.locator("#chats button.chat").first.click()
+        page.locator(".msg.user", has_text="long").wait_for()
+        page.locator("#input").fill("and now?")
+        page.locator("#input").press("Enter")
+        error = page.locator(".error")
+        error.wait_for()
+        assert "This chat is still answering" in error.inner_text()
+        assert "wait for it to finish or cancel it" in error.inner_text()
+        assert not http_server.replay.requests[0].disconnected.is_set()
+    finally:
+        stream.close()
