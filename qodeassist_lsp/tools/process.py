@@ -14,40 +14,19 @@ import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from qodeassist_lsp.core.tools import TOOL_OUTPUT_CAP
 from qodeassist_lsp.tools.base import ToolInputError
+from qodeassist_lsp.tools.program_result import Finished
 
 OUTPUT_CAP: Final = TOOL_OUTPUT_CAP
 """Bytes of output a tool result keeps (the cap of every tool's output, MCP tools' too)."""
 _KILL_GRACE_S: Final = 2.0
 _CHUNK: Final = 65536
 
-
-@dataclass(frozen=True)
-class Finished:
-    """What a program did: its exit code (None when killed on timeout) and its output."""
-
-    exit_code: int | None
-    output: str
-    dropped: int
-    """Bytes of output beyond the cap that were not kept."""
-    timed_out: bool = False
-
-    def report(self, command: str, timeout_s: float, keep: str) -> str:
-        """Return the text a tool answers with."""
-        if self.timed_out:
-            status = f"killed after {timeout_s:g} s (the time limit); output so far:"
-        else:
-            status = f"exit code {self.exit_code}"
-        text = self.output
-        if self.dropped:
-            note = f"[{self.dropped} bytes of output not shown; only the {keep} is kept]"
-            text = f"{note}\n{text}" if keep == "tail" else f"{text}\n{note}"
-        return f"$ {command}\n({status})\n{text}".rstrip("\n")
+__all__ = ["OUTPUT_CAP", "Finished", "run_program"]
 
 
 class _Capped:

@@ -15,12 +15,10 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from qodeassist_lsp.config.confinement import Confinement, NotARegularFile, PathRefused
-
-if TYPE_CHECKING:
-    from qodeassist_lsp.tools.process import Finished
+from qodeassist_lsp.tools.program_result import Finished
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 """Version-control folders: never listed, searched or read by the kit's walks."""
