@@ -10,15 +10,15 @@ warming and the pickers all ask it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from qodeassist_lsp.config.problems import ConfigProblem
 
-if TYPE_CHECKING:  # configuration.py imports this module
+if TYPE_CHECKING:
     from qodeassist_lsp.config.agent_profile import AgentProfile
-    from qodeassist_lsp.config.configuration import Configuration
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,21 @@ def load_overrides(path: Path, problems: list[ConfigProblem]) -> dict[str, Agent
     return overrides
 
 
-def effective_instance(configuration: Configuration, profile: AgentProfile) -> str:
+class LoadedOverrides(Protocol):
+    """What ``effective_instance`` reads of a ``Configuration`` (which imports this module)."""
+
+    @property
+    def overrides(self) -> Mapping[str, AgentOverride]:
+        """The overrides of ``agent_models.json``, by agent name."""
+        ...
+
+    @property
+    def providers(self) -> Mapping[str, object]:
+        """The loaded provider instances, by name."""
+        ...
+
+
+def effective_instance(configuration: LoadedOverrides, profile: AgentProfile) -> str:
     """Return the provider instance ``profile``'s requests go to, ``agent_models.json`` applied.
 
     The override's instance when it names a loaded one (an unknown one is a load warning and
