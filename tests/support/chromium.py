@@ -4,7 +4,7 @@ Browser tests drive ``/usr/bin/chromium`` with the ``playwright`` Python package
 that executable (``playwright install`` would download a browser and is never run). When a
 package is missing and the tests run as root, ``apt-get update`` and ``apt-get install`` fetch
 it from the machine's own Debian mirror (waiting up to five minutes for another apt to finish);
-otherwise `ensure` says what to install. Callers decide whether that skips or fails.
+otherwise `ensure` says what to install, and the tests fail with that (never skip).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The real-agent tests need a published agent program (``opencode-ai``), installed the way a user
 would: ``npm install`` of a pinned version into ``.cache/npm-agents/<package>@<version>`` (with
 npm's own cache beside it), reused by later runs. `install` raises `NpmUnavailable` with the
-reason when npm is missing or the install fails (no registry, no disk), so callers can skip.
+reason when npm is missing or the install fails (no registry, no disk); the tests fail with it.
 """
 
 from __future__ import annotations

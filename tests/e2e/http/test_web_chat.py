@@ -191,3 +191,61 @@ def test_a_message_into_a_busy_chat_shows_why(page: Any, http_server: HttpServer
         assert not http_server.replay.requests[0].disconnected.is_set()
     finally:
         stream.close()
+
+
+def test_an_edit_that_breaks_the_file_warns_and_apply_asks_again(
+    tmp_path: Path, workspace: Workspace, replay: ReplayServer
+) -> None:
+    # Issue 47: the card of a `parseCheck: broken` edit looked like any other.
+    from tests.e2e.lsp.test_file_edits import tool_call_reply
+    from tests.support.streams import chat_reply
+
+    workspace.write(
+        "agents/e2e_tools.toml",
+        'schema_version = 1\nname = "E2E Tools"\nextends = "OpenAI Base Chat"\n'
+        'model = "e2e-model"\nenable_tools = true\n',
+    )
+    workspace.write("pipelines.toml", '[pipelines]\nchat_assistant = ["E2E Tools"]\n')
+    workspace.write("settings.toml", '[tools.permissions]\nwrite = "allow"\n')
+    target = workspace.project / "greet.py"
+    target.write_text(OLD, encoding="utf-8")
+    broken = "<<<<<<< SEARCH\n    return 'hello ' + name\n=======\nreturn name\n>>>>>>> REPLACE\n"
+    replay.script(
+        "/v1/chat/completions",
+        [
+            tool_call_reply("call_1", "edit_file", {"path": "greet.py", "edits": broken}),
+            chat_reply("Proposed."),
+        ],
+    )
+    server = start_http(workspace, replay)
+    try:
+        with browser_page(tmp_path) as tab:
+            asked: list[str] = []
+            answers = ["dismiss", "accept"]
+
+            def on_dialog(dialog: Any) -> None:
+                asked.append(dialog.message)
+                getattr(dialog, answers.pop(0))()
+
+            tab.on("dialog", on_dialog)
+            tab.goto(f"{server.url}/#token={server.token}")
+            tab.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+            tab.locator("#input").fill("change greet")
+            tab.locator("#input").press("Enter")
+            edit = tab.locator(".edit.broken")
+            apply = edit.get_by_role("button", name="Apply anyway\u2026")
+            apply.wait_for()
+            warning = edit.locator(".warning").inner_text()
+            assert warning.startswith("\u26a0 This edit breaks the file: ") and (
+                "IndentationError" in warning
+            ), warning
+            apply.click()  # dismissed: nothing is sent
+            assert len(asked) == 1 and asked[0].endswith("Apply it anyway?"), asked
+            assert "IndentationError" in asked[0] and apply.is_visible()
+            assert target.read_text(encoding="utf-8") == OLD
+            apply.click()  # accepted
+            edit.locator(".status", has_text="applied").wait_for()
+            assert len(asked) == 2
+            assert target.read_text(encoding="utf-8") == "def greet(name):\nreturn name\n"
+    finally:
+        stop(server)

@@ -1,7 +1,7 @@
 """A real ACP agent from npm as the provider of our LSP chat, offline: OpenCode on the embedded model.
 
 ``opencode-ai`` (pinned) is installed by `tests.support.npm_agents` into the ignored ``.cache/``
-(skipped with the reason when npm cannot install it). The embedded SmolLM2 chat server is
+(the tests fail with the reason when npm cannot install it: never a silent skip). The embedded SmolLM2 chat server is
 started on a free port with an 8k context; OpenCode's ``opencode.json`` in the workspace names
 it as a custom OpenAI-compatible provider (``@ai-sdk/openai-compatible``, bundled in OpenCode),
 with its tools off and a one-line prompt, so the tiny model's context holds the request.
@@ -41,7 +41,7 @@ def opencode() -> Path:
     try:
         return install("opencode-ai", OPENCODE_VERSION, "opencode")
     except NpmUnavailable as exc:
-        pytest.skip(f"opencode-ai cannot be installed here: {exc}")
+        pytest.fail(f"opencode-ai cannot be installed here: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +60,9 @@ def embedded_chat_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                pytest.skip(
-                    f"the embedded server exited: {(home / 'server.log').read_text()[-400:]}"
+                pytest.fail(
+                    f"the embedded server exited: {(home / 'server.log').read_text()[-400:]}",
+                    pytrace=False,
                 )
             try:
                 if httpx.get(f"{url}/health", timeout=1).status_code == 200:
