@@ -121,6 +121,7 @@ class HttpHost:
         """Add the tool kit and the on-disk file tools to a runtime no editor wired."""
         from qodeassist_lsp.config.confinement import Confinement
         from qodeassist_lsp.context.ignore import FolderIgnores
+        from qodeassist_lsp.context.parse_check import file_parse_check
         from qodeassist_lsp.core.memory import Memory
         from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
         from qodeassist_lsp.tools.edits.file_tools import edit_tools
@@ -157,6 +158,7 @@ class HttpHost:
                 confinement=confinement,
                 base=lambda: next(iter(folders()), None),
                 auto_apply=lambda: tools().auto_apply_file_edits,
+                parse_check=file_parse_check(),  # the web chat warns about a broken edit too
             ),
             self.hub.publish_event,
         )
