@@ -52,14 +52,8 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from qodeassist_lsp.context.documents import (
-    Document,
-    DocumentStore,
-    line_end_offset,
-    line_start_offset,
-    position_at,
-    uri_to_path,
-)
+from qodeassist_lsp.context import positions
+from qodeassist_lsp.context.documents import Document, DocumentStore, uri_to_path
 from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome, SuggestedEdit
@@ -69,9 +63,6 @@ __all__ = ["NesServer", "add_routes", "pick_encoding"]
 
 log = logging.getLogger("qodeassist.acp")
 
-_CODECS = {"utf-16": ("utf-16-le", 2), "utf-8": ("utf-8", 1)}
-"""Encodings other than utf-32 (code points, our own unit): codec and bytes per unit."""
-
 
 def pick_encoding(offered: list[str] | None) -> str:
     """Return the position encoding to use: utf-32 if offered, else utf-16 (the default)."""
@@ -79,25 +70,6 @@ def pick_encoding(offered: list[str] | None) -> str:
         if offered and name in offered:
             return name
     return "utf-16"
-
-
-def _to_code_points(line_text: str, units: int, encoding: str) -> int:
-    if encoding not in _CODECS:
-        return min(units, len(line_text))
-    codec, width = _CODECS[encoding]
-    return len(line_text.encode(codec)[: units * width].decode(codec, errors="ignore"))
-
-
-def _to_units(line_text: str, column: int, encoding: str) -> int:
-    if encoding not in _CODECS:
-        return column
-    codec, width = _CODECS[encoding]
-    return len(line_text[:column].encode(codec)) // width
-
-
-def _line(text: str, line: int) -> str:
-    start = line_start_offset(text, line)
-    return text[start : line_end_offset(text, start)]
 
 
 def _invalid(message: str) -> RequestError:
@@ -189,9 +161,7 @@ class NesServer:
         return text[:start] + change.text + text[end:]
 
     def _offset(self, text: str, position: Position) -> int:
-        start = line_start_offset(text, position.line)
-        column = _to_code_points(_line(text, position.line), position.character, self.encoding)
-        return min(start + column, line_end_offset(text, start))
+        return positions.offset_of(text, position.line, position.character, self.encoding)
 
     def did_close(self, note: DidCloseDocumentNotification) -> None:
         """Forget a closed document."""
@@ -209,8 +179,8 @@ class NesServer:
         if document is None or document.version != request.version:
             return SuggestNesResponse(suggestions=[])  # a text this agent does not have
         line = request.position.line
-        line_text = _line(document.text, line)
-        column = _to_code_points(line_text, request.position.character, self.encoding)
+        line_text = positions.line_at(document.text, line)[1]
+        column = positions.to_code_points(line_text, request.position.character, self.encoding)
         result = await self.service().suggest(NextEditRequest(document, line, column))
         if result.outcome is Outcome.ERROR and result.error is not None:
             log.warning("next edit (%s) failed: %s", result.agent, result.error.message)
@@ -234,8 +204,8 @@ class NesServer:
         )
 
     def _position(self, text: str, offset: int) -> Position:
-        line, column = position_at(text, offset)
-        return Position(line=line, character=_to_units(_line(text, line), column, self.encoding))
+        line, character = positions.position_of(text, offset, self.encoding)
+        return Position(line=line, character=character)
 
     def accept(self, note: AcceptNesNotification) -> None:
         """Count an accepted suggestion (shown, then accepted)."""

@@ -8,8 +8,9 @@ The store also keeps, per document, a short queue of recently changed lines — 
 (``edit_history``: original/updated hunks), and tells listeners (the completion feature's
 typing rhythm, typed-ahead cache and in-flight generations) what was edited.
 
-Position helpers avoid whole-file splits: a line's start is found by counting newlines in
-C-level chunks, so resolving a position in a 5,000-line file costs a fraction of a millisecond.
+The position helpers (``line_start_offset``, ``offset_at``, ``position_at``…) live in
+``positions`` (lines as LSP defines them, client encodings) and ``common_ends`` in
+``text_compare``; they are re-exported here for the features that import them with documents.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 from urllib.parse import unquote, urlsplit
+
+from qodeassist_lsp.context.edit_history import EditHistory
+from qodeassist_lsp.context.positions import (
+    has_line,
+    line_end_offset,
+    line_start_offset,
+    offset_at,
+    position_at,
+)
+from qodeassist_lsp.context.text_compare import common_ends
 
 __all__ = [
     "CursorListener",
@@ -43,77 +54,8 @@ __all__ = [
 
 log = logging.getLogger("qodeassist.documents")
 
-_CHUNK: Final = 16_384
-"""Characters counted per ``str.count`` call while looking for a line (C speed, bounded copy)."""
-_FIND_SPAN: Final = 64
-"""Below this many characters the line breaks left to pass are found one by one."""
 _MAX_CHANGE_LINE: Final = 500
 """Longest changed line remembered; a minified line must not flood the completion context."""
-
-
-def line_start_offset(text: str, line: int) -> int:
-    """Return the offset where 0-based ``line`` starts (``len(text)`` past the last line)."""
-    if line <= 0:
-        return 0
-    remaining = line
-    pos = 0
-    size = len(text)
-    while pos < size:
-        end = min(pos + _CHUNK, size)
-        found = text.count("\n", pos, end)
-        if found >= remaining:
-            # Halve the chunk around the wanted line break, then step over the last few.
-            while end - pos > _FIND_SPAN:
-                middle = (pos + end) // 2
-                below = text.count("\n", pos, middle)
-                if below >= remaining:
-                    end = middle
-                else:
-                    remaining -= below
-                    pos = middle
-            for _ in range(remaining):
-                pos = text.find("\n", pos, end) + 1
-            return pos
-        remaining -= found
-        pos = end
-    return size
-
-
-def has_line(text: str, line: int, start: int | None = None) -> bool:
-    """Whether 0-based ``line`` exists in ``text`` (``start``: its `line_start_offset`, if known).
-
-    The empty line after a final line break exists: the cursor can be there.
-    """
-    if line < 0:
-        return False
-    if start is None:
-        start = line_start_offset(text, line)
-    # Only a position at the very end needs the lines counted.
-    return start < len(text) or line == text.count("\n")
-
-
-def line_end_offset(text: str, start: int) -> int:
-    """Return the offset of the line break ending the line that contains ``start``."""
-    end = text.find("\n", start)
-    if end < 0:
-        end = len(text)
-    if end > start and text[end - 1] == "\r":
-        end -= 1
-    return end
-
-
-def offset_at(text: str, line: int, character: int) -> int:
-    """Convert a (line, code-point column) position to an offset, clamped to the line."""
-    start = line_start_offset(text, line)
-    end = line_end_offset(text, start)
-    return start + max(0, min(character, end - start))
-
-
-def position_at(text: str, offset: int) -> tuple[int, int]:
-    """Convert an offset to a 0-based (line, code-point column) position."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset)
-    return line, offset - (text.rfind("\n", 0, offset) + 1)
 
 
 def uri_to_path(uri: str) -> str:
@@ -211,36 +153,6 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     )
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Return the length of the common prefix of ``a`` and ``b`` (compared in C-speed blocks)."""
-    size = min(len(a), len(b))
-    pos = 0
-    width = 4096
-    # Compare blocks at C speed, halving the block at the first difference.
-    while width:
-        while pos < size and a[pos : pos + width] == b[pos : pos + width]:
-            pos += width
-        width //= 2
-    return min(pos, size)
-
-
-def common_ends(a: str, b: str) -> tuple[int, int]:
-    """Return the lengths of the common prefix and suffix of ``a`` and ``b`` (not overlapping)."""
-    prefix = _common_prefix(a, b)
-    limit = min(len(a), len(b)) - prefix
-    count = 0
-    width = 4096
-    la, lb = len(a), len(b)
-    while width:
-        while count < limit:
-            step = min(width, limit - count)
-            if a[la - count - step : la - count] != b[lb - count - step : lb - count]:
-                break
-            count += step
-        width //= 2
-    return prefix, count
-
-
 class _ChangeQueue:
     """Up to ``limit`` distinct changed lines of one document, keyed by line number."""
 
@@ -269,9 +181,6 @@ class DocumentStore:
         self._listeners: list[DocumentListener] = []
         self._cursor_listeners: list[CursorListener] = []
         self._max_changes = max(1, max_changes)
-        # Imported here: edit_history builds on this module's helpers.
-        from qodeassist_lsp.context.edit_history import EditHistory
-
         self.edit_history = EditHistory()
         """The recent edits of every open document as original/updated hunks (next edit)."""
 

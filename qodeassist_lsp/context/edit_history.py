@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
-from qodeassist_lsp.context.documents import common_ends, line_start_offset
+from qodeassist_lsp.context.positions import line_start_offset
+from qodeassist_lsp.context.text_compare import common_ends
 
 __all__ = ["EditHistory", "Hunk"]
 

@@ -19,20 +19,16 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from qodeassist_lsp.context.documents import LineEdit, line_end_offset, line_start_offset
-from qodeassist_lsp.lsp.positions import to_code_points
+from qodeassist_lsp.context import positions
+from qodeassist_lsp.context.documents import LineEdit
+from qodeassist_lsp.lsp.positions import encoding_of
 
 log = logging.getLogger("qodeassist.lsp")
 
 
 def offset_of(text: str, position: types.Position, codec: PositionCodec) -> int:
     """Return the offset of the client ``position`` in ``text``, clamped to the text."""
-    start = line_start_offset(text, position.line)
-    if start >= len(text):
-        return len(text)
-    end = line_end_offset(text, start)
-    line_text = text[start:end]
-    return start + min(len(line_text), to_code_points(codec, line_text, position.character))
+    return positions.offset_of(text, position.line, position.character, encoding_of(codec))
 
 
 def apply_changes(
@@ -60,7 +56,7 @@ def apply_change(
     end = max(start, offset_of(text, change.range.end, codec))
     line = change.range.start.line
     if end >= len(text):  # only a range reaching the end can lie past it: count lines only then
-        last = text.count("\n")
+        last = positions.line_count(text) - 1
         if max(change.range.start.line, change.range.end.line) > last:
             log.warning(
                 "didChange: range %s lies past the end of the document (%d lines) and was clamped "
