@@ -27,6 +27,9 @@ ERROR_TYPES: Final = {
 }
 """The ``type`` of an error by status; other 4xx are ``invalid_request_error``, 5xx
 ``server_error``."""
+NO_RETRY: Final = {"X-Should-Retry": "false"}
+"""The OpenAI clients' own header: sent where a retry would repeat a side effect (a new chat)
+or meet the same refusal (a busy chat), since they retry every 409 and 5xx by default."""
 MAX_JSON_DEPTH: Final = 64
 """How deeply a request body may nest (OpenAI's requests need a handful of levels)."""
 
@@ -159,7 +162,7 @@ async def _invalid(request: Request, exc: Exception) -> Response:
 
 
 async def _busy(request: Request, exc: Exception) -> Response:
-    return error_response(409, str(exc), "chat_busy")
+    return error_response(409, str(exc), "chat_busy", headers=NO_RETRY)
 
 
 async def _pool(request: Request, exc: Exception) -> Response:
@@ -189,7 +192,9 @@ async def _http(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     # A bug below: the client still gets the one error shape; the traceback goes to the log.
-    return error_response(500, f"internal error: {type(exc).__name__}", "internal_error")
+    return error_response(
+        500, f"internal error: {type(exc).__name__}", "internal_error", headers=NO_RETRY
+    )
 
 
 def exception_handlers() -> dict[Any, Any]:

@@ -38,7 +38,7 @@ from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
 from qodeassist_lsp.core.content import ImageBlock, Message, TextBlock
 from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
-from qodeassist_lsp.http_api.errors import ApiError, error_body, read_json
+from qodeassist_lsp.http_api.errors import NO_RETRY, ApiError, error_body, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
 from qodeassist_lsp.http_api.host import HttpHost
 
@@ -454,7 +454,8 @@ async def _collect(
         error = _error(payload)
         status = 499 if kind == "cancelled" else _STATUS.get(error["type"], 502)
         body = error_body(status, error["message"], error["code"])
-        return JSONResponse(body, status_code=status, headers=headers)
+        # The chat exists and keeps the failed turn: a client's retry would start another.
+        return JSONResponse(body, status_code=status, headers={**headers, **NO_RETRY})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
     if any(thinking):
         message["reasoning_content"] = "".join(thinking)

@@ -200,6 +200,16 @@ def test_a_message_into_a_busy_chat_is_a_409_and_the_first_goes_on(
         )
         assert_openai_error(busy, 409, "invalid_request_error", "chat_busy")
         assert "still answering" in busy.json()["error"]["message"]
+        assert busy.headers["x-should-retry"] == "false"
+    retrying = openai.OpenAI(
+        base_url=f"{http_server.url}/v1", api_key=http_server.token, max_retries=2
+    )
+    with retrying, pytest.raises(openai.ConflictError):  # at once: the client does not retry
+        retrying.chat.completions.create(
+            model=CHAT_AGENT,
+            messages=HI,  # type: ignore[arg-type]
+            extra_body={"qodeassist": {"chatId": chat_id}},
+        )
     assert not first.disconnected.is_set()  # the first answer was not cancelled
     assert len(http_server.replay.requests) == 1
     stream.close()
@@ -229,3 +239,21 @@ def test_a_token_file_others_can_read_is_tightened(
         assert "0600" in server.banner or "tightened" in server.banner
     finally:
         stop(server)
+
+
+def test_a_failed_turn_is_not_retried_into_orphan_chats(http_server: HttpServer) -> None:
+    from tests.support.replay_server import Reply
+
+    http_server.replay.script(
+        "/v1/messages", [Reply("anthropic/error_http_401_authentication.json", status=401)]
+    )
+    client = openai.OpenAI(
+        base_url=f"{http_server.url}/v1", api_key=http_server.token, max_retries=2
+    )
+    with client, pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.create(model=CHAT_AGENT, messages=HI)  # type: ignore[arg-type]
+    assert caught.value.status_code >= 500
+    assert caught.value.response.headers["x-should-retry"] == "false"
+    assert len(http_server.replay.requests) == 1  # the client did not send it again
+    with http_server.client() as http:
+        assert len(http.get("/v1/qodeassist/chats").json()) <= 1
