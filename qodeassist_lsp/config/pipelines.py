@@ -40,9 +40,9 @@ class ToolAccess(enum.StrEnum):
     """Every tool: the kit, file edits, skills and MCP servers."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PipelineSpec:
-    """One pipeline: everything the code knows about it, as data."""
+    """One pipeline: everything the code knows about it, as data (fields by keyword only)."""
 
     slot: str
     """The key in ``pipelines.toml`` (``code_completion``)."""
@@ -70,30 +70,61 @@ class PipelineSpec:
 
 
 CODE_COMPLETION = PipelineSpec(
-    "code_completion",
-    "completion",
-    True,
-    "completion",
-    False,
-    ToolAccess.NONE,
-    "codeCompletion",
-    True,
+    slot="code_completion",
+    alias="completion",
+    ordered=True,
+    settings="completion",
+    retries=False,
+    tool_access=ToolAccess.NONE,
+    status_key="codeCompletion",
+    routed=True,
 )
 CHAT_ASSISTANT = PipelineSpec(
-    "chat_assistant", "chat", True, "chat", True, ToolAccess.ALL, "chatAssistant",
+    slot="chat_assistant",
+    alias="chat",
+    ordered=True,
+    settings="chat",
+    retries=True,
+    tool_access=ToolAccess.ALL,
+    status_key="chatAssistant",
     picked_by="chat_router",
-)  # fmt: skip
+)
 CHAT_COMPRESSION = PipelineSpec(
-    "chat_compression", "compression", False, "chat", True, ToolAccess.NONE, "chatCompression"
+    slot="chat_compression",
+    alias="compression",
+    ordered=False,
+    settings="chat",
+    retries=True,
+    tool_access=ToolAccess.NONE,
+    status_key="chatCompression",
 )
 QUICK_REFACTOR = PipelineSpec(
-    "quick_refactor", "refactor", False, "refactor", True, ToolAccess.READ, "quickRefactor"
+    slot="quick_refactor",
+    alias="refactor",
+    ordered=False,
+    settings="refactor",
+    retries=True,
+    tool_access=ToolAccess.READ,
+    status_key="quickRefactor",
 )
 NEXT_EDIT = PipelineSpec(
-    "next_edit", "next-edit", True, "next_edit", False, ToolAccess.NONE, "nextEdit", True
+    slot="next_edit",
+    alias="next-edit",
+    ordered=True,
+    settings="next_edit",
+    retries=False,
+    tool_access=ToolAccess.NONE,
+    status_key="nextEdit",
+    routed=True,
 )
 CHAT_ROUTER = PipelineSpec(
-    "chat_router", "router", False, "chat", False, ToolAccess.NONE, "chatRouter"
+    slot="chat_router",
+    alias="router",
+    ordered=False,
+    settings="chat",
+    retries=False,
+    tool_access=ToolAccess.NONE,
+    status_key="chatRouter",
 )
 
 PIPELINE_TABLE: tuple[PipelineSpec, ...] = (

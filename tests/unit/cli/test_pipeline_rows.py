@@ -14,7 +14,15 @@ from qodeassist_lsp.config.pipelines import PipelineSpec, ToolAccess
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.app import create_server
 
-REVIEW = PipelineSpec("code_review", "review", False, "chat", True, ToolAccess.READ, "codeReview")
+REVIEW = PipelineSpec(
+    slot="code_review",
+    alias="review",
+    ordered=False,
+    settings="chat",
+    retries=True,
+    tool_access=ToolAccess.READ,
+    status_key="codeReview",
+)
 
 
 @pytest.fixture
@@ -50,9 +58,15 @@ def test_a_new_row_is_listed_validated_and_shown(review_row, run_cli, config_dir
 
 def test_a_row_picked_by_a_router_offers_auto(monkeypatch, run_cli, config_dir: Path) -> None:
     picked = PipelineSpec(
-        "code_review", "review", True, "chat", True, ToolAccess.READ, "codeReview",
+        slot="code_review",
+        alias="review",
+        ordered=True,
+        settings="chat",
+        retries=True,
+        tool_access=ToolAccess.READ,
+        status_key="codeReview",
         picked_by="chat_router",
-    )  # fmt: skip
+    )
     monkeypatch.setattr(pipelines, "PIPELINE_TABLE", (*pipelines.PIPELINE_TABLE, picked))
     (config_dir / "pipelines.toml").write_text(
         '[pipelines]\ncode_review = ["Embedded Chat"]\nchat_router = "Embedded Chat"\n'
