@@ -5,9 +5,8 @@ Global entries live in ``<data root>/memory.json``, a project's in
 change is a read-modify-write under the lock of the file's folder (`folder_lock`: no lock file
 left beside it), so several writers (two editors, the CLI, a tool call) lose nothing. Text that
 looks like a credential (the shapes ``wire.errors.redact`` blanks out in logs) is refused, never
-stored. ``relevant`` picks the
-entries for a chat's system prompt: rapidfuzz similarity to the message plus recency, within a
-token budget (about four characters a token).
+stored. ``relevant`` picks the entries for a chat's system prompt: rapidfuzz similarity to the
+message plus recency, within a token budget (about four characters a token).
 """
 
 from __future__ import annotations
