@@ -16,9 +16,9 @@ from qodeassist_lsp.wire.protocols import WireProtocol
 from qodeassist_lsp.wire.urls import is_loopback_host
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClientApi:
-    """One ``client_api`` value and the wire facts that come with it."""
+    """One ``client_api`` value and the wire facts that come with it (fields by keyword only)."""
 
     name: str
     protocol: WireProtocol
@@ -49,40 +49,122 @@ _RESPONSES = WireProtocol.OPENAI_RESPONSES
 CLIENT_APIS: dict[str, ClientApi] = {
     api.name: api
     for api in (
-        ClientApi("Claude", WireProtocol.ANTHROPIC, "/v1/messages", "/v1/models?limit=1000"),
         ClientApi(
-            "Google AI",
-            WireProtocol.GOOGLE,
-            "/models/${MODEL}:streamGenerateContent?alt=sse",
-            "/models",
+            name="Claude",
+            protocol=WireProtocol.ANTHROPIC,
+            default_endpoint="/v1/messages",
+            models_endpoint="/v1/models?limit=1000",
         ),
         ClientApi(
-            "llama.cpp",
-            WireProtocol.LLAMACPP,
-            "/v1/chat/completions",
-            "/v1/models",
+            name="Google AI",
+            protocol=WireProtocol.GOOGLE,
+            default_endpoint="/models/${MODEL}:streamGenerateContent?alt=sse",
+            models_endpoint="/models",
+        ),
+        ClientApi(
+            name="llama.cpp",
+            protocol=WireProtocol.LLAMACPP,
+            default_endpoint="/v1/chat/completions",
+            models_endpoint="/v1/models",
             key_optional=True,
         ),
-        ClientApi("Mistral AI", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
-        ClientApi("Codestral", WireProtocol.MISTRAL, "/v1/chat/completions", "/v1/models"),
         ClientApi(
-            "Ollama (Native)", WireProtocol.OLLAMA, "/api/chat", "/api/tags", key_optional=True
+            name="Mistral AI",
+            protocol=WireProtocol.MISTRAL,
+            default_endpoint="/v1/chat/completions",
+            models_endpoint="/v1/models",
         ),
         ClientApi(
-            "Ollama (OpenAI-compatible)", _OPENAI, "/chat/completions", "/models", True, True
+            name="Codestral",
+            protocol=WireProtocol.MISTRAL,
+            default_endpoint="/v1/chat/completions",
+            models_endpoint="/v1/models",
         ),
-        ClientApi("OpenAI (Chat Completions)", _OPENAI, "/chat/completions", "/models", True),
-        ClientApi("OpenAI (Responses API)", _RESPONSES, "/responses", "/models", True),
+        ClientApi(
+            name="Ollama (Native)",
+            protocol=WireProtocol.OLLAMA,
+            default_endpoint="/api/chat",
+            models_endpoint="/api/tags",
+            key_optional=True,
+        ),
+        ClientApi(
+            name="Ollama (OpenAI-compatible)",
+            protocol=_OPENAI,
+            default_endpoint="/chat/completions",
+            models_endpoint="/models",
+            openai_family=True,
+            key_optional=True,
+        ),
+        ClientApi(
+            name="OpenAI (Chat Completions)",
+            protocol=_OPENAI,
+            default_endpoint="/chat/completions",
+            models_endpoint="/models",
+            openai_family=True,
+        ),
+        ClientApi(
+            name="OpenAI (Responses API)",
+            protocol=_RESPONSES,
+            default_endpoint="/responses",
+            models_endpoint="/models",
+            openai_family=True,
+        ),
         # Usually a local server (vLLM, a llama.cpp fork): a key only when its owner set one.
-        ClientApi("OpenAI Compatible", _OPENAI, "/chat/completions", "/models", True, True),
-        ClientApi("OpenRouter", _OPENAI, "/chat/completions", "/models", True),
         ClientApi(
-            "LM Studio (Chat Completions)", _OPENAI, "/chat/completions", "/models", True, True
+            name="OpenAI Compatible",
+            protocol=_OPENAI,
+            default_endpoint="/chat/completions",
+            models_endpoint="/models",
+            openai_family=True,
+            key_optional=True,
         ),
-        ClientApi("LM Studio (Responses API)", _RESPONSES, "/responses", "/models", True, True),
-        ClientApi("ACP Agent", _OPENAI, "", "", key_optional=True, process=ACP),
-        ClientApi("Claude Code", _OPENAI, "", "", key_optional=True, process=CLAUDE_STREAM_JSON),
-        ClientApi("Gemini CLI", _OPENAI, "", "", key_optional=True, process=GEMINI_STREAM_JSON),
+        ClientApi(
+            name="OpenRouter",
+            protocol=_OPENAI,
+            default_endpoint="/chat/completions",
+            models_endpoint="/models",
+            openai_family=True,
+        ),
+        ClientApi(
+            name="LM Studio (Chat Completions)",
+            protocol=_OPENAI,
+            default_endpoint="/chat/completions",
+            models_endpoint="/models",
+            openai_family=True,
+            key_optional=True,
+        ),
+        ClientApi(
+            name="LM Studio (Responses API)",
+            protocol=_RESPONSES,
+            default_endpoint="/responses",
+            models_endpoint="/models",
+            openai_family=True,
+            key_optional=True,
+        ),
+        ClientApi(
+            name="ACP Agent",
+            protocol=_OPENAI,
+            default_endpoint="",
+            models_endpoint="",
+            key_optional=True,
+            process=ACP,
+        ),
+        ClientApi(
+            name="Claude Code",
+            protocol=_OPENAI,
+            default_endpoint="",
+            models_endpoint="",
+            key_optional=True,
+            process=CLAUDE_STREAM_JSON,
+        ),
+        ClientApi(
+            name="Gemini CLI",
+            protocol=_OPENAI,
+            default_endpoint="",
+            models_endpoint="",
+            key_optional=True,
+            process=GEMINI_STREAM_JSON,
+        ),
     )
 }
 
