@@ -363,8 +363,13 @@ async def test_a_second_send_on_a_busy_chat_is_refused_and_the_first_goes_on(
     replay.script("/v1/chat/completions", chat_reply("second answer"))
     first = await request(client, "chat/send", {"message": "first question"})
     await events.first(first["requestId"], "text")
-    with pytest.raises(JsonRpcInvalidRequest, match="still answering"):
-        await request(client, "chat/send", {"chatId": first["chatId"], "message": "too soon"})
+    for refused in (
+        {"message": "too soon"},
+        {"message": "/remember tabs, never spaces"},  # memory: answered without a model
+        {"message": "plan it instead", "mode": "plan"},
+    ):
+        with pytest.raises(JsonRpcInvalidRequest, match="still answering"):
+            await request(client, "chat/send", {"chatId": first["chatId"], **refused})
     assert not [e for e in events.of(first["requestId"]) if e["kind"] in TERMINAL]
     assert len(replay.requests) == 1 and not replay.requests[0].disconnected.is_set()
     # The client cancels first (explicitly), then sends again.
@@ -376,7 +381,7 @@ async def test_a_second_send_on_a_busy_chat_is_refused_and_the_first_goes_on(
     assert (await events.terminal(second["requestId"]))["kind"] == "finished"
     on_disk = saved_texts(lsp_home, first["chatId"])
     assert on_disk[0] == "first question" and on_disk[-2:] == ["second question", "second answer"]
-    assert "too soon" not in on_disk
+    assert not {"too soon", "/remember tabs, never spaces", "plan it instead"} & set(on_disk)
 
 
 async def start_plain(client: Any, home: Path) -> Events:
