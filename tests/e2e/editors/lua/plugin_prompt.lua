@@ -1,5 +1,5 @@
 -- Plugin prompt: the server asks the editor a question with window/showMessageRequest (here the
--- refactor guard's "Apply anyway" / "Discard" on an answer that repeats itself; tool
+-- refactor guard's "Discard" / "Apply anyway" on an answer that repeats itself; tool
 -- permissions ask the same way) and the plugin's own handler asks the user with vim.ui.select
 -- (scripted). The picked action goes back to the server, which applies the edit.
 local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
