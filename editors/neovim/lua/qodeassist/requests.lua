@@ -79,7 +79,7 @@ function M.show_detail(lines)
   end
   width = math.min(width, math.max(vim.o.columns - 4, 1))
   local height = math.min(#lines, math.max(vim.o.lines - 8, 1))
-  return api.nvim_open_win(buf, false, {
+  local win = api.nvim_open_win(buf, false, {
     relative = 'editor',
     row = 1,
     col = math.max(math.floor((vim.o.columns - width) / 2) - 1, 0),
@@ -91,6 +91,9 @@ function M.show_detail(lines)
     focusable = false,
     noautocmd = true,
   })
+  -- The default picker (inputlist()) blocks before the next redraw: draw the window first.
+  vim.cmd.redraw()
+  return win
 end
 
 local SEVERITY = {
