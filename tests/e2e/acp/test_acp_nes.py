@@ -125,3 +125,29 @@ async def test_an_unknown_nes_session_is_invalid_params(acp_home: Path) -> None:
             await _request(conn, "nes/suggest", _suggest("nes-nope", "file:///x.py", 1))
     assert caught.value.code == -32602
     assert "start one with nes/start" in str(caught.value.data)
+
+
+async def test_a_column_inside_an_emoji_lands_where_the_lsp_puts_it(
+    acp_home: Path, replay: ReplayServer
+) -> None:
+    """UTF-16 column 9 of ``note = "😀"`` is inside the emoji: both doors round up past it."""
+    async with running_agent(acp_home, Editor()) as conn:
+        project = acp_home / "project"
+        session = (await _request(conn, "nes/start", {"workspaceUri": project.as_uri()}))[
+            "sessionId"
+        ]
+        uri = (project / "note.py").as_uri()
+        text = 'note = "😀"\n' + DOC
+        opened = {"sessionId": session, "uri": uri, "languageId": "python", "version": 1}
+        await _notify(conn, "document/didOpen", {**opened, "text": text})
+        where = {"start": {"line": 0, "character": 9}, "end": {"line": 0, "character": 9}}
+        changed = {"sessionId": session, "uri": uri, "version": 2}
+        await _notify(
+            conn,
+            "document/didChange",
+            {**changed, "contentChanges": [{"range": where, "text": "!"}]},
+        )
+        replay.script(CHAT, chat_reply(rewrite('note = "😀!"\n' + DOC)))
+        await _request(conn, "nes/suggest", _suggest(session, uri))
+        prompt = replay.last.json["messages"][-1]["content"]
+    assert 'original:\nnote = "😀"\nupdated:\nnote = "😀!"' in prompt
