@@ -68,3 +68,47 @@ def test_the_chat_header_is_ascii_for_any_id(chat_id: str) -> None:
 
 def test_a_plain_id_is_sent_as_is() -> None:
     assert chat_header("hi_2026-01-01_10-00.x~") == "hi_2026-01-01_10-00.x~"
+
+
+async def test_every_failure_of_a_route_answers_in_the_one_shape() -> None:
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.routing import Route
+
+    from qodeassist_lsp.features.chat.files import ChatBusy
+    from qodeassist_lsp.features.chat.store import ChatNotFound
+    from qodeassist_lsp.http_api.errors import exception_handlers
+
+    failures: dict[str, Exception] = {
+        "busy": ChatBusy("c1", "r1"),
+        "gone": ChatNotFound("invalid chat id 'a\\x00b'"),
+        "bug": RuntimeError("boom"),
+    }
+
+    async def fail(request: Request) -> None:
+        raise failures[request.path_params["what"]]
+
+    app = Starlette(
+        routes=[Route("/fail/{what}", fail, methods=["POST"])],
+        exception_handlers=exception_handlers(),
+    )
+    transport = httpx.ASGITransport(app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        expected = {
+            "/fail/busy": (409, "invalid_request_error", "chat_busy"),
+            "/fail/gone": (404, "not_found_error", "not_found"),
+            "/fail/bug": (500, "server_error", "internal_error"),
+        }
+        for path, (status, kind, code) in expected.items():
+            answer = await http.post(path)
+            error = answer.json()["error"]
+            assert (answer.status_code, error["type"], error["code"]) == (status, kind, code)
+            assert error["message"]
+        assert (await http.post("/fail/busy")).headers["x-should-retry"] == "false"
+        missing = await http.get("/nowhere")
+        assert (missing.status_code, missing.json()["error"]["type"]) == (404, "not_found_error")
+        wrong = await http.get("/fail/bug")
+        assert wrong.status_code == 405
+        assert wrong.json()["error"]["code"] == "method_not_allowed"
+        assert "POST" in wrong.json()["error"]["message"]
