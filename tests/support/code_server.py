@@ -11,7 +11,8 @@ install never looks complete); a second run only checks the marker file.
 The native builds use the Node headers installed beside ``node`` (``npm_config_nodedir``): else
 node-gyp downloads them from nodejs.org, which a machine that reaches only the npm registry
 cannot (and a warm ``~/.cache/node-gyp`` hides). Debian's ``nodejs`` has them in
-``libnode-dev``, installed with apt as root when missing; NodeSource's ``nodejs`` ships them.
+``libnode-dev``, installed with apt as root when missing (as are ``g++`` and ``make``);
+NodeSource's ``nodejs`` ships them.
 
 `install` raises `InstallError` with the failing command's output; the tests fail with it.
 """
@@ -35,6 +36,7 @@ NATIVE = ("@parcel/watcher", "@vscode/spdlog", "@vscode/deviceid", "native-watch
 HEADER = Path("include") / "node" / "node_version.h"
 DEBIAN_HEADERS = "libnode-dev"  # /usr/include/node for Debian's own nodejs
 PARTS = ("MAJOR", "MINOR", "PATCH")
+BUILD_TOOLS = {"g++": "g++", "make": "make"}  # node-gyp's compiler (Debian packages: commands)
 
 
 class InstallError(RuntimeError):
@@ -147,6 +149,9 @@ def install(cache: Path) -> Path:
         raise InstallError("npm is not installed (Node.js 20+ is needed for code-server)")
     if rg is None:
         raise InstallError("ripgrep is not installed (apt-get install ripgrep)")
+    problem = chromium.ensure(BUILD_TOOLS)
+    if problem:
+        raise InstallError(f"the native modules cannot be built: {problem}")
     nodedir = node_headers(node)
     cache.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{cache.name}.", dir=cache.parent))
