@@ -28,8 +28,8 @@ from qodeassist_lsp.http_api.errors import BodyTooLarge, error_response
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 COMPLETION_PATH: Final = "/v1/chat/completions"
-MAX_COMPLETION_BODY_BYTES: Final = max(MAX_BODY_BYTES, MAX_IMAGE_BYTES * 4 // 3 + MAX_BODY_BYTES)
-"""Room for one image at the chat's limit, in base64, beside the usual body (32 MiB)."""
+MAX_COMPLETION_BODY_BYTES: Final = 32 * 1024 * 1024
+"""Room for one image at the chat's limit in base64 (4/3 of it), beside the usual body."""
 PUBLIC_PATHS: Final = frozenset({"/"})
 AUTH_HINT: Final = (
     "send the token as `Authorization: Bearer <token>`; `qodeassist-lsp serve --http` prints "
