@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 from qodeassist_lsp.context.edit_history import EditHistory
 from qodeassist_lsp.context.positions import (
     has_line,
+    line_count,
     line_end_offset,
     line_start_offset,
     offset_at,
@@ -147,7 +148,7 @@ def diff_edit(old: str, new: str) -> LineEdit | None:
     prefix, suffix = common_ends(old, new)
     inserted = new[prefix : len(new) - suffix]
     return LineEdit(
-        line=new.count("\n", 0, prefix),
+        line=position_at(new, prefix)[0],
         inserted=inserted,
         removed=len(old) - prefix - suffix,
     )
@@ -292,7 +293,7 @@ class DocumentStore:
             return
         queue = self._changes.setdefault(uri, _ChangeQueue())
         for edit in edits:
-            last = edit.line + edit.inserted.count("\n")
+            last = edit.line + line_count(edit.inserted) - 1
             # Only the newest lines of a big paste can survive in the queue anyway.
             first = max(edit.line, last - self._max_changes + 1)
             start = line_start_offset(text, first)
@@ -300,10 +301,9 @@ class DocumentStore:
                 end = line_end_offset(text, start)
                 content = text[start : min(end, start + _MAX_CHANGE_LINE)]
                 queue.record(number, content, self._max_changes)
-                start = text.find("\n", end)
-                if start < 0:
+                if end >= len(text):
                     break
-                start += 1
+                start = end + (2 if text.startswith("\r\n", end) else 1)
 
     def _notify(self, event: DocumentEvent) -> None:
         for listener in list(self._listeners):

@@ -23,7 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
-from qodeassist_lsp.context.positions import line_start_offset
+from qodeassist_lsp.context.positions import (
+    line_end_offset,
+    line_start_offset,
+    position_at,
+    split_lines,
+)
 from qodeassist_lsp.context.text_compare import common_ends
 
 __all__ = ["EditHistory", "Hunk"]
@@ -57,14 +62,12 @@ class Hunk:
 
 
 def _lines(text: str, start: int, end: int) -> tuple[str, ...]:
-    """Return lines ``start``…``end - 1`` of ``text`` (no line breaks; CR of CRLF dropped)."""
+    """Return lines ``start``…``end - 1`` of ``text`` (no line breaks)."""
     if end <= start:
         return ()
     begin = line_start_offset(text, start)
-    last = line_start_offset(text, end - 1)
-    stop = text.find("\n", last)
-    chunk = text[begin : len(text) if stop < 0 else stop]
-    return tuple(line.removesuffix("\r") for line in chunk.split("\n"))
+    stop = line_end_offset(text, line_start_offset(text, end - 1))
+    return tuple(split_lines(text[begin:stop]))
 
 
 def _changed_lines(old: str, new: str) -> tuple[int, int, int] | None:
@@ -72,8 +75,10 @@ def _changed_lines(old: str, new: str) -> tuple[int, int, int] | None:
     if old == new:
         return None
     prefix, suffix = common_ends(old, new)
-    first = old.count("\n", 0, prefix)
+    first = position_at(old, prefix)[0]
     old_end, new_end = len(old) - suffix, len(new) - suffix
+    old_last = position_at(old, old_end)[0]
+    new_last = position_at(new, new_end)[0]
     whole_lines = (
         _at_line_start(old, prefix)
         and _at_line_start(old, old_end, prefix)
@@ -81,14 +86,16 @@ def _changed_lines(old: str, new: str) -> tuple[int, int, int] | None:
     )
     if whole_lines:
         # Whole lines inserted or deleted: no unchanged neighbour line in the hunk.
-        return first, old.count("\n", prefix, old_end), new.count("\n", prefix, new_end)
-    old_last = old.count("\n", 0, len(old) - suffix)
-    new_last = new.count("\n", 0, len(new) - suffix)
+        return first, old_last - first, new_last - first
     return first, old_last - first + 1, new_last - first + 1
 
 
 def _at_line_start(text: str, offset: int, floor: int = 0) -> bool:
-    return offset == floor or offset == 0 or text[offset - 1] == "\n"
+    if offset in (floor, 0):
+        return True
+    before = text[offset - 1]
+    # A \r followed by \n is half a break: the line starts after the \n.
+    return before == "\n" or (before == "\r" and text[offset : offset + 1] != "\n")
 
 
 class EditHistory:

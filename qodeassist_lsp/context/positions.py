@@ -41,6 +41,7 @@ __all__ = [
     "offset_of",
     "position_at",
     "position_of",
+    "split_lines",
     "to_code_points",
     "to_units",
     "units",
@@ -116,6 +117,13 @@ def has_line(text: str, line: int, start: int | None = None) -> bool:
         start = line_start_offset(text, line)
     # Only a position at the very end needs the lines counted.
     return start < len(text) or line == line_count(text) - 1
+
+
+def split_lines(text: str) -> list[str]:
+    """Return the lines of ``text`` without their breaks (one line more than breaks)."""
+    if "\r" not in text:
+        return text.split("\n")
+    return _BREAK.split(text)
 
 
 def line_end_offset(text: str, start: int) -> int:

@@ -13,8 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.context.documents import Document, line_end_offset, line_start_offset
+from qodeassist_lsp.context.documents import Document
 from qodeassist_lsp.context.edit_history import Hunk
+from qodeassist_lsp.context.positions import (
+    line_count,
+    line_end_offset,
+    line_start_offset,
+    split_lines,
+)
 
 __all__ = ["LINES_ABOVE", "LINES_BELOW", "Window", "window_around"]
 
@@ -76,12 +82,12 @@ def window_around(
 ) -> Window:
     """Return the window of ``above`` lines, the cursor's line and ``below`` lines."""
     text = document.text
-    total = text.count("\n") + 1
+    total = line_count(text)
     line = max(0, min(line, total - 1))
     first = max(0, line - above)
     last = min(total - 1, line + below)
     start = line_start_offset(text, first)
     end = line_end_offset(text, line_start_offset(text, last))
-    lines = tuple(part.removesuffix("\r") for part in text[start:end].split("\n"))
+    lines = tuple(split_lines(text[start:end]))
     cursor_text = lines[line - first]
     return Window(first, lines, line - first, max(0, min(column, len(cursor_text))), start, end)

@@ -21,11 +21,13 @@ from qodeassist_lsp.context.positions import (
     offset_of,
     position_at,
     position_of,
+    split_lines,
     to_code_points,
     to_units,
     units,
 )
 from qodeassist_lsp.core.runtime_view import RuntimeView
+from qodeassist_lsp.features.next_edit.window import window_around
 from qodeassist_lsp.lsp.text_sync import apply_change
 
 EMOJI = "a😀b"
@@ -156,3 +158,33 @@ def test_round_trip_and_agreement_with_pygls(encoding: str, line: str) -> None:
             expected = codec.position_to_client_units([line], types.Position(0, character))
             assert column == expected.character
         assert to_code_points(line, column, encoding) == character
+
+
+def test_split_lines_breaks_where_lsp_does() -> None:
+    assert split_lines("a\nb\r\nc\rd") == ["a", "b", "c", "d"]
+    assert split_lines("") == [""]
+    assert split_lines("a\r") == ["a", ""]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_the_document_features_count_lines_as_the_doors_do(eol: str) -> None:
+    """Edit history, changed lines and the next-edit window agree with LSP lines, CR too."""
+    old = eol.join(["one", "two", "three", "four", ""])
+    new = old.replace("three", "THREE")
+    store = DocumentStore()
+    store.open("file:///x", old, 1)
+    store.change("file:///x", new, 2)
+    hunk = store.edit_history.last("file:///x")
+    assert hunk is not None and hunk.start == 2
+    assert (hunk.original, hunk.updated) == (("three",), ("THREE",))
+    assert store.recent_changes("file:///x") == ["THREE"]
+    document = store.get("file:///x")
+    assert document is not None
+    window = window_around(document, 3, 2, above=1, below=1)
+    assert window.lines == ("THREE", "four", "")
+    inserted = old.replace("two" + eol, "two" + eol + "2b" + eol)
+    store = DocumentStore()
+    store.open("file:///x", old, 1)
+    store.change("file:///x", inserted, 2)
+    hunk = store.edit_history.last("file:///x")
+    assert hunk is not None and (hunk.start, hunk.original, hunk.updated) == (2, (), ("2b",))
