@@ -21,6 +21,7 @@ from qodeassist_lsp.context.documents import (
     line_end_offset,
     line_start_offset,
     offset_at,
+    position_at,
 )
 from qodeassist_lsp.features.refactor.settings import RefactorSettings
 
@@ -122,7 +123,7 @@ def indentation_width(line: str) -> int:
 
 
 def _line_at(text: str, offset: int) -> str:
-    start = text.rfind("\n", 0, offset) + 1
+    start = line_start_offset(text, position_at(text, offset)[0])
     return text[start : line_end_offset(text, start)]
 
 
@@ -131,9 +132,9 @@ def _tagged_content(text: str, selection: Selection, settings: RefactorSettings)
         before = text[: selection.start]
         after = text[selection.end :]
     else:
-        first = text.count("\n", 0, selection.start) - settings.lines_before
+        first = position_at(text, selection.start)[0] - settings.lines_before
         before = text[line_start_offset(text, max(0, first)) : selection.start]
-        last = text.count("\n", 0, selection.end) + settings.lines_after
+        last = position_at(text, selection.end)[0] + settings.lines_after
         after_end = line_end_offset(text, line_start_offset(text, last))
         after = text[selection.end : max(after_end, selection.end)]
     if selection.empty:

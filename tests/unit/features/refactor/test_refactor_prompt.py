@@ -104,3 +104,12 @@ def test_file_information_without_language_id() -> None:
 def test_selection_is_clamped_and_ordered() -> None:
     sel = Selection.of(DOC, 1, 99, 0, 0)
     assert (sel.start, sel.end) == (0, 5)
+
+
+def test_a_cr_only_file_counts_its_lines_as_the_editor_does() -> None:
+    cr = Document("file:///p/a.py", TEXT.replace("\n", "\r"), 3, "python", "/p/a.py")
+    selection = Selection.of(cr, 3, 4, 3, 16)
+    text = build_refactor_layer(cr, selection, RefactorSettings(lines_before=2, lines_after=2))
+    assert "Markers\nl1\rclass A:\r    <selection_start>def f(self):" in text
+    assert "<cursor>\r        return 1\rl5\n\n# What" in text
+    assert "starts with 4 spaces of indentation" in text
