@@ -100,9 +100,16 @@ class GenericProvider:
             return None
         context = self.error_context
         where = f"set {context.api_key_env} or " if context.api_key_env else ""
+        # A local-server API on another machine: it may really need no key, say how to say so.
+        keyless = (
+            '; if that server needs no key, set api_key_ref = "" and api_key_env = "" in its '
+            "provider file"
+            if instance.api.key_optional
+            else ""
+        )
         return ErrorInfo(
             ErrorCategory.AUTH,
-            f"missing API key for {instance.name}: {where}run `{context.secrets_command}`",
+            f"missing API key for {instance.name}: {where}run `{context.secrets_command}`{keyless}",
         )
 
     async def ensure_launched(self) -> None:

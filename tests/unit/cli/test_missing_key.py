@@ -39,3 +39,12 @@ def test_an_openai_compatible_cloud_host_without_a_key_fails_before_sending(
     assert code == 3, err  # an auth error, like a rejected key
     assert "missing API key for Remote Box: set REMOTE_BOX_KEY" in err
     assert out == ""
+
+
+def test_a_local_server_api_on_another_machine_says_how_to_go_keyless(
+    run_cli: RunCli, config_dir: Path
+) -> None:
+    _remote_agent(config_dir, "Ollama (OpenAI-compatible)")
+    code, _, err = run_cli("chat", "--agent", "Remote Chat", "hi")
+    assert code == 3, err
+    assert 'if that server needs no key, set api_key_ref = "" and api_key_env = ""' in err
