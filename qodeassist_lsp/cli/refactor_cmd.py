@@ -35,6 +35,7 @@ from qodeassist_lsp.cli.common import (
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.positions import split_lines
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.instructions import load_instructions
 from qodeassist_lsp.features.refactor.service import (
@@ -77,7 +78,7 @@ def parse_range(value: str, text: str) -> tuple[int, int, int, int]:
     if match is None:
         raise CliError(f"--range {value!r}: expected L1:C1-L2:C2, e.g. 3:1-5:10", EXIT_USAGE)
     l1, c1, l2, c2 = (int(group) for group in match.groups())
-    lines = text.split("\n")
+    lines = split_lines(text)
     for line, col in ((l1, c1), (l2, c2)):
         if not 1 <= line <= len(lines):
             raise CliError(f"--range: line {line} is outside the file (1–{len(lines)})")

@@ -182,3 +182,10 @@ def test_a_method_replaced_by_a_top_level_function_is_refused(run_cli, replay, t
     code, out, err = run_cli("refactor", str(path), "--range", "2:1-4:1", "--instruction", "tidy")
     assert code == 3 and out == ""
     assert "refused:" in err and "IndentationError" in err
+
+
+def test_refactor_range_counts_a_cr_only_files_lines_as_editors_do(run_cli, tmp_path) -> None:
+    path = tmp_path / "old_mac.py"
+    path.write_bytes(b"x = 1\ry = 2\r")
+    code, _out, err = run_cli("refactor", str(path), "--range", "5:1-5:2")
+    assert code == 1 and "line 5 is outside the file (1–3)" in err
