@@ -22,7 +22,6 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
 from qodeassist_lsp.http_api.errors import BodyTooLarge, error_response
 
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost", "::1"})
