@@ -188,3 +188,15 @@ def test_the_document_features_count_lines_as_the_doors_do(eol: str) -> None:
     store.change("file:///x", inserted, 2)
     hunk = store.edit_history.last("file:///x")
     assert hunk is not None and (hunk.start, hunk.original, hunk.updated) == (2, (), ("2b",))
+
+
+def test_long_texts_are_told_apart_when_one_gains_a_lone_carriage_return() -> None:
+    """A long text's answer is remembered per text object: an edited copy is looked at anew."""
+    crlf = "".join(f"line {n}\r\n" for n in range(2000))
+    assert line_start_offset(crlf, 1500) == crlf.index("line 1500")
+    assert position_at(crlf, crlf.index("line 1500") + 2) == (1500, 2)
+    edited = crlf.replace("line 10\r\n", "line 10\rx\r\n")  # a lone \r: one line more
+    assert line_start_offset(edited, 1501) == edited.index("line 1500")
+    assert position_at(edited, edited.index("line 1500") + 2) == (1501, 2)
+    assert line_start_offset(crlf, 1500) == crlf.index("line 1500")
+    assert line_count(edited) == line_count(crlf) + 1 == 2002
