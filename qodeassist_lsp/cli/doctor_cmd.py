@@ -1,10 +1,18 @@
-"""``qodeassist-lsp doctor [--json]``: probe every pipeline agent; exit 1 if a pipeline fails."""
+"""``qodeassist-lsp doctor [--json]``: probe every pipeline agent; exit 1 if a pipeline fails.
+
+Log lines the probes cause (a retried model list, a server that did not answer) are held back
+while the doctor runs and written to stderr after the report, so they never land between the
+progress lines or inside the report; a log file still gets them as they happen.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_json, print_launch_progress
@@ -37,17 +45,66 @@ def run_doctor(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         args.timeout = DEFAULT_TIMEOUT_S
     config = load(args)
-    report = asyncio.run(
-        _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
-    )
+    with _held_logs() as held:
+        report = asyncio.run(
+            _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
+        )
+        hint = None if args.json else asyncio.run(find_setup_hint(config))
     if args.json:
         print_json(report.to_json())
     else:
         sys.stdout.write(format_report(report))
-        hint = asyncio.run(find_setup_hint(config))
         if hint:
             sys.stdout.write(f"\n{hint}\n")
+    sys.stdout.flush()
+    held.replay()
     return EXIT_OK if report.ok else EXIT_CONFIG
+
+
+class _HeldLogs(logging.Handler):
+    """Keeps the records meant for the terminal until the report is out."""
+
+    def __init__(self, targets: list[logging.Handler]) -> None:
+        super().__init__(logging.NOTSET)
+        self.targets = targets
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep ``record``."""
+        self.records.append(record)
+
+    def replay(self) -> None:
+        """Write the kept records through the terminal handlers, in order."""
+        for record in self.records:
+            for handler in self.targets:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+        self.records.clear()
+
+
+@contextlib.contextmanager
+def _held_logs() -> Iterator[_HeldLogs]:
+    """Swap the terminal log handlers (not log files) for one that holds their records."""
+    root = logging.getLogger("qodeassist")
+    terminal = [
+        h
+        for h in root.handlers
+        if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+    ]
+    held = _HeldLogs(terminal)
+    for handler in terminal:
+        root.removeHandler(handler)
+    root.addHandler(held)
+    failed = True
+    try:
+        yield held
+        failed = False
+    finally:
+        root.removeHandler(held)
+        for handler in terminal:
+            root.addHandler(handler)
+        if failed:
+            held.replay()  # the run failed: its logs say why
 
 
 async def _run(runtime: Runtime, limit: float) -> DoctorReport:

@@ -2,8 +2,14 @@
 
 Per provider instance the model list is fetched once (reachable, key accepted, model present);
 per agent one tiny real request is sent (time to first token, tokens per second, and for
-fill-in-the-middle agents whether the model takes a suffix). Probes run in parallel, each
-bounded by a timeout. What cannot be told is reported as ``not_checked``, never guessed.
+fill-in-the-middle agents whether the model takes a suffix). Probes of different servers run in
+parallel, each bounded by a timeout; the agents of one local server (or of an instance with
+``max_concurrent``) are probed one at a time, so that a one-slot server is never made "busy" by
+the doctor's own probes. What cannot be told is reported as ``not_checked``, never guessed.
+
+A bundled agent that only a bundled pipeline default names, on a bundled instance, whose key is
+missing or whose local server does not run, is a fallback nobody configured: it is reported as
+``configured: false`` (not as a failure of the user's setup), with the fix that would enable it.
 ``qodeassist-lsp doctor`` and the ``qodeassist.doctor`` command both run this.
 """
 
@@ -14,8 +20,11 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
+from qodeassist_lsp.config.definitions import Layer
 from qodeassist_lsp.config.fim_templates import is_fim_agent
 from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.config.problems import closest
@@ -42,6 +51,8 @@ CheckState = Literal["ok", "problem", "busy", "not_checked", "not_applicable"]
 CHECKS = ("reachable", "auth", "model", "fim", "probe")
 _SUFFIX_FIELDS = frozenset({"suffix", "input_suffix"})
 DEFAULT_TIMEOUT_S = 20.0
+IDLE_POLL_S = 0.25
+"""How often a server our previous probe kept busy is asked (``/slots``) whether it is free."""
 PROBE_TOKENS = 16
 """The probe asks for at most this many tokens and stops reading after as many deltas."""
 
@@ -83,6 +94,8 @@ class AgentReport:
     circuit: str = "closed"
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    configured: bool = True
+    """False: a bundled fallback nobody set up (no key, no local server); not a failure."""
 
     @property
     def working(self) -> bool:
@@ -116,6 +129,7 @@ class AgentReport:
             "circuit": self.circuit,
             "problems": [p.to_json() for p in self.sorted_problems()],
             "notes": list(self.notes),
+            "configured": self.configured,
         }
 
 
@@ -199,13 +213,40 @@ class Doctor:
             )
         )
         by_name = {r.name: r for r in reports}
-        await asyncio.gather(
-            *(
-                self._probe_agent(agent, by_name[name], lists[agent.provider.name])
-                for name, agent in agents.items()
-            )
-        )
+        servers: dict[str, list[Agent]] = {}
+        for name, agent in agents.items():
+            servers.setdefault(server_key(agent.provider, name), []).append(agent)
+
+        async def probe_in_turn(group: list[Agent]) -> None:
+            for index, agent in enumerate(group):
+                listing = lists[agent.provider.name]
+                await self._probe_agent(agent, by_name[agent.name], listing, after_own=index > 0)
+
+        await asyncio.gather(*(probe_in_turn(group) for group in servers.values()))
         return DoctorReport(reports, pipelines)
+
+    def _fallback(self, agent: Agent) -> bool:
+        """Whether ``agent`` is a bundled default nobody chose: bundled agent, instance, slot."""
+        config = self._runtime.configuration
+        profile = config.agents.get(agent.name)
+        instance = config.providers.get(agent.provider.name)
+        if profile is None or instance is None or agent.name in config.overrides:
+            return False
+        if profile.layer is not Layer.BUNDLED or instance.layer is not Layer.BUNDLED:
+            return False
+        bundled = config.paths.bundled.resolve()
+        origins = config.pipelines.origins
+        return all(
+            slot in origins and Path(origins[slot][0]).resolve().is_relative_to(bundled)
+            for slot in config.pipelines.pipelines_of(agent.name)
+        )
+
+    def _unconfigured(self, agent: Agent, report: AgentReport, why: str) -> None:
+        report.configured = False
+        report.notes.append(
+            f"not configured: a bundled fallback of {', '.join(report.pipelines)} ({why}); "
+            "set it up as the fix says to use it, or leave it: the pipeline skips it"
+        )
 
     async def _list(self, instance: ProviderInstance) -> _ModelList:
         provider = self._runtime.provider(instance.name)
@@ -222,7 +263,10 @@ class Doctor:
             ErrorCategory.NETWORK, f"{provider} did not answer within {self._timeout:g} s"
         )
 
-    async def _probe_agent(self, agent: Agent, report: AgentReport, listing: _ModelList) -> None:
+    async def _probe_agent(
+        self, agent: Agent, report: AgentReport, listing: _ModelList, after_own: bool = False
+    ) -> None:
+        """Judge the listing, then send the probe; ``after_own``: a probe of ours just ran."""
         provider = self._runtime.provider(agent.provider.name)
         report.circuit = circuit_state(provider)
         fim = sends_fim(agent)
@@ -232,18 +276,35 @@ class Doctor:
             # Nothing was sent (the model list was refused unsent too): a missing key is not a
             # network problem, however offline the machine is.
             report.fail("auth", missing.message, auth_fix(provider))
-            report.notes.append("nothing was sent: the provider needs an API key first")
+            if self._fallback(agent):
+                self._unconfigured(agent, report, "no API key is set")
+            else:
+                report.notes.append("nothing was sent: the provider needs an API key first")
             return
         key = provider.api_key()
         self._judge_listing(agent, report, listing)
         if report.problems:
-            report.notes.append("the test request was not sent: fix the problems above first")
+            if report.configured:
+                report.notes.append("the test request was not sent: fix the problems above first")
             return
-        if await provider.busy():
+        if await provider.busy() and not (after_own and await self._idle(provider)):
             # Its one slot is taken: a probe would queue behind that request and time out.
             self._busy(report)
             return
         await self._request(agent, provider, key, report, fim)
+
+    async def _idle(self, provider: GenericProvider) -> bool:
+        """Wait (within the timeout) for the slot our previous probe held; False if it stays busy.
+
+        llama.cpp frees a slot whose stream was closed only when it next writes a token (or, in
+        a prompt, at the next batch): the next probe of that server would otherwise meet it.
+        """
+        deadline = time.monotonic() + self._timeout
+        while await provider.busy():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(IDLE_POLL_S)  # /slots has no event to wait on
+        return True
 
     @staticmethod
     def _busy(report: AgentReport) -> None:
@@ -276,6 +337,10 @@ class Doctor:
             report.fail("auth", error.message, auth_fix(provider))
         elif error.category == ErrorCategory.NETWORK:
             report.fail("reachable", error.message, reach_fix(agent, self._config_root))
+            instance = agent.provider
+            if instance.is_loopback and instance.launch is None and self._fallback(agent):
+                self._unconfigured(agent, report, f"no server runs at {instance.url}")
+                return
         elif error.category == ErrorCategory.CONFIG:
             where = instance_file(agent.provider, self._config_root)
             report.fail("config", error.message, f"fix the [launch] table in {where}")
@@ -372,6 +437,22 @@ class Doctor:
             report.fail("model", error.message, model_fix(agent, self._config_root))
         else:
             report.fail("probe", error.message, render_fix(agent))
+
+
+def server_key(instance: ProviderInstance, agent: str) -> str:
+    """Return what the probes of ``agent`` queue on: its server, when that serves few at once.
+
+    A local server (llama.cpp's one slot, Ollama) or an instance with ``max_concurrent`` takes
+    its probes one at a time; a remote API takes them in parallel (one key per agent).
+    """
+    if instance.api.process:
+        return f"process {instance.name}"
+    if instance.concurrency_limit is None:
+        return f"agent {agent}"
+    parts = urlsplit(instance.url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host = "loopback" if instance.is_loopback else (parts.hostname or "")
+    return f"server {host}:{port}"
 
 
 def sends_fim(agent: Agent) -> bool:

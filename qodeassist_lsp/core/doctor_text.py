@@ -26,15 +26,26 @@ def format_report(report: DoctorReport) -> str:
         lines.append("")
         lines.extend(format_agent(agent))
     lines.append("")
-    lines.append("all pipelines have a working agent" if report.ok else "some pipelines fail")
+    verdict = "all pipelines have a working agent" if report.ok else "some pipelines fail"
+    unset = sum(not agent.configured for agent in report.agents)
+    if unset:
+        verdict += f" ({unset} bundled fallback(s) not configured, marked –)"
+    lines.append(verdict)
     return "\n".join(lines) + "\n"
 
 
 def format_agent(agent: AgentReport) -> list[str]:
     """Return the lines of one agent: header, checks, timings, problems with their fixes."""
-    head = f"{'✓' if agent.working else '✗'} {agent.name}"
+    mark = "✓" if agent.working else "✗" if agent.configured else "–"
+    head = f"{mark} {agent.name}"
     if agent.provider:
         head += f" — {agent.provider} / {agent.model}"
+    if not agent.configured:
+        # A fallback nobody chose: its reason and how to enable it, not a list of failed checks.
+        lines = [f"{head}: not configured"]
+        lines.extend(f"  {note}" for note in agent.notes)
+        lines.extend(f"  to use it: {problem.fix}" for problem in agent.sorted_problems())
+        return lines
     checks = ", ".join(f"{check} {_MARKS[agent.checks[check]]}" for check in CHECKS)
     lines = [head, f"  {checks}; circuit {agent.circuit}"]
     if agent.first_token_ms is not None:

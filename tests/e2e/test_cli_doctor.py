@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -266,3 +268,76 @@ def test_the_fix_for_a_wrong_ollama_url_works_when_followed(
     # Every other Ollama agent still loads: the override changed the url, nothing else.
     validate = _cli(env, "agents", "validate", cwd=tmp_path)
     assert validate.returncode == 0 and "0 error(s)" in validate.stderr, validate.describe()
+
+
+def _closed(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+EMBEDDED_AT_REPLAY = """\
+schema_version = 1
+name = "Embedded Instruct"
+client_api = "llama.cpp"
+url = "{url}"
+demo = true
+"""
+
+
+def test_a_fresh_install_lists_unset_fallbacks_probes_one_server_in_turn_and_logs_after(
+    tmp_path: Path, replay: ReplayServer
+) -> None:
+    # The bundled chat_assistant list as shipped (Embedded Chat, two Ollama agents, Claude,
+    # OpenAI); Embedded Instruct is a one-slot llama.cpp server, here the replay.
+    env = _fresh(
+        tmp_path,
+        '[pipelines]\ncode_completion = []\nchat_compression = "Embedded Compression"\n'
+        'quick_refactor = "Embedded Quick Refactor"\nnext_edit = []\n',
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    (tmp_path / "config" / "providers").mkdir()
+    (tmp_path / "config" / "providers" / "embedded_instruct.toml").write_text(
+        EMBEDDED_AT_REPLAY.format(url=replay.url), encoding="utf-8"
+    )
+    replay.route("/v1/models", Reply.json({"data": [{"id": "smollm2-135m-instruct"}]}))
+    replay.route("/slots", Reply.json([{"id": 0, "is_processing": False}]))
+    stream = Reply("openai_chat/stream_text_with_usage.sse", split="events", delay=0.05)
+    replay.script("/v1/chat/completions", [stream] * 6)
+
+    argv = [sys.executable, "-m", "qodeassist_lsp", "doctor"]
+    done = subprocess.run(
+        argv,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    output = done.stdout
+
+    assert done.returncode == 0, output
+    lines = output.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("all pipelines"))
+    assert "bundled fallback(s) not configured" in lines[verdict], output
+    # Logs (the retried model list of an Ollama that does not run) come after the report.
+    assert not any(" WARNING " in line for line in lines[:verdict]), output
+    for name in ("Claude Chat — Sonnet", "OpenAI Chat"):
+        assert f"– {name} — " in output and f"✗ {name}" not in output, output
+    if _closed(11434):
+        assert "– Ollama Chat — Simple — " in output, output
+    assert "✗" not in output and "busy" not in output, output
+    # The three agents of the one-slot server were probed one after the other.
+    probes = [r for r in replay.requests if r.path == "/v1/chat/completions"]
+    assert len(probes) == 3
+    for before, after in itertools.pairwise(probes):
+        ended = before.response_finished_at or before.disconnected_at
+        assert ended is not None and ended <= after.received_at, "probes overlapped"
+
+    as_json = _cli(env, "doctor", "--json", cwd=tmp_path)
+    report = json.loads(as_json.stdout)
+    claude = _agent(report, "Claude Chat — Sonnet")
+    assert claude["configured"] is False and claude["working"] is False
+    assert _agent(report, "Embedded Chat")["configured"] is True
+    assert report["ok"] is True
