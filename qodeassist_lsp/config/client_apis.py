@@ -169,6 +169,22 @@ CLIENT_APIS: dict[str, ClientApi] = {
 }
 
 
+MODEL_SERVER_APIS = frozenset(
+    {
+        "llama.cpp",
+        "Ollama (Native)",
+        "Ollama (OpenAI-compatible)",
+        "LM Studio (Chat Completions)",
+        "LM Studio (Responses API)",
+    }
+)
+"""The APIs of model servers that run models themselves: on a loopback URL, the model is here.
+
+Any other HTTP API on a loopback URL may be a proxy in front of a billed service (LiteLLM, a
+company gateway, an SSH tunnel), so it counts as remote unless its instance says ``local``.
+"""
+
+
 def key_is_optional(api: ClientApi, url: str) -> bool:
     """Whether an instance of ``api`` at ``url`` may send no key: a local server on this machine.
 

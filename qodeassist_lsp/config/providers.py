@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pydantic
 
-from qodeassist_lsp.config.client_apis import CLIENT_APIS, ClientApi
+from qodeassist_lsp.config.client_apis import CLIENT_APIS, MODEL_SERVER_APIS, ClientApi
 from qodeassist_lsp.config.definitions import (
     Definition,
     DefinitionSchema,
@@ -85,6 +85,8 @@ class ProviderInstance(pydantic.BaseModel):
     """Every ``api_key_env`` when the TOML gives a list (key rotation); empty otherwise."""
     demo: bool = False
     """It serves a tiny offline demo model: a chat says so once and points at a real one."""
+    local: bool | None = None
+    """Whether the model runs on this machine; unset: decided by `is_local`."""
     extras: dict[str, Any] = {}
     launch: LaunchConfig | None = None
     source: Path | None = None
@@ -171,7 +173,23 @@ class ProviderInstance(pydantic.BaseModel):
         """The agent pool's limit: ``max_concurrent``, else 1 on this machine, else none."""
         if self.max_concurrent:
             return self.max_concurrent
-        return 1 if self.is_loopback else None
+        return 1 if self.is_local else None
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the model runs on this machine (no debounce, one request at a time).
+
+        ``local`` decides when set. Otherwise: a local program, or a loopback URL of a server
+        the instance ``[launch]``es or of a model server's API (`MODEL_SERVER_APIS`); any other
+        API on a loopback URL may be a proxy to a billed service and counts as remote.
+        """
+        if self.local is not None:
+            return self.local
+        if self.api.process:
+            return True
+        return self.is_loopback and (
+            self.launch is not None or self.client_api in MODEL_SERVER_APIS
+        )
 
     @property
     def is_loopback(self) -> bool:
@@ -197,6 +215,7 @@ PROVIDER_SCHEMA = DefinitionSchema(
             "api_key_ref",
             "api_key_env",
             "demo",
+            "local",
             "extends",
             "abstract",
         }

@@ -280,7 +280,7 @@ def offer_of(agent: Agent) -> AgentOffer:
         tools=agent.enable_tools,
         thinking=profile.enable_thinking,
         context_tokens=profile.context_tokens,
-        local=agent.provider.is_loopback,
+        local=agent.provider.is_local,
         tags=frozenset(profile.tags),
         limit=agent.provider.concurrency_limit,
     )

@@ -40,6 +40,7 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     ├── CheckpointNotFound [LookupError]    tools.edits.checkpoints: no such checkpoint
     ├── ChatNotFound [LookupError]          features.chat.store
     ├── ChatInputError [ValueError]         features.chat.files: an attachment is refused
+    ├── ChatBusy                            features.chat.files: a message into a busy chat
     ├── HistoryFormatError [ValueError]     features.chat.history_format
     ├── FrontMatterError [ValueError]       skills.frontmatter: a SKILL.md has no usable header
     ├── UnknownSkill [LookupError]          skills.library: a message starts with /no-such-skill

@@ -46,6 +46,8 @@ name = "Local"
 client_api = "OpenAI Compatible"
 url = "http://127.0.0.1:9999/v1"
 api_key_env = "TEST_LOCAL_KEY"
+# A model server on this machine: an OpenAI-compatible API on loopback is otherwise remote.
+local = true
 """
 
 

@@ -1,8 +1,9 @@
 """Which agent completes a file, and whether its model runs on this machine.
 
-The completion pipeline's match rules pick the agent per file and project; a provider instance
-at a loopback URL (the embedded model, a local llama.cpp or Ollama) makes requests free, which
-the debounce takes into account.
+The completion pipeline's match rules pick the agent per file and project; a model on this
+machine (`ProviderInstance.is_local`: the embedded model, a local llama.cpp or Ollama, not a
+loopback proxy in front of a billed API) makes requests free, which the debounce takes into
+account.
 """
 
 from __future__ import annotations
@@ -41,6 +42,6 @@ def route(
 
 
 def serves_locally(configuration: Configuration, profile: AgentProfile) -> bool:
-    """Whether ``profile``'s provider is a model server on this machine (loopback URL)."""
+    """Whether ``profile``'s model runs on this machine (`ProviderInstance.is_local`)."""
     instance = configuration.providers.get(effective_instance(configuration, profile))
-    return instance is not None and instance.is_loopback
+    return instance is not None and instance.is_local

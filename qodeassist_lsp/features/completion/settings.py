@@ -107,8 +107,9 @@ class CompletionSettings(Section):
         default=0,
         ge=0,
         le=10000,
-        description="The delay instead, when the completion model runs on this machine (a "
-        "loopback URL such as the embedded model's; never above `debounce_ms`): a request costs "
+        description="The delay instead, when the completion model runs on this machine (the "
+        "provider instance's `local`: the embedded model, a `[launch]`ed server, llama.cpp, "
+        "Ollama or LM Studio at a loopback URL; never above `debounce_ms`): a request costs "
         "it nothing, the next key reuses a running request that agrees with it, and one that "
         "does not is closed within a token.",
     )

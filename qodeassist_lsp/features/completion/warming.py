@@ -3,7 +3,7 @@
 On a small local model, reading a prompt the server has not cached is seconds the user waits
 for (about 5 ms a token on two cores: an 80-line window of Python is two to four seconds).
 llama.vim sends its extra context with ``n_predict: 0`` when the user is idle; this does the same
-for any agent on this machine (a loopback provider: a cloud provider would bill the prompt).
+for any agent on this machine (`ProviderInstance.is_local`: a cloud provider would bill the prompt).
 
 After ``[completion] warm_idle_ms`` without an edit or a completion request (``OPEN_DELAY_MS``
 after a document is opened, or a caret told right after that: the user is not typing in it

@@ -38,8 +38,22 @@ def test_the_agent_meeting_the_requirements_answers_and_is_named(http_server: Ht
     assert chosen["reason"] == f"pool: {CLAUDE} meets tools, thinking"
 
 
-def test_a_second_request_waits_for_the_busy_local_provider(http_server: HttpServer) -> None:
-    # Every e2e provider is on loopback, so the pool sends it one request at a time.
+def test_a_second_request_waits_for_the_busy_local_provider(
+    workspace: Workspace, replay: ReplayServer
+) -> None:
+    # A model on this machine gets one pool request at a time. The e2e Claude is on loopback,
+    # which alone no longer makes it local (it could be a proxy to the paid API): it says so.
+    claude = workspace.config / "providers/claude.toml"
+    claude.write_text(claude.read_text() + "local = true\n")
+    http_server = start_http(workspace, replay)
+    try:
+        queued_behind_the_busy_agent(http_server)
+    finally:
+        stop(http_server)
+
+
+def queued_behind_the_busy_agent(http_server: HttpServer) -> None:
+    """Two pool requests: the second waits until the first has its answer."""
     http_server.replay.script("/v1/messages", [Reply(HELLO, first_byte_delay=1.5), Reply(HELLO)])
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(ask, http_server, {"tools": True})

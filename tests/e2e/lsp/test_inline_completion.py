@@ -160,6 +160,58 @@ async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_h
     settings.write_text(settings.read_text() + "local_debounce_ms = 150\n")
     replay.script("/v1/completions", [completion_reply("(a, b)", repeat=5)])
     await client.initialize_session(client.init_params)
+    await type_storm(client, lsp_home)
+    await asyncio.sleep(0.5)
+    assert len(replay.requests) <= 2
+
+
+@pytest.mark.parametrize(("local", "debounced"), [("", True), ("local = true\n", False)])
+async def test_a_loopback_proxy_to_a_paid_api_is_debounced_as_remote(
+    client, lsp_home, replay, local: str, debounced: bool
+):
+    # Issue 46: LiteLLM, a company gateway or an SSH tunnel on 127.0.0.1 is billed per request;
+    # only a model server's API (llama.cpp, Ollama, LM Studio) on loopback is "this machine",
+    # which gets no debounce (local_debounce_ms = 0), or one whose instance says `local = true`.
+    (lsp_home / "config/settings.toml").write_text(
+        "[completion]\ndebounce_ms = 800\nadaptive_debounce = false\nwarm_idle_ms = 0\n"
+        "prefetch_after_accept = false\n"
+    )
+    (lsp_home / "config/providers/proxy.toml").write_text(
+        f'name = "Proxy"\nclient_api = "OpenAI Compatible"\nurl = "{replay.url}/v1"\n{local}'
+    )
+    (lsp_home / "config/agents/proxy.toml").write_text(
+        'name = "Proxy Completion"\nextends = "OpenAI Completion"\nprovider_instance = "Proxy"\n'
+    )
+    (lsp_home / "config/pipelines.toml").write_text(
+        '[pipelines]\ncode_completion = ["Proxy Completion"]\n'
+    )
+    replay.script("/v1/chat/completions", [chat_reply("a + b"), chat_reply("a + b")])
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    # The first request may wait for a local model's start; an invoked one is not debounced.
+    assert (await client.text_document_inline_completion_async(params(uri, 1, 11))).items
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(1, 11), types.Position(1, 11)), text="x"
+                )
+            ],
+        )
+    )
+    asked = time.monotonic()
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 12, invoked=False))
+    assert answer.items, "no suggestion"
+    waited = replay.requests[1].received_at - asked
+    if debounced:
+        assert waited >= 0.7, f"a loopback proxy was not debounced: asked after {waited:.3f} s"
+    else:
+        assert waited < 0.7, f"a `local = true` instance was debounced: {waited:.3f} s"
+
+
+async def type_storm(client, lsp_home: Path) -> None:
+    """Type 30 keys at 20 per second with an automatic request on each; wait for the answers."""
     text = "def add(a, b):\n    return a + b\n\nprint(add"
     uri = await open_doc(client, lsp_home, text)
     typed = "print(add"
@@ -193,8 +245,6 @@ async def test_keystroke_storm_costs_at_most_two_upstream_requests(client, lsp_h
     assert all(
         not isinstance(a, Exception) or isinstance(a, JsonRpcRequestCancelled) for a in answers
     )
-    await asyncio.sleep(0.5)
-    assert len(replay.requests) <= 2
 
 
 async def test_typed_ahead_is_served_without_a_new_request(client, lsp_home, replay) -> None:

@@ -200,10 +200,53 @@ def test_the_pool_limit_is_one_on_this_machine_unlimited_remote_unless_set(tree)
         "config/providers/s.toml",
         'name = "S"\nclient_api = "Claude"\nurl = "https://x"\nmax_concurrent = 3\n',
     )
+    tree.write(
+        "config/providers/l.toml",
+        'name = "L"\nclient_api = "llama.cpp"\nurl = "http://127.0.0.1:8080"\n',
+    )
     config = tree.load()
-    limits = {name: config.providers[name].concurrency_limit for name in ("Local", "R", "C", "S")}
-    assert limits == {"Local": 1, "R": None, "C": 1, "S": 3}
+    names = ("Local", "L", "R", "C", "S")
+    limits = {name: config.providers[name].concurrency_limit for name in names}
+    assert limits == {"Local": 1, "L": 1, "R": None, "C": 1, "S": 3}
     assert tree.messages(config) == []
+
+
+@pytest.mark.parametrize(
+    ("api", "url", "extra", "local"),
+    [
+        ("llama.cpp", "http://127.0.0.1:8080", "", True),
+        ("Ollama (Native)", "http://localhost:11434", "", True),
+        ("Ollama (OpenAI-compatible)", "http://localhost:11434/v1", "", True),
+        ("LM Studio (Chat Completions)", "http://127.0.0.1:1234/v1", "", True),
+        ("LM Studio (Responses API)", "http://127.0.0.1:1234/v1", "", True),
+        ("llama.cpp", "https://llm.example.com", "", False),
+        # A LiteLLM proxy, a company gateway or an SSH tunnel to a billed API:
+        ("OpenAI Compatible", "http://127.0.0.1:4000/v1", "", False),
+        ("OpenAI (Chat Completions)", "http://localhost:8443/v1", "", False),
+        ("Claude", "http://127.0.0.1:9000", "", False),
+        # ...unless the instance says otherwise, or starts the server itself.
+        ("OpenAI Compatible", "http://127.0.0.1:8000/v1", "local = true\n", True),
+        ("llama.cpp", "http://127.0.0.1:8080", "local = false\n", False),
+        (
+            "OpenAI Compatible",
+            "http://127.0.0.1:8000/v1",
+            '[launch]\ncommand = "vllm"\n',
+            True,
+        ),
+        ("OpenAI Compatible", "https://api.example.com/v1", "local = true\n", True),
+    ],
+)
+def test_on_this_machine_is_decided_by_what_the_provider_is(
+    tree, api: str, url: str, extra: str, local: bool
+) -> None:
+    tree.write(
+        "config/providers/p.toml", f'name = "P"\nclient_api = "{api}"\nurl = "{url}"\n{extra}'
+    )
+    config = tree.load()
+    assert tree.messages(config) == []
+    instance = config.providers["P"]
+    assert instance.is_local is local
+    assert instance.concurrency_limit == (1 if local else None)
 
 
 def test_the_embedded_description_says_where_chat_runs() -> None:

@@ -101,7 +101,9 @@ async def test_no_prefetch_when_off_invoked_or_billed(harness: Harness, setting:
     harness.use(prefetch_after_accept=setting != "off")
     if setting == "cloud":
         config = harness.backend.configuration
-        remote = config.providers["Local"].model_copy(update={"url": "https://api.example.com/v1"})
+        remote = config.providers["Local"].model_copy(
+            update={"url": "https://api.example.com/v1", "local": None}
+        )
         config.providers["Local"] = remote
     harness.answer("compute(a, b)")
     trigger = TriggerKind.INVOKED if setting == "invoked" else AUTO

@@ -100,7 +100,7 @@ async def test_only_agents_on_this_machine_are_warmed(harness: Harness) -> None:
     assert uses_extra_context(profiles["Completer"])
     assert not uses_extra_context(profiles["Chat"])
     remote = harness.backend.configuration.providers["Local"].model_copy(
-        update={"url": "https://api.example.com/v1"}
+        update={"url": "https://api.example.com/v1", "local": None}
     )
     harness.backend.configuration.providers["Local"] = remote
     idle(harness)
@@ -112,7 +112,7 @@ async def test_only_agents_on_this_machine_are_warmed(harness: Harness) -> None:
 async def test_an_agent_moved_to_a_cloud_provider_is_not_warmed(harness: Harness) -> None:
     configuration = harness.backend.configuration
     configuration.providers["Remote"] = configuration.providers["Local"].model_copy(
-        update={"name": "Remote", "url": "https://api.example.com/v1"}
+        update={"name": "Remote", "url": "https://api.example.com/v1", "local": None}
     )
     # agent_models.json moves the loopback agent to the cloud: its TOML no longer says where.
     configuration.overrides["Completer"] = AgentOverride(provider_instance="Remote")
