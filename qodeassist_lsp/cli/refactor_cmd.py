@@ -11,17 +11,24 @@ printed as the new file: the diff and ``refused: <reason>`` go to stderr and the
 with 3, like any other "the model gave nothing usable" outcome (1 and 2 stay configuration and
 usage errors). ``--force`` prints it anyway (with the reason on stderr) and exits 0. A range
 ending at column 1 of a line selects whole lines and keeps the last line break.
+
+While the model works, stderr says so: the demo notice when an offline demo model answers (as
+``chat`` prints it), which agent is asked, when its answer starts, and the seconds waited (a
+line rewritten every second on a terminal, a line every ``QUIET_TICK_S`` otherwise): a tiny
+model on a slow CPU may take a minute or two, close to ``[refactor] request_timeout_s``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import difflib
 import re
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from qodeassist_lsp.cli.common import (
     EXIT_OK,
@@ -33,11 +40,13 @@ from qodeassist_lsp.cli.common import (
     read_source,
 )
 from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.context.positions import split_lines
+from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
 from qodeassist_lsp.core.runtime import Runtime
-from qodeassist_lsp.features.refactor.instructions import load_instructions
+from qodeassist_lsp.features.refactor.instructions import Instruction, load_instructions
 from qodeassist_lsp.features.refactor.service import (
     RefactorRequest,
     RefactorResult,
@@ -45,6 +54,10 @@ from qodeassist_lsp.features.refactor.service import (
 )
 
 _RANGE = re.compile(r"^(\d+):(\d+)-(\d+):(\d+)$")
+TICK_S = 1.0
+"""How often the seconds waited are rewritten on a terminal."""
+QUIET_TICK_S = 15.0
+"""How often a line says the refactor still runs when stderr is not a terminal."""
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -159,10 +172,82 @@ async def _refactor(
         is_ignored=(lambda d: ignore.is_ignored(d.path)) if ignore is not None else None,
     )
     start_line, start_col, end_line, end_col, instruction = span
+    progress = Progress(sys.stderr, sys.stderr.isatty())
     try:
+        _tell_demo(runtime, _agent_of(config, library, instruction_id))
         request = RefactorRequest(
             document, start_line, start_col, end_line, end_col, instruction, instruction_id
         )
-        return await service.refactor(request)
+        ticker = asyncio.create_task(progress.run())
+        try:
+            return await service.refactor(request, progress.phase)
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            progress.end()
     finally:
         await runtime.aclose()
+
+
+def _agent_of(config: Configuration, library: list[Instruction], instruction_id: str | None) -> str:
+    """Return the agent the service will ask: the instruction's own, else quick_refactor's."""
+    own = next((i.agent for i in library if i.id == instruction_id and i.agent), None)
+    return own or config.pipelines.agent(QUICK_REFACTOR)
+
+
+def _tell_demo(runtime: Runtime, name: str) -> None:
+    try:
+        agent = runtime.factory.create(name) if name else None
+    except AgentNotAvailable:
+        return  # the service reports it
+    if agent is not None and agent.demo:
+        print(f"qodeassist-lsp: {demo_notice(agent)}", file=sys.stderr)
+
+
+class Progress:
+    """What the refactor is doing, on stderr: its phases and the seconds waited."""
+
+    def __init__(self, stream: TextIO, terminal: bool) -> None:
+        self._stream = stream
+        self._terminal = terminal
+        self._started = time.monotonic()
+        self._phase = "Starting"
+        self._open = False
+
+    def phase(self, message: str) -> None:
+        """Print a phase of the service (``Refactoring with A…``, ``Receiving the answer…``)."""
+        self._clear()
+        self._phase = message.rstrip("…")
+        self._stream.write(f"qodeassist-lsp: {message}\n")
+        self._stream.flush()
+
+    def tick(self, elapsed: float) -> str:
+        """Return the line that says how long the refactor has run."""
+        return f"qodeassist-lsp: {self._phase}: {int(elapsed)} s"
+
+    async def run(self) -> None:
+        """Show the seconds waited until cancelled."""
+        interval = TICK_S if self._terminal else QUIET_TICK_S
+        while True:
+            await asyncio.sleep(interval)
+            line = self.tick(time.monotonic() - self._started)
+            if self._terminal:
+                self._stream.write(f"\r{line}\x1b[K")
+                self._open = True
+            else:
+                self._stream.write(f"{line}\n")
+            self._stream.flush()
+
+    def end(self) -> None:
+        """Say how long it took (the terminal's seconds line is replaced)."""
+        self._clear()
+        self._stream.write(
+            f"qodeassist-lsp: finished after {time.monotonic() - self._started:.0f} s\n"
+        )
+        self._stream.flush()
+
+    def _clear(self) -> None:
+        if self._open:
+            self._stream.write("\r\x1b[K")
+            self._open = False

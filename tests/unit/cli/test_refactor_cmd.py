@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.cli.refactor_cmd import Progress
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply, write_embedded_instances
 
@@ -189,3 +191,29 @@ def test_refactor_range_counts_a_cr_only_files_lines_as_editors_do(run_cli, tmp_
     path.write_bytes(b"x = 1\ry = 2\r")
     code, _out, err = run_cli("refactor", str(path), "--range", "5:1-5:2")
     assert code == 1 and "line 5 is outside the file (1–3)" in err
+
+
+def test_refactor_on_a_demo_model_says_so_and_shows_its_progress(
+    run_cli, replay, sample, config_dir
+) -> None:
+    # The bundled Embedded Instruct instance says demo = true; keep it so here.
+    instruct = config_dir / "providers" / "embedded_instruct.toml"
+    instruct.write_text(instruct.read_text() + "demo = true\n")
+    replay.script(CHAT, chat_reply("    return a + b"))
+    code, _out, err = run_cli("refactor", str(sample), "--range", "2:1-2:15")
+
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[0].startswith(
+        "qodeassist-lsp: Embedded Quick Refactor runs an offline demo model"
+    ), err
+    assert "qodeassist-lsp: Refactoring with Embedded Quick Refactor…" in lines
+    assert "qodeassist-lsp: Receiving the answer…" in lines
+    assert lines[-1].startswith("qodeassist-lsp: finished after "), err
+
+
+def test_the_progress_line_counts_the_seconds_of_the_current_phase() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, terminal=False)
+    progress.phase("Refactoring with Embedded Quick Refactor…")
+    assert progress.tick(73.6) == ("qodeassist-lsp: Refactoring with Embedded Quick Refactor: 73 s")
