@@ -86,7 +86,7 @@ class _HeldLogs(logging.Handler):
 def _held_logs() -> Iterator[_HeldLogs]:
     """Swap the terminal log handlers (not log files) for one that holds their records."""
     root = logging.getLogger("qodeassist")
-    terminal = [
+    terminal: list[logging.Handler] = [
         h
         for h in root.handlers
         if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
