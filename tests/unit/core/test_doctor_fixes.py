@@ -43,3 +43,24 @@ def test_fixes_point_at_user_files_never_at_bundled_ones(
         update={"source": tmp_path / "mine.toml", "layer": Layer.USER}
     )
     assert instance_file(mine, root) == str(tmp_path / "mine.toml")
+
+
+def test_the_launch_fix_works_when_followed(tmp_path: Path) -> None:
+    """The file the fix names, written as it says, changes only the keys it sets."""
+    paths = ConfigPaths(tmp_path / "config", tmp_path / "data", bundled_root())
+    bundled = load_configuration(paths).providers["Embedded"]
+    where = instance_file(bundled, paths.config_root)
+    path = Path(where.split(" (with ")[0])
+    assert 'name = "Embedded" and extends = "Embedded"' in where
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        'name = "Embedded"\nextends = "Embedded"\n[launch]\nready_timeout_s = 300\n',
+        encoding="utf-8",
+    )
+
+    config = load_configuration(paths)
+    assert not config.errors, [p.format() for p in config.errors]
+    fixed = config.providers["Embedded"]
+    assert fixed.launch is not None and fixed.launch.ready_timeout_s == 300
+    assert bundled.launch is not None and fixed.launch.command == bundled.launch.command
+    assert (fixed.url, fixed.demo) == (bundled.url, bundled.demo)
