@@ -7,39 +7,13 @@
 ;; diff block in the chat buffer; its keys (a, then u) send qodeassist/chat/editFile, the
 ;; server changes add.py's buffer through workspace/applyEdit, and the block's header follows.
 
-(load (expand-file-name "common.el" (file-name-directory load-file-name)) nil t)
+(load (expand-file-name "snippet_client.el" (file-name-directory load-file-name)) nil t)
 
 (defvar qa-asked nil "What `completing-read' was asked, last first: ((PROMPT . CHOICES)...).")
 
-(qa-report-buffers "EGLOT\\|lsp-log\\|qodeassist\\|stderr\\|events\\|io")
-
-(defun qa-start (buffer)
-  "Start the snippet's client in BUFFER; return the function that sends a chat message."
-  (with-current-buffer buffer
-    (if (equal (qa-param :client) "eglot")
-        (progn
-          (apply #'eglot (eglot--guess-contact))
-          (qa-wait #'eglot-current-server 30 "Eglot to connect")
-          #'qodeassist-eglot-chat)
-      (lsp-workspace-folders-add (qa-param :project))
-      (lsp)
-      (qa-wait (lambda ()
-                 (cl-find-if (lambda (w) (eq (lsp--workspace-status w) 'initialized))
-                             (lsp-workspaces)))
-               30 "the qodeassist workspace to initialize")
-      #'qodeassist-lsp-chat)))
-
 (qa-run
  (lambda ()
-   (qa-step "load the snippet")
-   (if (equal (qa-param :client) "eglot")
-       (progn (require 'eglot)
-              (setq eglot-sync-connect 30 eglot-autoshutdown nil eglot-confirm-server-edits nil))
-     (setq lsp-client-packages nil lsp-keep-workspace-alive nil lsp-enable-file-watchers nil
-           lsp-headerline-breadcrumb-enable nil lsp-modeline-code-actions-enable nil
-           lsp-modeline-diagnostics-enable nil lsp-restart 'ignore lsp-use-plists nil)
-     (require 'lsp-mode))
-   (load (qa-param :snippet) nil t)
+   (qa-load-snippet)
 
    (qa-step "chat with an agent that calls the terminal tool")
    (let* ((buffer (qa-visit "add.py" "def add(a, b):\n    return \n"))
