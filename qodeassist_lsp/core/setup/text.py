@@ -66,6 +66,7 @@ def format_plan(plan: SetupPlan) -> str:
         lines.append(
             f"  provider instance {provider.name!r}: extends {provider.extends!r}, "
             f"url {provider.url}"
+            + (", demo = true (an offline demo model)" if provider.demo else "")
         )
         lines.append(f"    → {provider.file}")
     for agent in plan.agents:
