@@ -50,6 +50,32 @@ def read_source(path: Path, *, keep_newlines: bool = False) -> str:
         raise CliError(f"{path}: {exc.strerror}") from exc
 
 
+def scoped_options(project_help: str, *, json_flag: bool = False) -> argparse.ArgumentParser:
+    """Return the options of a command that writes the user's or the project's file.
+
+    ``--project`` is valueless (it must not swallow the key or text after it); the folder is
+    ``--project-dir DIR``.
+    """
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
+    )
+    options.add_argument("--project", dest="scope_project", action="store_true", help=project_help)
+    options.add_argument(
+        "--project-dir",
+        dest="project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project folder (default: the current folder)",
+    )
+    if json_flag:
+        options.add_argument("--json", action="store_true", help="print JSON")
+    return options
+
+
 def config_paths(args: argparse.Namespace) -> ConfigPaths:
     """Resolve the configuration roots from the global options and the environment."""
     env = dict(os.environ)

@@ -15,7 +15,7 @@ from typing import Any
 
 import tomlkit
 
-from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths, print_json
+from qodeassist_lsp.cli.common import EXIT_OK, CliError, config_paths, print_json, scoped_options
 from qodeassist_lsp.config.settings_loader import load_settings
 from qodeassist_lsp.config.settings_writer import (
     Scope,
@@ -53,27 +53,9 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 
 
 def _options() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(add_help=False)
-    options.add_argument(
-        "--config-dir",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
+    return scoped_options(
+        "use the project's .qodeassist/settings.toml (of --project-dir, default: here)"
     )
-    options.add_argument(
-        "--project",
-        dest="scope_project",
-        action="store_true",
-        help="use the project's .qodeassist/settings.toml (of --project-dir, default: here)",
-    )
-    options.add_argument(
-        "--project-dir",
-        dest="project",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="the project folder (default: the current folder)",
-    )
-    return options
 
 
 def _file(args: argparse.Namespace) -> SettingsFile:

@@ -15,7 +15,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from qodeassist_lsp.cli.common import EXIT_OK, EXIT_USAGE, CliError, config_paths, print_json
+from qodeassist_lsp.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    config_paths,
+    print_json,
+    scoped_options,
+)
 from qodeassist_lsp.core.memory import Memory, MemoryEntry, MemoryRefused, Scope
 
 
@@ -42,28 +49,10 @@ _TRAILING_FLAGS = {"--project": "scope_project", "--json": "json"}
 
 
 def _options() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(add_help=False)
-    options.add_argument(
-        "--project",
-        dest="scope_project",
-        action="store_true",
-        help="the project's memory: .qodeassist/memory.json of --project-dir (default: here)",
+    return scoped_options(
+        "the project's memory: .qodeassist/memory.json of --project-dir (default: here)",
+        json_flag=True,
     )
-    options.add_argument(
-        "--project-dir",
-        dest="project",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="the project folder (default: the current folder)",
-    )
-    options.add_argument(
-        "--config-dir",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="configuration root (default: $QODEASSIST_CONFIG_DIR or the platform config dir)",
-    )
-    options.add_argument("--json", action="store_true", help="print JSON")
-    return options
 
 
 def _words(args: argparse.Namespace, words: list[str], what: str) -> str:
