@@ -311,6 +311,8 @@ def test_lm_studio_and_vllm_are_told_apart_by_their_apis(tmp_path: Path) -> None
     assert completion["provider_instance"] == f"vLLM :{vllm.port}"
     providers = {p["name"]: p["url"] for p in report["plan"]["providers"]}
     assert providers[f"vLLM :{vllm.port}"] == f"{vllm.url}/v1"
+    local = {p["name"]: p["local"] for p in report["plan"]["providers"]}
+    assert local[f"vLLM :{vllm.port}"] is True  # runs its models here: no debounce
 
 
 def test_an_ollama_base_model_is_told_by_its_template_not_its_name(tmp_path: Path) -> None:

@@ -120,7 +120,8 @@ def _plain(value: Any) -> Any:
 
 class _ProviderEdit(_Edit):
     def __init__(self, provider: ProviderProposal) -> None:
-        keys = "extends, url and demo" if provider.demo else "extends and url"
+        owned = ["extends", "url", *(k for k in ("demo", "local") if getattr(provider, k))]
+        keys = f"{', '.join(owned[:-1])} and {owned[-1]}"
         super().__init__(f"{_HEADER.format(server=provider.server)}\n{_OWNED.format(keys=keys)}")
         self.provider = provider
 
@@ -134,6 +135,8 @@ class _ProviderEdit(_Edit):
         self.set(document, "url", p.url)
         if p.demo:
             self.set(document, "demo", True)
+        if p.local:
+            self.set(document, "local", True)
 
 
 class _AgentEdit(_Edit):

@@ -32,6 +32,7 @@ from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.definitions import Layer
 from qodeassist_lsp.config.fim_templates import detect_family, instruct_model_problem
 from qodeassist_lsp.core.setup.probe import (
+    MODEL_SERVERS,
     FoundModel,
     FoundServer,
     ServerKind,
@@ -388,6 +389,7 @@ class _Planner:
                 self._file(None, "providers", name),
                 f"{server.label} on {server.target}",
                 demo,
+                local=server.kind == "openai" and server.label in MODEL_SERVERS,
             )
         )
         return name

@@ -60,6 +60,8 @@ _PRETRAINED = re.compile(r"(?:^|[-_:./ ])(base|pt|pretrained)(?=$|[-_:./ ])")
 # others publish their tuned model under the plain name: for them the name says nothing.
 _UNMARKED_IS_BASE = re.compile(r"gemma|llama|qwen-?2(?![0-9])|smollm(?![3-9])|mistral-7b")
 _OWNERS = {"vllm": "vLLM", "sglang": "SGLang", "koboldcpp": "KoboldCpp", "llamacpp": "llama.cpp"}
+MODEL_SERVERS = frozenset(_OWNERS.values())
+"""The servers known, by their ``owned_by``, to run the models they list (not a proxy)."""
 
 
 class ProbeTargetError(QodeAssistError, ValueError):

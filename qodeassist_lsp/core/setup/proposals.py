@@ -38,6 +38,9 @@ class ProviderProposal:
     server: str
     demo: bool = False
     """It serves an embedded demo model: the instance says ``demo = true``."""
+    local: bool = False
+    """A model server (vLLM, SGLang, KoboldCpp) behind ``OpenAI Compatible``, which alone counts
+    as remote on a loopback URL (it could be a proxy): the instance says ``local = true``."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON form (see docs/cli.md)."""

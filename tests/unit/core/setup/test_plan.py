@@ -125,10 +125,23 @@ def test_a_vllm_server_gets_an_openai_compatible_instance_with_v1(tmp_path: Path
     assert [(p.name, p.extends, p.url) for p in plan.providers] == [
         ("vLLM :8000", "OpenAI Compatible", "http://127.0.0.1:8000/v1")
     ]
+    # vLLM runs its models here; an unnamed OpenAI-compatible server on loopback may be a proxy.
+    assert [p.local for p in plan.providers] == [True]
     chat = next(a for a in plan.agents if a.role == "chat")
     assert chat.enable_tools is False and chat.provider_instance == "vLLM :8000"
     assert not any(a.role == "completion" for a in plan.agents)
     assert any("no FIM-capable" in note for note in plan.notes)
+
+
+def test_an_unnamed_openai_compatible_server_is_not_declared_local(tmp_path: Path) -> None:
+    server = FoundServer(
+        "openai",
+        "OpenAI-compatible",
+        Target("127.0.0.1", 4000),
+        models=(FoundModel("gpt-4o-mini"),),
+    )
+    plan = build_plan([server], _config(tmp_path))
+    assert [p.local for p in plan.providers] == [False]
 
 
 def test_slots_the_user_chose_are_kept_with_a_note(tmp_path: Path) -> None:
