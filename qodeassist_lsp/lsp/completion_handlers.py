@@ -74,6 +74,7 @@ async def _complete(
     service = await feature.ready()
     # Imported late: see CompletionFeature.created.
     from qodeassist_lsp.features.completion.service import CompletionRequest, TriggerKind
+    from qodeassist_lsp.features.completion.stats import Outcome
 
     document = ls.documents.get(uri)
     if document is None:
@@ -85,11 +86,9 @@ async def _complete(
     request = CompletionRequest(document, line, character, trigger, start + character)
     result = await service.complete(request)
     if result.error is not None:
-        log.warning("completion (%s) failed: %s", result.agent, result.error.message)
-        ls.show_error(
-            f"completion:{result.agent}:{result.error.category}:{result.reason}",
-            f"qodeassist completion ({result.agent}): {result.error.message}",
-        )
+        ls.background_failed("completion", result.agent, result.error)
+    elif result.outcome in (Outcome.MODEL, Outcome.EMPTY, Outcome.REUSED):
+        ls.background_succeeded()
     current = ls.documents.get(uri)
     if current is None or current.version != document.version:
         return None  # the document changed while we worked: the answer is stale

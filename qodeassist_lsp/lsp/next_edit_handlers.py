@@ -165,11 +165,9 @@ async def inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> di
         NextEditRequest(document, request.position.line, column, diagnostics)
     )
     if result.outcome is Outcome.ERROR and result.error is not None:
-        log.warning("next edit (%s) failed: %s", result.agent, result.error.message)
-        ls.show_error(
-            f"next-edit:{result.agent}:{result.error.category}",
-            f"qodeassist next edit ({result.agent or 'no agent'}): {result.error.message}",
-        )
+        ls.background_failed("next edit", result.agent, result.error)
+    elif result.outcome in (Outcome.SUGGESTED, Outcome.NO_CHANGE, Outcome.UNDO):
+        ls.background_succeeded()
     return {"edits": [_edit_json(ls, edit) for edit in result.edits]}
 
 

@@ -27,12 +27,13 @@ from qodeassist_lsp.lsp.errors import answering
 from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
-from qodeassist_lsp.lsp.throttle import MessageThrottle
+from qodeassist_lsp.lsp.throttle import BackgroundOutage, MessageThrottle
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.context.ignore import IgnoreFilter
+    from qodeassist_lsp.wire.errors import ErrorInfo
 
 log = logging.getLogger("qodeassist.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,6 +66,7 @@ class QodeAssistServer(LanguageServer):
         """The runtime the feature services read, per request (reload-safe)."""
         self.documents: DocumentStore = self.protocol.documents
         self.throttle = MessageThrottle()
+        self.outage = BackgroundOutage()
         self.start_task: asyncio.Task[None] | None = None
         self.shutdown_received = False
         self.features: list[LanguageFeature] = []
@@ -120,6 +122,26 @@ class QodeAssistServer(LanguageServer):
                 types.ShowMessageParams(type=types.MessageType.Error, message=message)
             )
 
+    def background_failed(self, feature: str, agent: str, error: ErrorInfo) -> None:
+        """Report a failed background request: to the status, and once per outage to the user."""
+        log.warning("%s (%s) failed: %s", feature, agent or "no agent", error.message)
+        first = self.outage.failed(feature, agent, error)
+        if first:
+            fix = self.outage.failure["fix"] if self.outage.failure else ""
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"qodeassist {feature} ({agent or 'no agent'}): {error.message} "
+                    f"— {fix}. Shown once until it works again; the status has the details.",
+                )
+            )
+            self.protocol.notify(methods.STATUS, self.status())
+
+    def background_succeeded(self) -> None:
+        """Report a background request that reached its model: it ends an outage."""
+        if self.outage.succeeded():
+            self.protocol.notify(methods.STATUS, self.status())
+
     def _on_reload(self, config: Configuration) -> None:
         for feature in self.features:
             with isolated(feature, "reloaded"):
@@ -161,7 +183,11 @@ class QodeAssistServer(LanguageServer):
         """Return the ``qodeassist/status`` payload."""
         features = self.features if self.backend.loaded else []
         parts = {f.status_key: f.status() for f in features if f.status_key is not None}
-        return self.backend.status(pipeline_specs(), **parts)
+        status = self.backend.status(pipeline_specs(), **parts)
+        if self.outage.failure is not None and status.get("state") == "ready":
+            status["state"] = "degraded"
+            status["outage"] = dict(self.outage.failure)
+        return status
 
 
 def _is_config_file(path: Path, config_root: Path, project: Path | None) -> bool:

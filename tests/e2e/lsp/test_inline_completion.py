@@ -287,7 +287,8 @@ async def test_provider_down_is_reported_and_the_server_keeps_serving(client, ls
     await shown(client)
     assert any("Embedded" in m.message for m in client.messages)
     status = await client.protocol.send_request_async("qodeassist/status", {})
-    assert status.state == "ready"
+    assert status.state == "degraded"  # still serving; the status names the outage
+    assert "Embedded" in status.outage.reason
 
 
 @pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "text/event-stream"])
