@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.helpers import update_available_commands, update_current_mode
@@ -61,25 +63,45 @@ from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
-from qodeassist_lsp.features.chat.files import ChatBusy, ChatInputError, InlineImage
+from qodeassist_lsp.features.chat.files import InlineImage
 from qodeassist_lsp.features.chat.history_format import decode_block
 from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
-from qodeassist_lsp.skills.library import UnknownSkill
+from qodeassist_lsp.wire.error_table import acp_answer
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorKind, InvalidParams, QodeAssistError
 
 log = logging.getLogger("qodeassist.acp")
 
 PLAN_MODE = "plan"
 
 
-def _invalid(message: str) -> RequestError:
-    return RequestError.invalid_params({"message": message})
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def _busy(session_id: str, advice: str) -> RequestError:
-    """Return the -32600 of a request into a session whose prompt is still being answered."""
-    message = f"session {session_id!r} is already answering a prompt; {advice}"
-    return RequestError.invalid_request({"message": message})
+class SessionBusy(QodeAssistError):
+    """A request into a session whose prompt is still being answered."""
+
+    error_kind = ErrorKind.BUSY
+    error_code = "session_busy"
+
+    def __init__(self, session_id: str, advice: str) -> None:
+        """Refuse a request into ``session_id``; ``advice`` says what to do instead."""
+        super().__init__(f"session {session_id!r} is already answering a prompt; {advice}")
+
+
+def answering(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Wrap an agent method: the errors of the tree it raises are answered by the error table."""
+
+    @functools.wraps(method)
+    async def answer(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except QodeAssistError as exc:
+            error = acp_answer(exc)
+            raise RequestError(error.code, error.message, error.data) from exc
+
+    return answer
 
 
 class QodeAssistAgent:
@@ -137,7 +159,7 @@ class QodeAssistAgent:
     def _cwd(self, cwd: str) -> Path:
         path = Path(cwd)
         if not path.is_absolute() or not path.is_dir():
-            raise _invalid(f"cwd {cwd!r} must be the absolute path of an existing folder")
+            raise InvalidParams(f"cwd {cwd!r} must be the absolute path of an existing folder")
         return path
 
     async def _open(self, cwd: Path, chat_id: str | None) -> AcpSession:
@@ -145,15 +167,14 @@ class QodeAssistAgent:
         assert client is not None, "on_connect was not called"
         old = self.sessions.get(chat_id) if chat_id else None
         if old is not None and old.busy:
-            raise _busy(str(chat_id), "wait for its stop reason or cancel it before loading it")
+            raise SessionBusy(
+                str(chat_id), "wait for its stop reason or cancel it before loading it"
+            )
         holder: list[AcpSession] = []
         chats = self.host.chat_service(cwd, lambda _chat, event: holder[0].emit(event))
-        try:
-            session_id = chat_id or chats.open_new()
-            if chat_id:
-                chats.get(chat_id)  # opens the history file, or fails for an unknown chat
-        except ChatInputError as exc:
-            raise _invalid(str(exc)) from None
+        session_id = chat_id or chats.open_new()
+        if chat_id:
+            chats.get(chat_id)  # opens the history file, or fails for an unknown chat
         session = AcpSession(session_id, cwd, chats, client, self.abilities, self.host.diff_of)
         holder.append(session)
         self.host.route(session_id, lambda _chat, event: session.emit(event))
@@ -204,6 +225,7 @@ class QodeAssistAgent:
         ]
         session.send(update_available_commands(commands))
 
+    @answering
     async def new_session(
         self,
         cwd: str,
@@ -221,6 +243,7 @@ class QodeAssistAgent:
         await self._announce_commands(session)
         return NewSessionResponse(session_id=session.session_id, modes=modes)
 
+    @answering
     async def load_session(
         self,
         cwd: str,
@@ -250,6 +273,7 @@ class QodeAssistAgent:
         await session.flush()
         return LoadSessionResponse(modes=self._modes(session))
 
+    @answering
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -268,6 +292,7 @@ class QodeAssistAgent:
             ]
         )
 
+    @answering
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
@@ -277,7 +302,7 @@ class QodeAssistAgent:
         if router:
             roster.append(AUTO)
         if mode_id not in (*roster, PLAN_MODE):
-            raise _invalid(
+            raise InvalidParams(
                 f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}, "
                 f"and {PLAN_MODE!r}"
             )
@@ -290,18 +315,19 @@ class QodeAssistAgent:
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise _invalid(
+            raise InvalidParams(
                 f"no session {session_id!r} in this process; start one with session/new or "
                 "load a stored chat with session/load"
             )
         return session
 
     # -- turns ----------------------------------------------------------------------------
+    @answering
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """Send one message; stream the answer as updates; return why the turn stopped."""
         session = self._session(session_id)
         if session.busy:  # ACP v1 has one turn at a time; the running one goes on
-            raise _busy(
+            raise SessionBusy(
                 session_id,
                 "wait for its stop reason or send session/cancel, then prompt again (the running "
                 "prompt goes on)",
@@ -320,12 +346,9 @@ class QodeAssistAgent:
                     images=images,
                 )
             )
-        except (ChatInputError, UnknownSkill) as exc:
+        except Exception:  # refused before it began (a busy chat goes on, never cancelled)
             session.end_turn()
-            raise _invalid(str(exc)) from None
-        except ChatBusy as exc:  # the chat is answering elsewhere: refused, never cancelled
-            session.end_turn()
-            raise RequestError.invalid_request({"message": str(exc)}) from None
+            raise
         finally:
             CURRENT.reset(token)
         try:
@@ -338,13 +361,7 @@ class QodeAssistAgent:
         reason = stop_reason(terminal)
         if reason is None:
             assert isinstance(terminal, FailedEvent)
-            error = terminal.error
-            raise RequestError.internal_error(
-                {
-                    "message": f"{error.category} error: {error.message}",
-                    "category": str(error.category),
-                }
-            )
+            raise CategorizedError(terminal.error)
         return PromptResponse(stop_reason=reason)  # type: ignore[arg-type]
 
     async def _run_plan(self, session: AcpSession) -> TerminalEvent:
@@ -402,12 +419,14 @@ def _message(prompt: list[Any]) -> tuple[str, list[str], list[InlineImage]]:
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
             if not isinstance(resource, TextResourceContents):
-                raise _invalid(f"{resource.uri}: only text resources can be embedded")
+                raise InvalidParams(f"{resource.uri}: only text resources can be embedded")
             parts.append(f"File: {resource.uri}\n```\n{resource.text}\n```")
         elif isinstance(block, ImageContentBlock):
             images.append(_image(block, len(images) + 1))
         else:
-            raise _invalid(f"{block.type} content is not supported; send text, images, resources")
+            raise InvalidParams(
+                f"{block.type} content is not supported; send text, images, resources"
+            )
     return "\n\n".join(parts), attachments, images
 
 
@@ -416,6 +435,6 @@ def _image(block: ImageContentBlock, number: int) -> InlineImage:
     try:
         data = base64.b64decode(block.data, validate=True)
     except (binascii.Error, ValueError):
-        raise _invalid(f"image {number}: its data is not base64") from None
+        raise InvalidParams(f"image {number}: its data is not base64") from None
     name = PurePosixPath(block.uri).stem if block.uri else ""
     return InlineImage(data, block.mime_type, name or f"image-{number}")

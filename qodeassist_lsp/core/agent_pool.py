@@ -23,7 +23,7 @@ from typing import Any
 from qodeassist_lsp.core.agent import Agent
 from qodeassist_lsp.core.breaker import CircuitOpenError
 from qodeassist_lsp.core.request import Request
-from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, QodeAssistError
+from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, ErrorKind, QodeAssistError
 
 QUEUE_SIZE = 8
 """How many requests may wait for a busy pool at once."""
@@ -35,6 +35,8 @@ _KEYS = {"tools", "thinking", "minContext", "local", "tags"}
 class NoAgentMeets(QodeAssistError, LookupError):
     """No agent offers what the requirements ask; the message lists what the agents offer."""
 
+    error_code = "no_agent_meets"
+
 
 class InvalidRequirements(QodeAssistError, ValueError):
     """The requirements object is malformed; the message names the key."""
@@ -42,6 +44,9 @@ class InvalidRequirements(QodeAssistError, ValueError):
 
 class PoolBusy(QodeAssistError):
     """Every matching agent stayed busy: the queue is full or the wait ran out."""
+
+    error_kind = ErrorKind.UNAVAILABLE
+    error_code = "pool_busy"
 
 
 @dataclass(frozen=True)

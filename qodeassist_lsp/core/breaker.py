@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qodeassist_lsp.config.settings import ResilienceSettings
-from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo
+from qodeassist_lsp.wire.errors import CategorizedError, ErrorCategory, ErrorInfo, ErrorKind
 
 
 class CircuitState(enum.StrEnum):
@@ -57,6 +57,9 @@ class BreakerSnapshot:
 
 class CircuitOpenError(CategorizedError):
     """A request was refused without being sent: the provider's circuit is open."""
+
+    error_kind = ErrorKind.UNAVAILABLE
+    error_code = "circuit_open"
 
 
 def is_provider_fault(info: ErrorInfo) -> bool:

@@ -1,10 +1,9 @@
-"""The HTTP API's one error shape: ``{"error": {"message", "type", "code", "param"?}}`` (OpenAI's).
+"""The HTTP door of the one error table: ``{"error": {"message", "type", "code", "param"?}}``.
 
-Routes raise `ApiError`; the typed failures of the layers below (a chat the user named wrong,
-a configuration not loaded yet, a message into a busy chat, the agent pool's refusals: 404 no
-agent meets the requirements, 503 busy or every circuit open) are mapped once here, in
-`exception_handlers`, as are Starlette's own 404/405 and anything unexpected (a 500 in the same
-shape). ``type`` follows the status (`ERROR_TYPES`); ``code`` says which refusal it is.
+Routes raise: `ApiError` for what the API itself refuses, and the errors of the tree from the
+layers below. Every ``QodeAssistError`` is answered once here, by ``wire/error_table.py``'s
+row for its kind (status, OpenAI ``type``, ``code``, ``Retry-After`` and ``X-Should-Retry``),
+as are Starlette's own 404/405 and anything unexpected (a 500 in the same shape).
 """
 
 from __future__ import annotations
@@ -17,16 +16,21 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from qodeassist_lsp.http_api.host import NotReady
-from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.error_table import TABLE, error_type, http_answer
+from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 
-ERROR_TYPES: Final = {
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-}
-"""The ``type`` of an error by status; other 4xx are ``invalid_request_error``, 5xx
-``server_error``."""
+__all__ = [
+    "NO_RETRY",
+    "ApiError",
+    "BodyTooLarge",
+    "error_body",
+    "error_response",
+    "error_type",
+    "exception_handlers",
+    "parse_json",
+    "read_json",
+]
+
 NO_RETRY: Final = {"X-Should-Retry": "false"}
 """The OpenAI clients' own header: sent where a retry would repeat a side effect (a new chat)
 or meet the same refusal (a busy chat), since they retry every 409 and 5xx by default."""
@@ -38,22 +42,31 @@ class ApiError(QodeAssistError):
     """A request the API refuses: its HTTP status, what to do about it, and the field at fault."""
 
     def __init__(self, status: int, message: str, *, code: str = "", param: str = "") -> None:
+        """Refuse with ``status`` (one of the table's: it picks the kind)."""
         super().__init__(message)
+        kinds = [kind for kind, row in TABLE.items() if row.status == status]
+        if not kinds:
+            raise ValueError(f"no error kind answers HTTP {status}")
+        self.error_kind = kinds[0]
         self.status = status
         self.message = message
-        self.code = code or {400: "invalid_request", 404: "not_found"}.get(status, "error")
+        self.error_code = code
         self.param = param
+
+    @property
+    def code(self) -> str:
+        """The body's ``code``: the one given, else the kind's."""
+        return http_answer(self).code
 
 
 class BodyTooLarge(QodeAssistError):
     """The request body passed the size limit while it was read (`safety.Guard`)."""
 
+    error_kind = ErrorKind.TOO_LARGE
 
-def error_type(status: int) -> str:
-    """Return the OpenAI error ``type`` of ``status``."""
-    if status >= 500:
-        return "server_error"
-    return ERROR_TYPES.get(status, "invalid_request_error")
+    def __init__(self, message: str = "the body is too large") -> None:
+        """Refuse a body over the limit."""
+        super().__init__(message)
 
 
 def error_body(status: int, message: str, code: str, param: str = "") -> dict[str, Any]:
@@ -142,36 +155,13 @@ async def read_json(request: Request) -> dict[str, Any]:
     return body
 
 
-async def _api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.message, exc.code, param=exc.param)
-
-
-async def _too_large(request: Request, exc: Exception) -> Response:
-    return error_response(413, "the body is too large", "too_large")
-
-
-async def _not_ready(request: Request, exc: Exception) -> Response:
-    return error_response(503, str(exc), "not_ready", headers={"Retry-After": "2"})
-
-
-async def _invalid(request: Request, exc: Exception) -> Response:
-    message = str(exc)
-    status = 404 if message.startswith(("no chat ", "invalid chat id ")) else 400
-    return error_response(status, message, "not_found" if status == 404 else "invalid_request")
-
-
-async def _busy(request: Request, exc: Exception) -> Response:
-    return error_response(409, str(exc), "chat_busy", headers=NO_RETRY)
-
-
-async def _pool(request: Request, exc: Exception) -> Response:
-    from qodeassist_lsp.core.agent_pool import NoAgentMeets, PoolBusy
-
-    if isinstance(exc, NoAgentMeets):
-        return error_response(404, str(exc), "no_agent_meets")
-    code = "pool_busy" if isinstance(exc, PoolBusy) else "circuit_open"
-    return error_response(503, str(exc), code, headers={"Retry-After": "5"})
+async def _tree(request: Request, exc: Exception) -> Response:
+    """Any error of the tree: the table's answer for its kind."""
+    assert isinstance(exc, QodeAssistError)
+    answer = http_answer(exc)
+    return error_response(
+        answer.status, answer.message, answer.code, param=answer.param, headers=answer.headers
+    )
 
 
 async def _http(request: Request, exc: Exception) -> Response:
@@ -198,27 +188,5 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 
 def exception_handlers() -> dict[Any, Any]:
-    """Return the app's handlers: `ApiError`, `NotReady`, the chat's and the pool's errors."""
-    from qodeassist_lsp.config.pipelines import UnknownPipeline
-    from qodeassist_lsp.core.agent_pool import NoAgentMeets, PoolBusy
-    from qodeassist_lsp.core.breaker import CircuitOpenError
-    from qodeassist_lsp.features.chat.compressor import CompressionFailed
-    from qodeassist_lsp.features.chat.files import ChatBusy, ChatInputError
-    from qodeassist_lsp.features.chat.history_format import HistoryFormatError
-    from qodeassist_lsp.features.chat.store import ChatNotFound
-    from qodeassist_lsp.tools.edits.blocks import EditRefused
-
-    handlers: dict[Any, Any] = {
-        ApiError: _api_error,
-        NotReady: _not_ready,
-        BodyTooLarge: _too_large,
-        ChatBusy: _busy,
-        HTTPException: _http,
-        Exception: _unexpected,
-    }
-    for kind in (ChatInputError, HistoryFormatError, UnknownPipeline, EditRefused, ChatNotFound):
-        handlers[kind] = _invalid
-    handlers[CompressionFailed] = _invalid
-    for refusal in (NoAgentMeets, PoolBusy, CircuitOpenError):  # the agent pool's refusals
-        handlers[refusal] = _pool
-    return handlers
+    """Return the app's handlers: the tree's errors, Starlette's and the unexpected."""
+    return {QodeAssistError: _tree, HTTPException: _http, Exception: _unexpected}

@@ -1,12 +1,12 @@
-"""`HttpHost`: the chat service, permission gate and edits the HTTP routes work with.
+"""`HttpHost`: the HTTP door's ports on the `workbench.bench.Workbench`, and its gate.
 
 The composition root (``cli/serve_cmd.py``) hands it `Surroundings`: the runtime source (the
 same ``Backend`` an LSP server beside it uses), the open documents, the workspace folders, the
-status object and, beside an editor, the editor's edit manager and skills. Alone, the host adds
-the tool kit, the file-edit tools (writing on disk) and ``load_skill`` (`skills.HostSkills`) to
-the runtime itself. Either way it wraps the runtime's permission gate in `HttpGate` and builds
-its own `ChatService` over the same runtime and history folder, whose events go to the
-`EventHub` of the HTTP streams.
+status object and, beside an editor, the editor's edit manager and skills. Alone, the workbench
+wires the tool kit, the file-edit tools (writing on disk) and ``load_skill`` into the runtime.
+Either way the host wraps the runtime's permission gate in `HttpGate`, and the workbench builds
+its chat service (the same ignore rule as every door) whose events go to the `EventHub` of the
+HTTP streams.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.http_api.events import EventHub, Questions
 from qodeassist_lsp.http_api.gate import HttpGate
-from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.config.settings import ToolsSettings
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.features.chat.service import ChatService
     from qodeassist_lsp.skills.library import SkillLibrary
     from qodeassist_lsp.tools.edits.pending import EditManager
+    from qodeassist_lsp.workbench.bench import Workbench
 
 READY_TIMEOUT_S = 30.0
 """How long a request waits for the first configuration load (beside an editor: its start)."""
@@ -49,6 +49,10 @@ class RuntimeSource(RuntimeView, Protocol):
 
 class NotReady(QodeAssistError):
     """The configuration is not loaded yet (an editor beside us has not started the server)."""
+
+    error_kind = ErrorKind.UNAVAILABLE
+    error_code = "not_ready"
+    retry_after_s = 2
 
 
 @dataclass
@@ -74,7 +78,7 @@ class HttpHost:
         self.questions = Questions(self.hub)
         self.gate: HttpGate | None = None
         self._chat: ChatService | None = None
-        self._edits: EditManager | None = None
+        self.bench: Workbench | None = None
         self._lock = asyncio.Lock()
 
     async def runtime(self) -> Runtime:
@@ -92,79 +96,25 @@ class HttpHost:
         return runtime
 
     def _wire(self, runtime: Runtime) -> None:
-        from qodeassist_lsp.features.chat.service import ChatService
+        from qodeassist_lsp.workbench.bench import Ports, Workbench
 
-        view = self.surroundings.source
-        skills = self.surroundings.skills
-        if self.surroundings.edits is None:
-            from qodeassist_lsp.http_api.skills import HostSkills
-
-            self._edits = self._wire_tools(runtime, view)
-            skills = skills or HostSkills(view, runtime.contributors).library
+        view, around = self.surroundings.source, self.surroundings
+        self.bench = Workbench(
+            view,
+            Ports(
+                folders=around.folders,
+                documents=around.documents or DocumentStore(),
+                edit_status=self.hub.publish_event,
+            ),
+        )
         contributors = runtime.contributors
+        if around.edits is None:  # no editor beside us: the tools are ours (files on disk)
+            self.bench.wire(contributors)
         self.gate = HttpGate(
             lambda: view.configuration.settings.tools.permissions, self.questions, contributors.gate
         )
         contributors.gate = self.gate
-        folders = self.surroundings.folders
-        first = next(iter(folders()), None)
-        self._chat = ChatService(
-            view,
-            self.surroundings.documents or DocumentStore(),
-            self.hub.publish_event,
-            workspace=first,
-            folders=lambda: list(folders()),
-            skills=skills,
-        )
-
-    def _wire_tools(self, runtime: Runtime, view: RuntimeView) -> EditManager:
-        """Add the tool kit and the on-disk file tools to a runtime no editor wired."""
-        from qodeassist_lsp.config.confinement import Confinement
-        from qodeassist_lsp.context.ignore import FolderIgnores
-        from qodeassist_lsp.context.parse_check import file_parse_check
-        from qodeassist_lsp.core.memory import Memory
-        from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
-        from qodeassist_lsp.tools.edits.file_tools import edit_tools
-        from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
-        from qodeassist_lsp.tools.edits.ports import NoEditor
-        from qodeassist_lsp.tools.kit import KitSources, ToolKit
-        from qodeassist_lsp.tools.workspace import ToolWorkspace
-
-        folders = self.surroundings.folders
-
-        def workspace() -> ToolWorkspace:
-            roots = list(folders())
-            allowed = view.configuration.settings.general.allowed_roots
-            return ToolWorkspace.of(roots, allowed, ignore=FolderIgnores.of(roots))
-
-        def confinement() -> Confinement:
-            allowed = view.configuration.settings.general.allowed_roots
-            return Confinement.of(list(folders()), allowed)
-
-        def tools() -> ToolsSettings:
-            return view.configuration.settings.tools
-
-        kit = ToolKit(
-            KitSources(
-                settings=tools,
-                workspace=workspace,
-                memory=lambda: Memory.of(view.configuration.paths),
-            )
-        )
-        manager = EditManager(
-            CheckpointStore(runtime.configuration.paths.data_root / "checkpoints"),
-            NoEditor(),
-            EditScope(
-                confinement=confinement,
-                base=lambda: next(iter(folders()), None),
-                auto_apply=lambda: tools().auto_apply_file_edits,
-                parse_check=file_parse_check(),  # the web chat warns about a broken edit too
-            ),
-            self.hub.publish_event,
-        )
-        runtime.contributors.add(kit.contribute)
-        runtime.contributors.add(edit_tools(manager, lambda: tools().enabled))
-        return manager
+        self._chat = self.bench.chat_service(self.hub.publish_event, skills=around.skills)
 
     async def chat(self) -> ChatService:
         """Return the chat service once the runtime is ready."""
@@ -177,8 +127,8 @@ class HttpHost:
         await self.runtime()
         if self.surroundings.edits is not None:
             return await self.surroundings.edits()
-        assert self._edits is not None
-        return self._edits
+        assert self.bench is not None
+        return self.bench.edits
 
     async def aclose(self) -> None:
         """Cancel the HTTP chats' requests and write their pending saves."""

@@ -41,13 +41,13 @@ from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
 from qodeassist_lsp.http_api.errors import NO_RETRY, ApiError, error_body, read_json
 from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
 from qodeassist_lsp.http_api.host import HttpHost
+from qodeassist_lsp.wire.error_table import category_status
 
 CHAT_HEADER = "X-QodeAssist-Chat-Id"
 POOL = "pool"
 """The ``model`` that asks the agent pool (with ``qodeassist.requires``, or for any agent)."""
 TERMINAL = ("finished", "failed", "cancelled")
 _FINISH = {"max_tokens": "length", "length": "length"}
-_STATUS = {"validation": 400, "config": 500, "tool": 500}
 
 
 _DATA_URL = re.compile(r"data:(image/[\w.+-]+);base64,(.*)", re.DOTALL)
@@ -452,7 +452,7 @@ async def _collect(
             break
     if kind != "finished":
         error = _error(payload)
-        status = 499 if kind == "cancelled" else _STATUS.get(error["type"], 502)
+        status = 499 if kind == "cancelled" else category_status(error["type"])
         body = error_body(status, error["message"], error["code"])
         # The chat exists and keeps the failed turn: a client's retry would start another.
         return JSONResponse(body, status_code=status, headers={**headers, **NO_RETRY})

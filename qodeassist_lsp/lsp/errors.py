@@ -1,15 +1,12 @@
-"""The one mapping from the error tree to JSON-RPC errors: handlers raise, they do not translate.
+"""The LSP door of the one error table: handlers raise, they do not translate.
 
 Every handler the server registers (``QodeAssistServer.feature`` and ``.command``) is wrapped
-by `answering`, which decides the answer from where an error sits in the tree of
-``wire/errors.py``:
-
-* a `CategorizedError` (a provider, launch, tool-limit or compression failure) is
-  ``RequestFailed`` (-32803), ``"<category> error: <message>"``, with ``{"category"}`` as data;
-* an error that is also a ``ValueError``, ``LookupError`` or ``PermissionError`` (bad input, no
-  such chat, edit or checkpoint, a refused path) is ``InvalidParams`` (-32602) with its message;
-* a message sent into a busy chat (``ChatBusy``) is ``InvalidRequest`` (-32600);
-* any other ``QodeAssistError`` is ``RequestFailed`` with its message.
+by `answering`, which answers an error of the tree (``wire/errors.py``) with the JSON-RPC error
+the table of ``wire/error_table.py`` gives its kind: invalid params, no such chat or edit, a
+refused path → ``InvalidParams`` (-32602); a busy chat or too large an input →
+``InvalidRequest`` (-32600); anything else (a provider, launch, tool-limit or pool failure) →
+``RequestFailed`` (-32803), ``"<category> error: <message>"`` with ``{"category"}`` as data
+for a categorized one.
 
 Anything else is a bug: pygls answers ``InternalError`` (-32603) and logs it. A JSON-RPC error
 raised as such (``RequestFailed``, pygls's own) passes through unchanged.
@@ -24,8 +21,10 @@ from typing import Any, NoReturn, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from qodeassist_lsp.features.chat.files import ChatBusy
-from qodeassist_lsp.wire.errors import CategorizedError, QodeAssistError
+from qodeassist_lsp.wire.error_table import lsp_answer
+from qodeassist_lsp.wire.errors import InvalidParams, QodeAssistError
+
+__all__ = ["InvalidParams", "RequestFailed", "answering", "rpc_error"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,22 +36,19 @@ class RequestFailed(QodeAssistError, JsonRpcException):
     MESSAGE = "RequestFailed"
 
 
-class InvalidParams(QodeAssistError, ValueError):
-    """A request's params cannot be used (answered -32602 with this message)."""
+_BY_CODE: dict[int, type[JsonRpcException]] = {
+    JsonRpcInvalidParams.CODE: JsonRpcInvalidParams,
+    JsonRpcInvalidRequest.CODE: JsonRpcInvalidRequest,
+    RequestFailed.CODE: RequestFailed,
+}
 
 
 def rpc_error(exc: QodeAssistError) -> JsonRpcException:
-    """Return the JSON-RPC error that answers ``exc`` (the mapping of the module docstring)."""
+    """Return the JSON-RPC error that answers ``exc`` (the table's row for its kind)."""
     if isinstance(exc, JsonRpcException):
         return exc
-    if isinstance(exc, CategorizedError):
-        category = str(exc.info.category)
-        return RequestFailed(f"{category} error: {exc.info.message}", data={"category": category})
-    if isinstance(exc, ChatBusy):
-        return JsonRpcInvalidRequest(str(exc))
-    if isinstance(exc, ValueError | LookupError | PermissionError):
-        return JsonRpcInvalidParams(str(exc))
-    return RequestFailed(str(exc))
+    answer = lsp_answer(exc)
+    return _BY_CODE[answer.code](answer.message, data=answer.data)
 
 
 def _reraise(exc: QodeAssistError) -> NoReturn:

@@ -8,9 +8,11 @@ created, so no caller can forget it.
 
 One base exception, defined here at the lowest layer so every layer can raise below it. The
 tree (each class lives in the module named on its right; a second base in brackets is kept
-so existing ``except LookupError`` and the like still hold; it also decides the JSON-RPC answer,
-see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``PermissionError``
-→ -32602)::
+so existing ``except LookupError`` and the like still hold). Where a class sits decides its
+`ErrorKind` (`kind_of`: a class's own ``error_kind`` first, else ``PermissionError`` → refused,
+``LookupError`` → not found, ``ValueError`` → invalid, anything else → failed), and the kind
+decides every door's answer in one table, ``wire/error_table.py``: the JSON-RPC code of the LSP
+and of ACP, the HTTP status and OpenAI error type::
 
     QodeAssistError                         every error the package raises on purpose
     ├── CategorizedError                    carries an ErrorInfo: the category on the wire
@@ -26,6 +28,7 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     │   └── PromptPathRefused               … a prompt path leads outside its roots
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
     ├── SettingsWriteError [ValueError]     config.settings_writer: a change was refused
+    ├── OverrideError [ValueError]          config.provider_override: an override is refused
     ├── FolderLockTimeout [TimeoutError]    config.folder_lock: another writer held on
     ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
     │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root
@@ -45,11 +48,14 @@ see ``lsp/errors.py``: categorized → -32803, ``ValueError``/``LookupError``/``
     ├── FrontMatterError [ValueError]       skills.frontmatter: a SKILL.md has no usable header
     ├── UnknownSkill [LookupError]          skills.library: a message starts with /no-such-skill
     ├── RequestFailed [JsonRpcException]    lsp.errors: LSP RequestFailed (-32803)
-    ├── InvalidParams [ValueError]          lsp.errors: a request's params cannot be used
+    ├── InvalidParams [ValueError]          wire.errors: a request's params cannot be used
+    ├── SessionBusy                         acp_agent.agent: a prompt into a prompting session
     ├── SetupWriteError                     core.setup.apply: a file setup must edit is unreadable
     ├── ProbeTargetError [ValueError]       core.setup.probe: a probe target is not loopback
     ├── ApiError                            http_api.errors: a request the HTTP API refuses
     ├── BodyTooLarge                        http_api.errors: a body passed the size limit
+    ├── TokenFileUnsafe                     http_api.token: the token file is open to others
+    ├── TokenFromEnvironment                http_api.token: the token is set by the environment
     ├── NotReady                            http_api.host: the configuration is not loaded yet
     ├── ListenFailed                        http_api.app: uvicorn could not start serving
     ├── MemoryRefused [ValueError]          core.memory: an entry is empty, too long or a secret
@@ -140,8 +146,46 @@ class ErrorInfo:
         return replace(self, message=redact(self.message, values), provider_detail=detail)
 
 
+class ErrorKind(enum.StrEnum):
+    """What kind of refusal or failure an error is: the row of ``wire/error_table.py``."""
+
+    INVALID = "invalid"
+    NOT_FOUND = "not_found"
+    REFUSED = "refused"
+    BUSY = "busy"
+    TOO_LARGE = "too_large"
+    UNAVAILABLE = "unavailable"
+    FAILED = "failed"
+
+
 class QodeAssistError(Exception):
     """Base of every error qodeassist-lsp raises on purpose (the tree is drawn above)."""
+
+    error_kind: ErrorKind | None = None
+    """The kind, when the class's bases do not tell it (`kind_of`)."""
+    error_code: str = ""
+    """The HTTP body's ``code`` when it is not the kind's (``chat_busy``, ``pool_busy``…)."""
+    retry_after_s: float | None = None
+    """The ``Retry-After`` an HTTP 503 of this error sends, when not the kind's."""
+
+
+def kind_of(exc: QodeAssistError) -> ErrorKind:
+    """Return ``exc``'s kind: its class's own, else the one its bases tell."""
+    if exc.error_kind is not None:
+        return exc.error_kind
+    if isinstance(exc, CategorizedError):
+        return ErrorKind.FAILED
+    if isinstance(exc, PermissionError):
+        return ErrorKind.REFUSED
+    if isinstance(exc, LookupError):
+        return ErrorKind.NOT_FOUND
+    if isinstance(exc, ValueError):
+        return ErrorKind.INVALID
+    return ErrorKind.FAILED
+
+
+class InvalidParams(QodeAssistError, ValueError):
+    """A request's params cannot be used (every door answers "invalid" with this message)."""
 
 
 class CategorizedError(QodeAssistError):

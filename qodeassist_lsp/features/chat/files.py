@@ -29,7 +29,7 @@ from qodeassist_lsp.core.content import (
     TextBlock,
 )
 from qodeassist_lsp.features.chat.store import ChatStore
-from qodeassist_lsp.wire.errors import QodeAssistError
+from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -55,6 +55,9 @@ class ChatBusy(QodeAssistError):
     Every door refuses it the same way (LSP and ACP: JSON-RPC -32600; HTTP: 409 ``chat_busy``);
     the running answer is never cancelled by it.
     """
+
+    error_kind = ErrorKind.BUSY
+    error_code = "chat_busy"
 
     def __init__(self, chat_id: str, request_id: str) -> None:
         """Refuse a message into ``chat_id``, whose ``request_id`` ("": one starting) runs."""
