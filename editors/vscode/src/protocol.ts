@@ -237,11 +237,12 @@ export interface Instruction {
   agent?: string | null;
 }
 
+/** Latency percentiles; `null` (or `samples: 0`) when no request finished. */
 export interface Percentiles {
-  p50?: number;
-  p90?: number;
-  p99?: number;
-  max?: number;
+  p50?: number | null;
+  p90?: number | null;
+  p99?: number | null;
+  max?: number | null;
   samples?: number;
 }
 
@@ -283,6 +284,17 @@ export interface ServerStatus {
     typingIntervalMs?: number | null;
   };
   pipelines?: Record<string, string | string[] | null>;
+  /** While background requests (inline completion, next edit) fail: `state` is `degraded`. */
+  outage?: StatusOutage | null;
+}
+
+/** The failure of a background feature the status reports (told once per outage). */
+export interface StatusOutage {
+  feature?: string;
+  agent?: string;
+  category?: string;
+  reason?: string;
+  fix?: string;
 }
 
 export interface RefactorCommandArgument {

@@ -29,7 +29,6 @@ export interface StatusPresentation {
 
 export function describeStatus(input: StatusInput): StatusPresentation {
   const status = input.status;
-  const lines: string[] = [];
   if (input.client === 'stopped') {
     return {
       level: 'error',
@@ -55,11 +54,12 @@ export function describeStatus(input: StatusInput): StatusPresentation {
   const providers = status.providers ?? [];
   const down = providers.filter((p) => p.state === 'down' || p.circuit?.state === 'open');
   const degraded = providers.filter((p) => p.state === 'degraded');
+  const outage = status.outage ?? undefined;
 
   let level: StatusLevel = 'ok';
   if (errors > 0 || down.length > 0) {
     level = 'error';
-  } else if (warnings > 0 || degraded.length > 0) {
+  } else if (warnings > 0 || degraded.length > 0 || outage) {
     level = 'warning';
   }
   if (!input.inlineEnabled && level === 'ok') {
@@ -81,47 +81,80 @@ export function describeStatus(input: StatusInput): StatusPresentation {
   }
   const text = `${icon} QodeAssist${badges.length ? ` ${badges.join(', ')}` : ''}`;
 
-  lines.push(`**QodeAssist** ${escapeMarkdown(status.version ?? '')} — ${status.state}`);
-  lines.push('');
-  lines.push(`Inline completion: ${input.inlineEnabled ? 'on' : '**off**'}`);
+  // A tooltip is Markdown: single newlines join lines, so every block is a paragraph or a list.
+  const blocks: string[] = [];
+  blocks.push(`**QodeAssist** ${escapeMarkdown(status.version ?? '')} — ${stateText(status, level, down, degraded)}`);
+  if (outage) {
+    const who = [outage.feature, outage.agent && `(${outage.agent})`].filter(Boolean).join(' ');
+    blocks.push(
+      `**${escapeMarkdown(who || 'A background request')} failed:** ${escapeMarkdown(outage.reason ?? '')}` +
+        (outage.fix ? `  \nFix: ${escapeMarkdown(outage.fix)}` : ''),
+    );
+  }
+  const summary: string[] = [`- Inline completion: ${input.inlineEnabled ? 'on' : '**off**'}`];
   if (status.agents !== undefined) {
-    lines.push(`Agents: ${status.agents}`);
+    summary.push(`- Agents: ${status.agents}`);
   }
   if (errors || warnings) {
-    lines.push(`Configuration problems: ${errors} error(s), ${warnings} warning(s)`);
+    summary.push(`- Configuration problems: ${errors} error(s), ${warnings} warning(s)`);
   }
   if (status.configRoot) {
-    lines.push(`Config: \`${status.configRoot.replace(/`/g, '')}\``);
+    summary.push(`- Config: \`${status.configRoot.replace(/`/g, '')}\``);
   }
+  blocks.push(summary.join('\n'));
   const pipelines = status.pipelines ?? {};
   const pipelineLines = Object.entries(pipelines)
-    .filter(([, v]) => v !== null && v !== undefined && (!Array.isArray(v) || v.length > 0))
-    .map(([k, v]) => `- ${k}: ${escapeMarkdown(Array.isArray(v) ? v.join(', ') : String(v))}`);
+    .map(([k, v]) => [k, (Array.isArray(v) ? v : [v]).filter((name) => typeof name === 'string' && name.trim())] as const)
+    .filter(([, names]) => names.length > 0)
+    .map(([k, names]) => `- ${k}: ${escapeMarkdown(names.join(', '))}`);
   if (pipelineLines.length) {
-    lines.push('', '**Pipelines**', ...pipelineLines);
+    blocks.push(['**Pipelines**', '', ...pipelineLines].join('\n'));
   }
   if (providers.length) {
-    lines.push('', '**Providers**');
+    const lines = ['**Providers**', ''];
     for (const p of providers) {
-      const latency = p.firstEventMs ? `, first event ${percentiles(p.firstEventMs)}` : '';
+      const latency = percentiles(p.firstEventMs);
       const requests = p.requests !== undefined ? `, ${p.requests} requests, ${p.errors ?? 0} errors` : '';
       const error = p.lastError ? ` — last error (${p.lastError.category}): ${escapeMarkdown(p.lastError.message)}` : '';
-      lines.push(`- ${escapeMarkdown(p.name)}: ${p.state}${circuit(p, input.now ?? Date.now())}${requests}${latency}${error}`);
+      lines.push(
+        `- ${escapeMarkdown(p.name)}: ${p.state}${circuit(p, input.now ?? Date.now())}${requests}` +
+          `${latency ? `, first event ${latency}` : ''}${error}`,
+      );
     }
+    blocks.push(lines.join('\n'));
   }
   const completion = status.completion;
   if (completion?.agents && Object.keys(completion.agents).length) {
-    lines.push('', '**Completion**');
+    const lines = ['**Completion**', ''];
     for (const [name, agent] of Object.entries(completion.agents)) {
-      const latency = agent.latencyMs ? `, ${percentiles(agent.latencyMs)}` : '';
+      const latency = percentiles(agent.latencyMs);
+      const failed = agent.errors ? `, ${agent.errors} failed` : '';
       lines.push(
-        `- ${escapeMarkdown(name)}: ${agent.health ?? '?'}, ${agent.requests ?? 0} requests, ` +
-          `${agent.accepted ?? 0} accepted${latency}`,
+        `- ${escapeMarkdown(name)}: ${agent.health ?? '?'}, ${agent.requests ?? 0} requests${failed}, ` +
+          `${agent.accepted ?? 0} accepted${latency ? `, ${latency}` : ''}`,
       );
     }
+    blocks.push(lines.join('\n'));
   }
-  lines.push('', 'Click for the QodeAssist menu.');
-  return { level, text, tooltip: lines.join('\n') };
+  blocks.push('Click for the QodeAssist menu.');
+  return { level, text, tooltip: blocks.join('\n\n') };
+}
+
+/** The header's state: never "ready" while a provider or a background feature is failing. */
+function stateText(status: ServerStatus, level: StatusLevel, down: ProviderStatus[], degraded: ProviderStatus[]): string {
+  if (status.outage) {
+    return '**degraded** (provider error)';
+  }
+  if (down.length) {
+    return `**degraded** (${escapeMarkdown(down.map((p) => p.name).join(', '))} down)`;
+  }
+  if (degraded.length) {
+    return `**degraded** (${escapeMarkdown(degraded.map((p) => p.name).join(', '))} failing)`;
+  }
+  if (level === 'error' || level === 'warning') {
+    return `${escapeMarkdown(status.state)} (configuration problems)`;
+  }
+  return escapeMarkdown(status.state);
 }
 
 /** ", circuit open (next probe in N s)" for a provider whose circuit is not closed. */
@@ -135,12 +168,16 @@ function circuit(p: ProviderStatus, now: number): string {
   return `, circuit ${state.replace('_', '-')}${wait}`;
 }
 
-function percentiles(p: Percentiles): string {
+/** "p50 N ms, p90 N ms" of the samples there are; "" without any (failed requests have none). */
+function percentiles(p: Percentiles | null | undefined): string {
+  if (!p || p.samples === 0) {
+    return '';
+  }
   const parts: string[] = [];
-  if (p.p50 !== undefined) {
+  if (typeof p.p50 === 'number') {
     parts.push(`p50 ${Math.round(p.p50)} ms`);
   }
-  if (p.p90 !== undefined) {
+  if (typeof p.p90 === 'number') {
     parts.push(`p90 ${Math.round(p.p90)} ms`);
   }
   return parts.join(', ');

@@ -123,4 +123,72 @@ describe('describeStatus', () => {
     assert.match(shown.tooltip, /- Ollama: degraded, circuit open \(next probe in 42 s\)/);
     assert.match(shown.tooltip, /- Embedded: ok(\n|$)/);
   });
+
+  test('the tooltip is readable Markdown: one line per fact, no run-together lines', () => {
+    const { tooltip } = describeStatus({ client: 'running', status: READY, inlineEnabled: true });
+    // Markdown joins lines that are neither list items nor separated by a blank line.
+    const blocks = tooltip.split('\n\n');
+    for (const block of blocks) {
+      const lines = block.split('\n');
+      const plain = lines.filter((line) => line && !line.startsWith('- ') && !line.endsWith('  '));
+      assert.ok(plain.length <= 1, `lines that Markdown runs together: ${JSON.stringify(block)}`);
+    }
+    assert.match(tooltip, /\n- Inline completion: on\n- Agents: 62\n/);
+    assert.match(tooltip, /^\*\*QodeAssist\*\* 0\\\.1\\\.0\\\.dev0 — ready\n\n/);
+  });
+
+  test('a background outage: degraded with the reason and the fix, not "ready"', () => {
+    const status: ServerStatus = {
+      ...READY,
+      state: 'degraded',
+      outage: {
+        feature: 'completion',
+        agent: 'Embedded Completion',
+        category: 'provider',
+        reason: 'Embedded is unavailable (HTTP 503)',
+        fix: 'run `qodeassist-lsp doctor` to probe the provider',
+      },
+      providers: [{ name: 'Embedded', state: 'degraded', requests: 3, errors: 3, firstEventMs: { p50: null, p90: null, samples: 0 } }],
+      completion: {
+        agents: {
+          'Embedded Completion': {
+            requests: 3,
+            errors: 3,
+            accepted: 0,
+            health: 'unknown',
+            latencyMs: { p50: null, p90: null, p99: null, samples: 0 },
+          },
+        },
+      },
+    };
+    const shown = describeStatus({ client: 'running', status, inlineEnabled: true });
+    assert.equal(shown.level, 'warning');
+    assert.doesNotMatch(shown.tooltip, /— ready/);
+    assert.match(shown.tooltip, /— \*\*degraded\*\* \(provider error\)/);
+    assert.ok(
+      shown.tooltip.includes(
+        '**completion \\(Embedded Completion\\) failed:** Embedded is unavailable \\(HTTP 503\\)  \n' +
+          'Fix: run \\`qodeassist\\-lsp doctor\\` to probe the provider\n\n',
+      ),
+      shown.tooltip,
+    );
+    assert.doesNotMatch(shown.tooltip, /p50 0 ms|first event/);
+    assert.match(shown.tooltip, /- Embedded Completion: unknown, 3 requests, 3 failed, 0 accepted\n/);
+  });
+
+  test('a failing provider alone also keeps the header from saying ready', () => {
+    const status: ServerStatus = { ...READY, providers: [{ name: 'Ollama', state: 'degraded' }] };
+    const shown = describeStatus({ client: 'running', status, inlineEnabled: true });
+    assert.match(shown.tooltip, /— \*\*degraded\*\* \(Ollama failing\)/);
+  });
+
+  test('pipelines without an agent are left out', () => {
+    const status: ServerStatus = {
+      ...READY,
+      pipelines: { codeCompletion: ['Embedded Completion'], chatRouter: '', nextEdit: [], chatCompression: null },
+    };
+    const { tooltip } = describeStatus({ client: 'running', status, inlineEnabled: true });
+    assert.match(tooltip, /- codeCompletion: Embedded Completion/);
+    assert.doesNotMatch(tooltip, /chatRouter|nextEdit|chatCompression/);
+  });
 });
