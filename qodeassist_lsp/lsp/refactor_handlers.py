@@ -301,8 +301,12 @@ async def code_action(
             )
         )
     if empty:
-        # No selection: the model writes new code at the cursor (nothing is replaced).
-        entries.append((INSERT_TITLE, dict(base)))
+        # No selection: the model writes new code at the cursor (nothing is replaced). Not
+        # for the editor's automatic asks as the caret moves (VS Code's lightbulb): the action
+        # would put a lightbulb on every line; asked for (a menu, a refactor key) it is offered.
+        automatic = params.context.trigger_kind == types.CodeActionTriggerKind.Automatic
+        if not automatic or only:
+            entries.append((INSERT_TITLE, dict(base)))
     else:
         entries += [
             (f"QodeAssist: {i.name}", {**base, "instructionId": i.id})

@@ -253,6 +253,27 @@ async def test_repeat_last_and_insert_at_an_empty_selection(client, lsp_home, re
     assert "<cursor>" in replay.requests[2].json["messages"][0]["content"]
 
 
+async def test_generate_code_here_is_not_offered_as_the_caret_moves(client, lsp_home) -> None:
+    # VS Code asks with triggerKind Automatic wherever the caret rests, for its lightbulb
+    # (issue 47, item 5); the refactor menu or Ctrl+. ask with Invoked (or `only`).
+    await client.initialize_session(client.init_params)
+    uri = await open_doc(client, lsp_home)
+    cursor = types.Range(types.Position(1, 0), types.Position(1, 0))
+
+    async def titles(kind: types.CodeActionTriggerKind, only=None) -> list[str]:
+        context = types.CodeActionContext(diagnostics=[], only=only, trigger_kind=kind)
+        answer = await client.text_document_code_action_async(
+            types.CodeActionParams(types.TextDocumentIdentifier(uri), cursor, context)
+        )
+        return [a.title for a in answer or []]
+
+    assert await titles(types.CodeActionTriggerKind.Automatic) == []
+    generate = ["QodeAssist: Generate code here…"]
+    assert await titles(types.CodeActionTriggerKind.Invoked) == generate
+    refactor = [types.CodeActionKind.Refactor]
+    assert await titles(types.CodeActionTriggerKind.Automatic, refactor) == generate
+
+
 NUMBERS = ", ".join(f"{i}.0" for i in range(1, 88))
 """Issue 15: the embedded model's answer to "Add type hints"."""
 
