@@ -236,6 +236,27 @@ async def inline_completion(
     )
 
 
+LABEL_CHARS = 80
+"""The menu label is cut after this many characters (the documentation has all of it)."""
+
+
+def _whole_line(line_text: str, item: CompletionItem) -> str:
+    """Return the menu label: the cursor line as accepting ``item`` leaves it, unindented.
+
+    Users read ``return a + b`` where only the continuation ``turn a + b`` was shown (issue
+    47). A suggestion that starts on a new line is labelled by its first line instead.
+    """
+    first, *rest = item.insert_text.split("\n")
+    if not first.strip() and rest:
+        line = next((r for r in rest if r.strip()), first)
+    else:
+        line = line_text[: item.start_character] + first
+        if not rest:
+            line += line_text[item.end_character :]
+    line = line.strip()
+    return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "…"
+
+
 async def completion(ls: QodeAssistServer, params: types.CompletionParams) -> types.CompletionList:
     """Answer ``textDocument/completion`` with one item, or empty within the budget."""
     feature = ls.feature_of(CompletionFeature)
@@ -262,7 +283,6 @@ async def completion(ls: QodeAssistServer, params: types.CompletionParams) -> ty
         return types.CompletionList(is_incomplete=True, items=[])
     result, line_text = answer
     item = result.items[0]
-    first_line = item.insert_text.strip().splitlines()[0] if item.insert_text.strip() else ""
     # Clients filter the menu by the word left of the cursor: the item must match it.
     cursor = to_code_points(ls.workspace.position_codec, line_text, params.position.character)
     word = _WORD_BEFORE.search(line_text[:cursor])
@@ -271,10 +291,11 @@ async def completion(ls: QodeAssistServer, params: types.CompletionParams) -> ty
         is_incomplete=True,
         items=[
             types.CompletionItem(
-                label=first_line[:60] or item.insert_text[:60],
+                label=_whole_line(line_text, item),
                 kind=types.CompletionItemKind.Text,
                 detail="qodeassist",
-                filter_text=typed + item.insert_text if typed else None,
+                # The label is the whole line: clients must filter on the typed word instead.
+                filter_text=typed + item.insert_text,
                 documentation=_documentation(ls, item.insert_text),
                 sort_text="\U0010ffff",  # after every other server's items
                 text_edit=types.TextEdit(_range(ls, line_text, item), item.insert_text),
