@@ -117,7 +117,7 @@ async def _chat(
     printer = _Printer(jsonl)
     try:
         if tools is not None:
-            hub = await give_tools(runtime, config, tools, ask=sys.stdin.isatty())
+            hub = await give_tools(runtime, tools, ask=sys.stdin.isatty())
         try:
             session = runtime.sessions.create(agent)
         except AgentNotAvailable as exc:

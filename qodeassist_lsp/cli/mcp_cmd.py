@@ -78,7 +78,7 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
     from qodeassist_lsp.mcp import server as mcp_server
 
     runtime = Runtime(config)
-    registry = tool_registry(runtime, [kit_for(workspace, config).contribute, *extra])
+    registry = tool_registry(runtime, [kit_for(workspace, runtime).contribute, *extra])
     server = mcp_server.build_server(registry)
     try:
         if port is None:
@@ -147,9 +147,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 async def _list(config: Any) -> dict[str, Any]:
-    from qodeassist_lsp.mcp.hub import hub_config
 
-    hub = await connected_hub(hub_config(config), config.paths.data_root)
+    hub = await connected_hub(config)
     try:
         status = hub.status()
         for server in status["servers"]:

@@ -1,7 +1,8 @@
-"""The command line's tools: the tool kit over one folder, MCP servers, permission on the terminal.
+"""The command line's ports on the workbench: one folder, MCP servers, permission on the terminal.
 
-``mcp serve`` offers the kit to MCP clients; ``chat`` gives it and the servers of ``mcp.json``
-to its agent, behind the same ``[tools.permissions]`` gate as the editors. A terminal is the
+``mcp serve`` offers the kit to MCP clients; ``chat`` gives it, ``load_skill`` and the servers
+of ``mcp.json`` to its agent, behind the same ``[tools.permissions]`` gate as the editors (all
+built by `workbench.bench.Workbench`). A terminal is the
 chat's only person to ask: a question goes to stderr and the answer is one line of stdin;
 without a terminal on stdin nobody can answer, so what needs asking is denied and the model is
 told why. ``mcp list`` and ``chat`` start the servers with `connected_hub`.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -21,8 +21,9 @@ from qodeassist_lsp.cli.common import CliError
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.core.runtime import Runtime
-    from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+    from qodeassist_lsp.mcp.hub import McpHub
     from qodeassist_lsp.tools.kit import ToolKit
+    from qodeassist_lsp.workbench.bench import Workbench
 
 _KEYS = "ocd"
 """The key of each permission answer, in `qodeassist_lsp.tools.permissions.ACTIONS` order."""
@@ -37,23 +38,19 @@ def workspace_of(args: argparse.Namespace) -> Path:
     return workspace
 
 
-def kit_for(workspace: Path, config: Configuration) -> ToolKit:
-    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
-    from qodeassist_lsp.context.ignore import FolderIgnores
-    from qodeassist_lsp.core.memory import Memory
-    from qodeassist_lsp.tools.kit import KitSources, ToolKit
-    from qodeassist_lsp.tools.workspace import ToolWorkspace
+def workbench_for(runtime: Runtime, workspace: Path, ask: bool = False) -> Workbench:
+    """Return the workbench over ``workspace``; ``ask``: questions go to the terminal."""
+    import sys
 
-    ignores = FolderIgnores.of([workspace])
-    settings = config.settings
-    view = ToolWorkspace.of([workspace], settings.general.allowed_roots, ignore=ignores)
-    return ToolKit(
-        KitSources(
-            settings=lambda: settings.tools,
-            workspace=lambda: view,
-            memory=lambda: Memory.of(config.paths),
-        )
-    )
+    from qodeassist_lsp.workbench.bench import Ports, Workbench
+
+    asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
+    return Workbench(runtime, Ports(folders=lambda: [workspace], asker=asker))
+
+
+def kit_for(workspace: Path, runtime: Runtime) -> ToolKit:
+    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
+    return workbench_for(runtime, workspace).kit()
 
 
 class TerminalAsker:
@@ -77,50 +74,27 @@ class TerminalAsker:
         return next((action for key, action in keyed if typed == key), actions[-1])
 
 
-async def connected_hub(settings: HubConfig, data_root: Path) -> McpHub:
-    """Return a hub running the servers of ``settings`` once none is still connecting.
+async def connected_hub(config: Configuration) -> McpHub:
+    """Return a hub running the servers of ``mcp.json`` once none is still connecting.
 
     A project's server the user has not approved (in an editor) stays held: nobody is asked
     here. The caller closes the hub.
     """
-    from qodeassist_lsp.mcp.approvals import ApprovalStore
-    from qodeassist_lsp.mcp.hub import McpHub
+    from qodeassist_lsp.core.runtime import Runtime
 
-    changed = asyncio.Event()
-    hub = McpHub(ApprovalStore(data_root), on_change=changed.set)
-    try:
-        await hub.configure(settings)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(settings.limits.connect_timeout_s + 1):
-                while any(s["state"] == "connecting" for s in hub.status()["servers"]):
-                    changed.clear()
-                    await changed.wait()
-    except BaseException:
-        await hub.aclose()
-        raise
+    hub = await workbench_for(Runtime(config), Path.cwd()).start_mcp()
+    assert hub is not None  # not lazy: there is a hub even without servers
     return hub
 
 
-async def give_tools(
-    runtime: Runtime, config: Configuration, workspace: Path, ask: bool
-) -> McpHub | None:
+async def give_tools(runtime: Runtime, workspace: Path, ask: bool) -> McpHub | None:
     """Offer the kit over ``workspace`` and the MCP servers to ``runtime``'s sessions.
 
     Every call goes through ``[tools.permissions]``; ``ask``: questions go to the terminal
-    (else they are denied). Return the hub of the MCP servers (None when ``mcp.json`` lists
-    none), which the caller closes.
+    (else they are denied). The file-edit tools are not offered: nobody could review an edit.
+    Return the hub of the MCP servers (None when ``mcp.json`` lists none), which the caller
+    closes.
     """
-    import sys
-
-    from qodeassist_lsp.mcp.hub import hub_config
-    from qodeassist_lsp.tools.permissions import PermissionGate
-
-    runtime.contributors.add(kit_for(workspace, config).contribute)
-    asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
-    runtime.contributors.gate = PermissionGate(lambda: config.settings.tools.permissions, asker)
-    settings = hub_config(config)
-    if not settings.enabled or not settings.servers:
-        return None  # the MCP SDK costs about a second to import: only for servers to run
-    hub = await connected_hub(settings, config.paths.data_root)
-    runtime.contributors.add(hub.contribute)
-    return hub
+    bench = workbench_for(runtime, workspace, ask)
+    bench.wire(runtime.contributors, edits=False)
+    return await bench.start_mcp(lazy=True)

@@ -58,8 +58,8 @@ class EditScope:
     confinement: Callable[[], Confinement]
     base: Callable[[], Path | None]
     """The folder relative paths start from (the first workspace folder)."""
-    ignored: Callable[[Path], bool] = lambda _path: False
-    """Whether ``.qodeassistignore`` excludes a path."""
+    ignored: Callable[[Path], str | None] = lambda _path: None
+    """The ignore file (``.qodeassistignore``, ``.gitignore``) that excludes a path, or None."""
     auto_apply: Callable[[], bool] = lambda: False
     parse_check: ParseCheck = no_parse_check
     """Judges the whole file after an edit against before (see ``ports.ParseCheck``)."""
@@ -222,8 +222,11 @@ class EditManager:
         if ".git" in Path(label).parts:
             # Git runs what its own files name (hooks, config): no tool may write those.
             raise EditRefused(f"{label} is inside .git; git's own files are not changed by tools")
-        if self._scope.ignored(path):
-            raise EditRefused(f"{label} is excluded by .qodeassistignore; it may not be changed")
+        listed_by = self._scope.ignored(path)
+        if listed_by is not None:
+            raise EditRefused(
+                f"{label} is excluded by {listed_by}; tools may not create, change or delete it"
+            )
         return path, label
 
     async def _read(self, path: Path) -> _Current:

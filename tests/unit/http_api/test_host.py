@@ -16,7 +16,7 @@ async def test_the_kit_has_the_memory_tools(tmp_path: Path) -> None:
     config = load_configuration(ConfigPaths(tmp_path / "c", tmp_path / "d", bundled_root()))
     runtime = Runtime(config)
     host = HttpHost(Surroundings(source=runtime, folders=lambda: [tmp_path], status=dict))  # type: ignore[arg-type]
-    host._wire_tools(runtime, runtime)
+    host._wire(runtime)
     registry = ToolRegistry()
     runtime.contributors.apply_to(registry, CHAT_ASSISTANT)
     names = {spec.name for spec in registry.specs()}

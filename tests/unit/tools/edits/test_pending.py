@@ -57,7 +57,7 @@ class Harness:
         scope = EditScope(
             confinement=lambda: Confinement.of([self.project]),
             base=lambda: self.project,
-            ignored=lambda path: path.name in self.ignored,
+            ignored=lambda path: ".qodeassistignore" if path.name in self.ignored else None,
             auto_apply=lambda: self.auto,
             parse_check=self.parse_check,
         )

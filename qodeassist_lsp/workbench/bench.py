@@ -1,0 +1,310 @@
+"""`Workbench`: the tools, edits, skills, MCP hub, gate and chats behind one door, built once.
+
+The rules every door shares are written here and nowhere else:
+
+- **Ignore files.** One cache of `IgnoreFilter` per (folder, file) serves the tool kit, the edit
+  tools and the chat. The tools honour ``.qodeassistignore`` and ``.gitignore`` at the root of
+  each workspace folder; ``create_file``/``edit_file``/``delete_file`` refuse a file either
+  lists, naming the file that lists it. A chat message that mentions, attaches or links a file
+  ``.qodeassistignore`` lists is refused (docs/chat.md).
+- **Edits.** The edit manager always gets the ignore rules, the confinement of the workspace
+  folders plus ``allowed_roots`` and the whole-file parse check; only *where* open files are
+  read and written (``Ports.buffers``) and whether edits apply at once differ per door.
+- **Gate.** Every tool call passes ``[tools.permissions]``; ``Ports.asker`` answers its
+  questions (none: what needs asking is denied), or a door brings its own gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qodeassist_lsp.context.documents import DocumentStore
+from qodeassist_lsp.context.ignore import IGNORE_FILE_NAME, FolderIgnores, IgnoreFilter
+from qodeassist_lsp.core.events import SessionEvent
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.confinement import Confinement
+    from qodeassist_lsp.config.pipelines import PipelineSpec
+    from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.core.runtime_view import RuntimeView
+    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
+    from qodeassist_lsp.features.chat.service import ChatService, EventSink
+    from qodeassist_lsp.mcp.approvals import ApprovalAsker
+    from qodeassist_lsp.mcp.definitions import ServerDefinition
+    from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+    from qodeassist_lsp.skills.library import SkillLibrary
+    from qodeassist_lsp.skills.service import SkillService
+    from qodeassist_lsp.tools.diagnostics import DiagnosticsSource
+    from qodeassist_lsp.tools.edits.pending import EditManager
+    from qodeassist_lsp.tools.edits.ports import EditorBuffers
+    from qodeassist_lsp.tools.kit import ToolKit
+    from qodeassist_lsp.tools.permissions import PermissionAsker
+    from qodeassist_lsp.tools.workspace import (
+        EditorFiles,
+        OpenBuffers,
+        ProgramRunner,
+        ToolWorkspace,
+    )
+
+log = logging.getLogger("qodeassist.workbench")
+
+
+def _nowhere(_chat_id: str, _event: SessionEvent) -> None:
+    """Drop an edit status change (a door without a chat stream)."""
+
+
+@dataclass
+class Ports:
+    """What a door tells the workbench: its folders, its editor, its user; read per call."""
+
+    folders: Callable[[], Sequence[Path]]
+    """The workspace folders now (relative paths start at the first)."""
+    documents: DocumentStore = field(default_factory=DocumentStore)
+    buffers: EditorBuffers | None = None
+    """Where the edit tools read and write open files; None: on disk only."""
+    edit_status: Callable[[str, SessionEvent], None] = _nowhere
+    """Where an edit's status changes go (the chat's event stream)."""
+    auto_apply: Callable[[], bool] | None = None
+    """Whether edits apply at once; None: ``[tools] auto_apply_file_edits``."""
+    asker: PermissionAsker | None = None
+    """Who answers the gate's questions; None: what needs asking is denied."""
+    gate: ToolGate | None = None
+    """A door's own gate instead of ``[tools.permissions]`` with ``asker``."""
+    open_buffers: Callable[[], OpenBuffers | None] = lambda: None
+    editor_files: Callable[[], EditorFiles | None] = lambda: None
+    runner: Callable[[], ProgramRunner | None] = lambda: None
+    diagnostics: DiagnosticsSource | None = None
+    mcp_asker: ApprovalAsker | None = None
+    """The MCP hub's `mcp.hub.ApprovalAsker` of project servers; None: they stay held."""
+
+
+class Workbench:
+    """The engine one door serves: build it once, `wire` it into the runtime's contributors."""
+
+    def __init__(self, view: RuntimeView, ports: Ports) -> None:
+        """Serve ``view``'s configuration (read per call) through ``ports``."""
+        from qodeassist_lsp.skills.service import SkillService, SkillSources
+
+        self.view = view
+        self.ports = ports
+        self._ignores: dict[tuple[Path, str], IgnoreFilter] = {}
+        self._edits: EditManager | None = None
+        self.skills: SkillService = SkillService(lambda: SkillSources.of(view.configuration))
+        self.hub: McpHub | None = None
+        self._hub_changed = asyncio.Event()
+        self.extra_servers: dict[str, ServerDefinition] = {}
+        """MCP servers a door added to ``mcp.json``'s (ACP's ``session/new``), by name."""
+        self.gate: ToolGate | None = None
+
+    def _tools(self) -> ToolsSettings:
+        return self.view.configuration.settings.tools
+
+    def _auto_apply(self) -> bool:
+        return self._tools().auto_apply_file_edits
+
+    # -- the one ignore rule -----------------------------------------------------------------
+    def ignores(self, folders: Sequence[Path] | None = None) -> FolderIgnores:
+        """Return the ignore files at the root of ``folders`` (default: the workspace's)."""
+        return FolderIgnores.of(list(self.ports.folders() if folders is None else folders),
+                                self._ignores)  # fmt: skip
+
+    def ignored_by(self, path: Path) -> str | None:
+        """Return the ignore file that excludes ``path`` from the tools, or None."""
+        return self.ignores().ignored_by(path)
+
+    def chat_ignore(self, folder: Path | None) -> IgnoreFilter | None:
+        """Return the ``.qodeassistignore`` of ``folder`` a chat message is checked against."""
+        if folder is None:
+            return None
+        key = (folder, IGNORE_FILE_NAME)
+        if key not in self._ignores:
+            self._ignores[key] = IgnoreFilter(folder, file_name=IGNORE_FILE_NAME)
+        return self._ignores[key]
+
+    # -- what the tools see ------------------------------------------------------------------
+    def confinement(self) -> Confinement:
+        """Return where tools may read and write now: the folders plus ``allowed_roots``."""
+        from qodeassist_lsp.config.confinement import Confinement
+
+        allowed = self.view.configuration.settings.general.allowed_roots
+        return Confinement.of(list(self.ports.folders()), allowed)
+
+    def workspace(self) -> ToolWorkspace:
+        """Return the tool kit's view of the workspace as it is now."""
+        from qodeassist_lsp.tools.workspace import ToolWorkspace
+
+        folders = list(self.ports.folders())
+        return ToolWorkspace.of(
+            folders,
+            self.view.configuration.settings.general.allowed_roots,
+            self.ignores(folders),
+            self.ports.open_buffers(),
+            editor=self.ports.editor_files(),
+            runner=self.ports.runner(),
+        )
+
+    @property
+    def edits(self) -> EditManager:
+        """The edit manager of the file tools (ignore rules and parse check always on)."""
+        if self._edits is None:
+            from qodeassist_lsp.context.parse_check import file_parse_check
+            from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
+            from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
+            from qodeassist_lsp.tools.edits.ports import NoEditor
+
+            paths = self.view.configuration.paths
+            self._edits = EditManager(
+                CheckpointStore(paths.data_root / "checkpoints"),
+                self.ports.buffers or NoEditor(),
+                EditScope(
+                    confinement=self.confinement,
+                    base=lambda: next(iter(self.ports.folders()), None),
+                    ignored=self.ignored_by,
+                    auto_apply=self.ports.auto_apply
+                    or (lambda: self._tools().auto_apply_file_edits),
+                    parse_check=file_parse_check(),
+                ),
+                self.ports.edit_status,
+            )
+        return self._edits
+
+    def kit(self) -> ToolKit:
+        """Return a tool kit over the workspace as it is at each call."""
+        from qodeassist_lsp.core.memory import Memory
+        from qodeassist_lsp.tools.kit import KitSources, ToolKit
+
+        return ToolKit(
+            KitSources(
+                settings=self._tools,
+                workspace=self.workspace,
+                diagnostics=self.ports.diagnostics,
+                memory=lambda: Memory.of(self.view.configuration.paths),
+            )
+        )
+
+    def wire(self, contributors: ToolContributorRegistry, *, edits: bool = True) -> None:
+        """Offer the kit, the file tools (``edits``), ``load_skill`` and MCP; set the gate."""
+        from qodeassist_lsp.skills.load_skill_tool import contributor as load_skill
+        from qodeassist_lsp.skills.service import skill_tool_enabled
+        from qodeassist_lsp.tools.permissions import PermissionGate
+
+        contributors.add(self.kit().contribute)
+        if edits:
+            from qodeassist_lsp.tools.edits.file_tools import edit_tools
+
+            contributors.add(edit_tools(self.edits, lambda: self._tools().enabled))
+        view = self.view
+        contributors.add(
+            load_skill(self.skill_library, lambda: skill_tool_enabled(view.configuration.settings))
+        )
+        contributors.add(self._hub_tools)
+        self.gate = self.ports.gate or PermissionGate(
+            lambda: self._tools().permissions, self.ports.asker
+        )
+        contributors.gate = self.gate
+
+    def _hub_tools(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
+        if self.hub is not None:
+            self.hub.contribute(registry, pipeline)
+
+    # -- skills --------------------------------------------------------------------------------
+    def skill_library(self) -> SkillLibrary | None:
+        """Return the skills of the last scan (None while skills are disabled)."""
+        return self.skills.current
+
+    async def current_skills(self) -> SkillLibrary | None:
+        """Rescan when the skill folders changed; return the library (the chat's source)."""
+        await self.skills.refresh_or_keep()
+        return self.skill_library()
+
+    # -- MCP -------------------------------------------------------------------------------------
+    async def start_mcp(
+        self, extra: Sequence[ServerDefinition] = (), *, lazy: bool = False
+    ) -> McpHub | None:
+        """Run the servers of ``mcp.json`` plus ``extra``; return once none is connecting.
+
+        ``lazy``: without a server to run, no hub is made (the MCP SDK takes a second to
+        import). A project's server nobody approved stays held.
+        """
+        from qodeassist_lsp.mcp.hub import hub_config
+
+        for server in extra:
+            self.extra_servers[server.name] = server
+        config = await asyncio.to_thread(hub_config, self.view.configuration)
+        own = {server.name for server in config.servers}
+        servers = config.servers + tuple(d for n, d in self.extra_servers.items() if n not in own)
+        if self.hub is None and lazy and (not config.enabled or not servers):
+            return None
+        hub = self._hub_of()
+        try:
+            await hub.configure(replace(config, servers=servers))
+            await self._connected(hub, config, [s.name for s in servers])
+        except BaseException:
+            await self.aclose()
+            raise
+        return hub
+
+    def _hub_of(self) -> McpHub:
+        if self.hub is None:
+            from qodeassist_lsp.mcp.approvals import ApprovalStore
+            from qodeassist_lsp.mcp.hub import McpHub
+
+            self.hub = McpHub(
+                ApprovalStore(self.view.configuration.paths.data_root),
+                self.ports.mcp_asker,
+                self._hub_changed.set,
+            )
+        return self.hub
+
+    async def _connected(self, hub: McpHub, config: HubConfig, names: Sequence[str]) -> None:
+        """Wait until none of ``names`` is connecting (at most the connect timeout)."""
+
+        def connecting() -> bool:
+            states = (hub.connection(name) for name in names)
+            return any(c is not None and c.state == "connecting" for c in states)
+
+        limit = max(
+            config.limits.connect_timeout_s, self.view.settings.mcp.client_connect_timeout_s
+        )
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit + 1.0):
+                while True:
+                    self._hub_changed.clear()  # before looking: no change is missed
+                    if not connecting():
+                        break
+                    await self._hub_changed.wait()
+
+    # -- chats ---------------------------------------------------------------------------------
+    def chat_service(
+        self,
+        sink: EventSink,
+        folders: Callable[[], Sequence[Path]] | None = None,
+        skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
+    ) -> ChatService:
+        """Return a chat service over ``folders`` (default: the ports') sending to ``sink``."""
+        from qodeassist_lsp.features.chat.service import ChatService
+
+        folders = folders or self.ports.folders
+        first = next(iter(folders()), None)
+        return ChatService(
+            self.view,
+            self.ports.documents,
+            sink,
+            workspace=first,
+            ignore=lambda: self.chat_ignore(first),
+            folders=lambda: list(folders()),
+            skills=skills or self.current_skills,
+        )
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers."""
+        hub, self.hub = self.hub, None
+        if hub is not None:
+            with contextlib.suppress(Exception):
+                await hub.aclose()
