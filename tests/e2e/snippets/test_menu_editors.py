@@ -78,7 +78,7 @@ async def test_completion_menu_entry_and_refactor_actions(name, home, replay: Re
         assert attempts <= 3, f"{name}: the entry needed {attempts} requests"
         [item] = answer.items
         assert answer.is_incomplete  # the editor asks again as the user keeps typing
-        assert item.label == "a + b" and item.detail == "qodeassist"
+        assert item.label == "return a + b" and item.detail == "qodeassist"  # the whole line
         assert item.sort_text == "\U0010ffff"
         assert item.insert_text_format in (None, types.InsertTextFormat.PlainText)
         assert isinstance(item.text_edit, types.TextEdit)
