@@ -29,6 +29,13 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.core.request import Request
     from qodeassist_lsp.features.chat.service import ChatService
+    from qodeassist_lsp.lsp.params import (
+        AgentsParams,
+        ChatIdParams,
+        CompressParams,
+        SendParams,
+        TokensParams,
+    )
 
 log = logging.getLogger("qodeassist.server")
 
@@ -150,14 +157,12 @@ def _ending(progress: WorkDoneProgress) -> Iterator[None]:
         raise
 
 
-async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def chat_send(ls: QodeAssistServer, args: SendParams) -> dict[str, Any]:
     """Start a chat request; answer ``{chatId, requestId, agent}`` at once, stream the rest."""
     feature = ls.feature_of(ChatFeature)
     from qodeassist_lsp.core.agent_pool import Requirements
     from qodeassist_lsp.features.chat.service import SendInput
-    from qodeassist_lsp.lsp.params import SendParams, parse
 
-    args = parse(SendParams, params)
     agent, requires = Requirements.of_agent(args.agent)
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
@@ -182,45 +187,33 @@ async def chat_send(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict
     return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
 
 
-async def chat_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+async def chat_cancel(ls: QodeAssistServer, args: ChatIdParams) -> None:
     """Cancel the running request of a chat."""
     feature = ls.feature_of(ChatFeature)
-    from qodeassist_lsp.lsp.params import ChatIdParams, parse
-
-    args = parse(ChatIdParams, params)
     (await feature.service()).cancel(args.chat_id)
 
 
-async def chat_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+async def chat_list(ls: QodeAssistServer, _params: object) -> list[dict[str, Any]]:
     """List the saved chats, newest first."""
     feature = ls.feature_of(ChatFeature)
     return (await feature.service()).list()
 
 
-async def chat_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def chat_get(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Return one chat with its messages."""
     feature = ls.feature_of(ChatFeature)
-    from qodeassist_lsp.lsp.params import ChatIdParams, parse
-
-    args = parse(ChatIdParams, params)
     return (await feature.service()).get(args.chat_id)
 
 
-async def chat_delete(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+async def chat_delete(ls: QodeAssistServer, args: ChatIdParams) -> None:
     """Delete a chat and its history file."""
     feature = ls.feature_of(ChatFeature)
-    from qodeassist_lsp.lsp.params import ChatIdParams, parse
-
-    args = parse(ChatIdParams, params)
     await (await feature.service()).delete(args.chat_id)
 
 
-async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def chat_compress(ls: QodeAssistServer, args: CompressParams) -> dict[str, Any]:
     """Summarise a chat into a new, shorter one; answer the new chat's id."""
     feature = ls.feature_of(ChatFeature)
-    from qodeassist_lsp.lsp.params import CompressParams, parse
-
-    args = parse(CompressParams, params)
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
     await progress.begin(create=False)
@@ -230,21 +223,16 @@ async def chat_compress(ls: QodeAssistServer, params: dict[str, Any] | None) -> 
     return {"chatId": new_id}
 
 
-async def chat_tokens(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def chat_tokens(ls: QodeAssistServer, args: TokensParams) -> dict[str, Any]:
     """Estimate the tokens a chat with this draft and attachments would send."""
     feature = ls.feature_of(ChatFeature)
-    from qodeassist_lsp.lsp.params import TokensParams, parse
-
-    args = parse(TokensParams, params)
     return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
 
 
-async def agents_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+async def agents_list(ls: QodeAssistServer, args: AgentsParams) -> list[dict[str, Any]]:
     """List the agents (optionally only one pipeline's) for the agent pickers."""
     from qodeassist_lsp.core.agent_catalog import agent_summaries
-    from qodeassist_lsp.lsp.params import AgentsParams, parse
 
-    args = parse(AgentsParams, params)
     await ls.backend.runtime()
     return agent_summaries(ls.backend.configuration, args.pipeline)
 

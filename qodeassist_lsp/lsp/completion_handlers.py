@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         CompletionResult,
         CompletionService,
     )
+    from qodeassist_lsp.lsp.params import CursorParams
 
 log = logging.getLogger("qodeassist.server")
 
@@ -312,11 +313,8 @@ async def accepted(ls: QodeAssistServer, item_id: str) -> bool:
     return (await feature.ready()).accept(item_id)
 
 
-async def did_move_cursor(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+async def did_move_cursor(ls: QodeAssistServer, hint: CursorParams) -> None:
     """Note where the caret rests (``qodeassist/didMoveCursor``): the place to warm."""
-    from qodeassist_lsp.lsp.params import CursorParams, parse
-
-    hint = parse(CursorParams, params)
     document = ls.documents.get(hint.text_document.uri)
     if document is None or hint.position.line > document.text.count("\n"):
         return  # a hint about a closed document or a stale line is no harm, just useless

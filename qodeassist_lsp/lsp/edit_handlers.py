@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.settings import ToolsSettings
     from qodeassist_lsp.core.events import SessionEvent
+    from qodeassist_lsp.lsp.params import CheckpointsListParams, EditFileParams, RestoreParams
     from qodeassist_lsp.tools.edits.pending import EditManager
     from qodeassist_lsp.tools.edits.ports import OpenText
 
@@ -193,37 +194,26 @@ class EditFeature(LanguageFeature):
         self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
 
 
-async def chat_edit_file(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def chat_edit_file(ls: QodeAssistServer, args: EditFileParams) -> dict[str, Any]:
     """Apply, reject or undo one proposed file edit of a chat."""
     feature = ls.feature_of(EditFeature)
-    from qodeassist_lsp.lsp.params import EditFileParams, parse
-
-    args = parse(EditFileParams, params)
     manager = await feature.manager()
     status, message = await manager.act(args.chat_id, args.edit_id, args.action)
     return {"status": status, "message": message}
 
 
 async def checkpoints_list(
-    ls: QodeAssistServer, params: dict[str, Any] | None
+    ls: QodeAssistServer, args: CheckpointsListParams
 ) -> list[dict[str, Any]]:
     """List a chat's checkpoints (files as they were before its edits)."""
     feature = ls.feature_of(EditFeature)
-    from qodeassist_lsp.lsp.params import CheckpointsListParams, parse
-
-    args = parse(CheckpointsListParams, params)
     manager = await feature.manager()
     return [c.to_json() for c in await manager.list_checkpoints(args.chat_id)]
 
 
-async def checkpoints_restore(
-    ls: QodeAssistServer, params: dict[str, Any] | None
-) -> dict[str, Any]:
+async def checkpoints_restore(ls: QodeAssistServer, args: RestoreParams) -> dict[str, Any]:
     """Restore the files of one checkpoint."""
     feature = ls.feature_of(EditFeature)
-    from qodeassist_lsp.lsp.params import RestoreParams, parse
-
-    args = parse(RestoreParams, params)
     manager = await feature.manager()
     try:
         return {"restored": await manager.restore(args.checkpoint_id)}

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.features.next_edit.results import SuggestedEdit
     from qodeassist_lsp.features.next_edit.service import NextEditService
+    from qodeassist_lsp.lsp.params import FocusParams, InlineEditParams, ShownParams
 
 __all__ = [
     "NextEditFeature",
@@ -134,13 +135,11 @@ def _edit_json(ls: QodeAssistServer, edit: SuggestedEdit) -> dict[str, Any]:
     }
 
 
-async def inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def inline_edit(ls: QodeAssistServer, request: InlineEditParams) -> dict[str, Any]:
     """Answer ``textDocument/copilotInlineEdit`` (and ``qodeassist/inlineEdit``)."""
     from qodeassist_lsp.features.next_edit.prompts import DiagnosticNote
     from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome
-    from qodeassist_lsp.lsp.params import InlineEditParams, parse
 
-    request = parse(InlineEditParams, params)
     service = await ls.feature_of(NextEditFeature).ready()
     uri = request.text_document.uri
     document = ls.documents.get(uri)
@@ -171,22 +170,18 @@ async def inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> di
     return {"edits": [_edit_json(ls, edit) for edit in result.edits]}
 
 
-async def did_show_inline_edit(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+async def did_show_inline_edit(ls: QodeAssistServer, args: ShownParams) -> None:
     """Count a next edit the editor showed (``textDocument/didShowInlineEdit``)."""
-    from qodeassist_lsp.lsp.params import ShownParams, parse
-
-    item = parse(ShownParams, params).item
+    item = args.item
     command = item.get("command")
     arguments = command.get("arguments") if isinstance(command, dict) else None
     if isinstance(arguments, list) and arguments and isinstance(arguments[0], str):
         (await ls.feature_of(NextEditFeature).ready()).stats.record_shown(arguments[0])
 
 
-async def did_focus(ls: QodeAssistServer, params: dict[str, Any] | None) -> None:
+async def did_focus(ls: QodeAssistServer, args: FocusParams) -> None:
     """Mark the focused document as recently viewed (``textDocument/didFocus``)."""
-    from qodeassist_lsp.lsp.params import FocusParams, parse
-
-    document = parse(FocusParams, params).text_document
+    document = args.text_document
     if document is not None:
         ls.feature_of(NextEditFeature).created().focus(document.uri)
 

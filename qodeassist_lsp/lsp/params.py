@@ -1,9 +1,11 @@
 """The params of every custom method and command: one pydantic model each (camelCase on the wire).
 
-A handler reads its params one way: lsprotocol's types for LSP methods, ``parse(Model, params)``
-here for ours, validated once; a problem is answered -32602 naming each field. Kept out of the
-handler modules so that importing the server does not import pydantic before ``initialize`` is
-answered.
+A handler takes its params one way: lsprotocol's types for LSP methods, a model of this module
+for ours, named in its signature (``async def chat_send(ls, args: SendParams)``, imported under
+``TYPE_CHECKING``). `lsp.errors.answering`, which wraps every handler, validates the params into
+that model once, with `parse`, before the handler runs; a problem is answered -32602 naming each
+field. Kept out of the handler modules so that importing the server does not import pydantic
+before ``initialize`` is answered.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import pydantic
 from pydantic.alias_generators import to_camel
 
-from qodeassist_lsp.lsp.errors import InvalidParams
+from qodeassist_lsp.wire.errors import InvalidParams
 
 
 class Params(pydantic.BaseModel):

@@ -7,37 +7,31 @@ Each request answers the plan as it is after the change (``{state, steps}``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.chat_handlers import ChatFeature
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
+if TYPE_CHECKING:
+    from qodeassist_lsp.lsp.params import ChatIdParams, PlanUpdateParams
 
-async def plan_update(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+
+async def plan_update(ls: QodeAssistServer, args: PlanUpdateParams) -> dict[str, Any]:
     """Replace the steps of a chat's plan (or write one); answer the plan."""
-    from qodeassist_lsp.lsp.params import PlanUpdateParams, parse
-
-    args = parse(PlanUpdateParams, params)
     service = await ls.feature_of(ChatFeature).service()
     steps = [step.model_dump(exclude_none=True) for step in args.steps]
     return service.plans.update(args.chat_id, steps)
 
 
-async def plan_approve(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def plan_approve(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Run the plan's pending steps one by one, each as a chat turn with tools."""
-    from qodeassist_lsp.lsp.params import ChatIdParams, parse
-
-    args = parse(ChatIdParams, params)
     service = await ls.feature_of(ChatFeature).service()
     return service.plans.approve(args.chat_id)
 
 
-async def plan_cancel(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def plan_cancel(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Stop a running plan (the running step is cancelled); it can be resumed."""
-    from qodeassist_lsp.lsp.params import ChatIdParams, parse
-
-    args = parse(ChatIdParams, params)
     service = await ls.feature_of(ChatFeature).service()
     return await service.plans.cancel(args.chat_id)
 

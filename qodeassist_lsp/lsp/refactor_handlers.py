@@ -368,9 +368,7 @@ async def refactor_command(ls: QodeAssistServer, args: dict[str, Any]) -> dict[s
     return {"applied": answer.applied, "message": answer.failure_reason or ""}
 
 
-async def list_instructions(
-    ls: QodeAssistServer, params: dict[str, Any] | None
-) -> list[dict[str, Any]]:
+async def list_instructions(ls: QodeAssistServer, _params: object) -> list[dict[str, Any]]:
     """List the refactor instructions (bundled, user, project)."""
     feature = ls.feature_of(RefactorFeature)
     service = await feature.service()

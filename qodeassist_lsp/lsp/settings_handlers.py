@@ -16,6 +16,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings_writer import Scope, SettingsFile
+    from qodeassist_lsp.lsp.params import SettingsParams, SettingsUpdateParams
 
 
 async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
@@ -31,11 +32,9 @@ async def _file(ls: QodeAssistServer, scope: Scope) -> SettingsFile:
     return SettingsFile(path, scope, SETTINGS_MODEL)
 
 
-async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def settings_get(ls: QodeAssistServer, args: SettingsParams) -> dict[str, Any]:
     """Answer a settings file's values and the effective settings."""
-    from qodeassist_lsp.lsp.params import SettingsParams, parse
-
-    scope = parse(SettingsParams, params).scope
+    scope = args.scope
     settings = await _file(ls, scope)
     values = await asyncio.to_thread(settings.values)
     config = ls.backend.configuration
@@ -48,11 +47,8 @@ async def settings_get(ls: QodeAssistServer, params: dict[str, Any] | None) -> d
     }
 
 
-async def settings_update(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
+async def settings_update(ls: QodeAssistServer, args: SettingsUpdateParams) -> dict[str, Any]:
     """Write changes to a settings file, then reload the configuration."""
-    from qodeassist_lsp.lsp.params import SettingsUpdateParams, parse
-
-    args = parse(SettingsUpdateParams, params)
     settings = await _file(ls, args.scope)
     written = await asyncio.to_thread(settings.update, args.changes)
     await ls.backend.reload()

@@ -200,7 +200,7 @@ def library_of(server: QodeAssistServer) -> Callable[[], Awaitable[SkillLibrary 
     return library
 
 
-async def skills_list(ls: QodeAssistServer, params: dict[str, Any] | None) -> list[dict[str, Any]]:
+async def skills_list(ls: QodeAssistServer, _params: object) -> list[dict[str, Any]]:
     """List the loaded skills."""
     feature = ls.feature_of(SkillFeature)
     library = await feature.library()

@@ -107,3 +107,68 @@ def test_sync_and_async_handlers_stay_what_they_were() -> None:
         asyncio.run(wrapped())
     with pytest.raises(JsonRpcException, match="as is"):
         answering(now)()
+
+
+async def test_a_typed_handler_gets_its_model_and_a_bad_param_is_refused_naming_the_field() -> None:
+    from qodeassist_lsp.lsp.params import ChatIdParams
+
+    server = QodeAssistServer()
+    got: list[ChatIdParams] = []
+    sent: list[dict[str, Any]] = []
+    answered = asyncio.Event()
+
+    class Sink:
+        def write(self, data: bytes) -> None:
+            sent.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+            if len(sent) == 2:
+                answered.set()
+
+        def close(self) -> None:
+            pass
+
+    @server.feature("test/typed")
+    async def typed(ls: QodeAssistServer, args: ChatIdParams) -> str:
+        got.append(args)
+        return args.chat_id
+
+    server.protocol.set_writer(Sink())
+    for ident, params in ((1, {"chatId": "c1", "extra": 1}), (2, {"chat": "c1"})):
+        server.protocol.handle_message(
+            server.protocol.structure_message(
+                {"jsonrpc": "2.0", "id": ident, "method": "test/typed", "params": params}
+            )
+        )
+    await asyncio.wait_for(answered.wait(), 10)
+    answers = {m["id"]: m for m in sent}
+    assert answers[1]["result"] == "c1"
+    assert [type(a).__name__ for a in got] == ["ChatIdParams"]  # the bad one never ran
+    assert answers[2]["error"]["code"] == -32602
+    assert "chatId" in answers[2]["error"]["message"]
+
+
+def test_no_handler_takes_its_params_as_a_dict() -> None:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import qodeassist_lsp.lsp
+    from qodeassist_lsp.lsp import params
+    from qodeassist_lsp.lsp.errors import params_model
+
+    typed = 0
+    for module in pkgutil.iter_modules(qodeassist_lsp.lsp.__path__):
+        if not module.name.endswith("_handlers"):
+            continue
+        for value in vars(importlib.import_module(f"qodeassist_lsp.lsp.{module.name}")).values():
+            if not inspect.iscoroutinefunction(value) or value.__module__ != (
+                f"qodeassist_lsp.lsp.{module.name}"
+            ):
+                continue
+            arguments = list(inspect.signature(value).parameters.values())
+            if len(arguments) < 2 or arguments[0].name != "ls":
+                continue
+            assert str(arguments[1].annotation) != "dict[str, Any] | None", value
+            if name := params_model(value):
+                assert issubclass(getattr(params, name), params.Params), value
+                typed += 1
+    assert typed >= 18
