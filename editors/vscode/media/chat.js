@@ -30,6 +30,13 @@
   let menuIndex = 0;
   const skillMenu = $('skill-menu');
 
+  // The composer is fixed at the bottom and grows when its row of buttons wraps (a narrow
+  // sidebar): keep the last message above it.
+  const composer = $('composer');
+  new ResizeObserver(() => {
+    document.body.style.paddingBottom = `${composer.offsetHeight + 8}px`;
+  }).observe(composer);
+
   const saved = vscode.getState() || {};
   if (typeof saved.draft === 'string') {
     input.value = saved.draft;

@@ -54,6 +54,20 @@ describe('chat panel HTML', () => {
     ]);
   });
 
+  test('the composer row wraps instead of clipping Send in a narrow sidebar (issue 47)', () => {
+    const style = media('chat.css');
+    const rule = (selector: string) => {
+      const at = style.indexOf(`\n${selector} {`);
+      assert.ok(at >= 0, `no rule for ${selector}`);
+      return style.slice(at, style.indexOf('}', at));
+    };
+    assert.match(rule('.actions'), /flex-wrap: wrap;/);
+    // One-line button labels ("Link file" did wrap), the token count shrinks with an ellipsis.
+    assert.match(rule('.actions > label'), /white-space: nowrap;/);
+    assert.match(rule('.tokens'), /min-width: 0;[\s\S]*text-overflow: ellipsis;/);
+    assert.match(rule('#send'), /margin-left: auto;/);
+  });
+
   test('nonces are fresh and URL-safe', () => {
     const a = makeNonce();
     assert.match(a, /^[A-Za-z0-9]{16,}$/);
