@@ -6,7 +6,8 @@
  * (`textDocument/copilotInlineEdit`, the previous request cancelled). An edit on the cursor's
  * line is shown as an inline item with a range (the line as it reads after the edit, through an
  * inline completion provider); an edit elsewhere as a decoration: the replaced text
- * highlighted and the lines after the edit shown after it, with **QodeAssist: Accept Next
+ * highlighted and the new lines in a small block to their right, one row per line (as Copilot's
+ * side-by-side view; the hover has them as a code block), with **QodeAssist: Accept Next
  * Edit** (Tab while one is shown) and **Dismiss** (Escape). Accepting applies the edit and runs
  * its command, so the server counts it. The server is told what was shown
  * (`textDocument/didShowInlineEdit`) and which document is focused (`textDocument/didFocus`).
@@ -19,9 +20,10 @@ import {
   InlineEdit,
   InlineEditResult,
   inlineEditParams,
+  PREVIEW_MAX_ROWS,
   linesAfter,
   presentation,
-  previewText,
+  previewRows,
   usableEdit,
 } from './nextEditModel';
 import { Server } from './server';
@@ -43,8 +45,17 @@ export class NextEdits implements vscode.Disposable {
   private readonly replaced = vscode.window.createTextEditorDecorationType({
     backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'),
   });
+  // The new lines as a block right of the lines they replace: `before` lines the rows up in
+  // one column, `after` is the row on the inserted-text background.
   private readonly preview = vscode.window.createTextEditorDecorationType({
-    after: { color: new vscode.ThemeColor('editorGhostText.foreground'), margin: '0 0 0 1em' },
+    // Inside the replaced range the padding would take its highlight: keep it plain.
+    before: { backgroundColor: new vscode.ThemeColor('editor.background') },
+    after: {
+      color: new vscode.ThemeColor('editor.foreground'),
+      backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground'),
+      border: '1px solid',
+      borderColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+    },
   });
   private timer: ReturnType<typeof setTimeout> | undefined;
   private pending: vscode.CancellationTokenSource | undefined;
@@ -150,17 +161,23 @@ export class NextEdits implements vscode.Disposable {
       const lines = this.linesOf(editor.document, edit);
       this.shown = { editor, edit };
       editor.setDecorations(this.replaced, range.isEmpty ? [] : [range]);
-      const end = editor.document.lineAt(range.end.line).range.end;
-      editor.setDecorations(this.preview, [
-        {
-          range: new vscode.Range(end, end),
-          renderOptions: { after: { contentText: `→ ${previewText(lines, edit)}` } },
-          hoverMessage: new vscode.MarkdownString().appendCodeblock(
-            linesAfter(lines, edit).join('\n'),
-            editor.document.languageId,
-          ),
-        },
-      ]);
+      const hover = new vscode.MarkdownString('**Next edit** (Tab accepts, Escape dismisses)\n\n').appendCodeblock(
+        linesAfter(lines, edit).join('\n'),
+        editor.document.languageId,
+      );
+      const tabSize = typeof editor.options.tabSize === 'number' ? editor.options.tabSize : 4;
+      const rows = previewRows(this.linesFrom(editor.document, edit), edit, tabSize);
+      editor.setDecorations(
+        this.preview,
+        rows.map((row) => {
+          const end = editor.document.lineAt(row.line).range.end;
+          return {
+            range: new vscode.Range(end, end),
+            renderOptions: { before: { contentText: row.pad }, after: { contentText: row.text } },
+            hoverMessage: hover,
+          };
+        }),
+      );
       void vscode.commands.executeCommand('setContext', VISIBLE_CONTEXT, true);
     }
     void this.server.languageClient?.sendNotification(DID_SHOW_METHOD, { item: edit });
@@ -169,6 +186,16 @@ export class NextEdits implements vscode.Disposable {
   private linesOf(document: vscode.TextDocument, edit: InlineEdit): string[] {
     const lines: string[] = [];
     for (let line = edit.range.start.line; line <= edit.range.end.line && line < document.lineCount; line++) {
+      lines.push(document.lineAt(line).text);
+    }
+    return lines;
+  }
+
+  /** The lines ``edit`` replaces and those below them, as many as its preview block can use. */
+  private linesFrom(document: vscode.TextDocument, edit: InlineEdit): string[] {
+    const count = Math.max(edit.range.end.line - edit.range.start.line + 1, PREVIEW_MAX_ROWS);
+    const lines: string[] = [];
+    for (let line = edit.range.start.line; line < document.lineCount && lines.length < count; line++) {
       lines.push(document.lineAt(line).text);
     }
     return lines;

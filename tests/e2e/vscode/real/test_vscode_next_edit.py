@@ -4,7 +4,8 @@ With ``qodeassist.inlineCompletion.nextEdit`` on in the user's settings, a user 
 in its definition. Half a second later the extension asks the server
 (``textDocument/copilotInlineEdit``), the server asks the loopback provider (which answers the
 rewritten window, as the model would), and the edit — the two calls, lines away from the
-cursor — is shown as a decoration after the replaced text. Tab accepts it; the file is
+cursor — is shown as the replaced text highlighted and a block of the new lines to its right,
+one row per line. Tab accepts it; the file is
 compared on disk, and the server's ``nextEdit`` counters show it was shown and accepted.
 """
 
@@ -46,18 +47,32 @@ def rewrite(text: str) -> str:
 
 
 def decoration_text(workbench: Workbench) -> str:
-    """The text of the after-line decorations (the next edit's preview) on screen."""
+    """The next edit's preview block on screen: the rows right of the lines, one per line.
+
+    Each line's text with its decorations (injected text, or CSS ``::before``/``::after``
+    content: VS Code renders either), from the line whose row starts with ``→`` on; empty when
+    no preview is shown.
+    """
     return str(
         workbench.page.evaluate(
             """() => {
               const editor = document.querySelector('.editor-group-container.active .monaco-editor');
-              const spans = [...editor.querySelectorAll('.view-lines span')];
-              // A CSS ::after content, or injected text (VS Code renders either).
-              const after = spans.map((s) => getComputedStyle(s, '::after').content)
-                .filter((c) => c && c.includes('\u2192'));
-              const injected = spans.filter((s) => !s.children.length)
-                .map((s) => s.textContent).filter((t) => t.includes('\u2192'));
-              return [...after, ...injected].join('\\n');
+              const pseudo = (s, which) => {
+                const c = getComputedStyle(s, which).content;
+                return c && c !== 'none' && c !== 'normal' ? c.replace(/^"|"$/g, '') : '';
+              };
+              const lines = [...editor.querySelectorAll('.view-lines .view-line')]
+                .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+                .map((line) => [...line.querySelectorAll('span')]
+                  .filter((s) => !s.children.length)
+                  .map((s) => pseudo(s, '::before') + s.textContent + pseudo(s, '::after'))
+                  .join('').replace(/\u00a0/g, ' '));
+              const first = lines.findIndex((t) => t.includes('\u2192'));
+              if (first < 0) {
+                return '';
+              }
+              return lines.slice(first).map((t) => t.includes('\u2192')
+                ? t.split('\u2192').pop() : t).join('\\n');
             }"""
         )
     )
@@ -95,7 +110,10 @@ def test_a_next_edit_suggestion_is_shown_and_accepted(
         timeout=40,
         explain=lambda: f"\nchat requests: {len(vscode.replay.requests)}",
     )
-    assert "print(surface(2, 3))" in preview and "print(surface" in preview, preview
+    # A block of rows, one per new line, right of the lines they replace (issue 47, item 5).
+    assert "print(surface(2, 3))" in preview, preview
+    assert "print(area(4, 5))" in preview and "print(surface(4, 5))" in preview, preview
+    assert "\u23ce" not in preview, preview  # not flattened into one line with ⏎
     prompt = vscode.replay.last_to("/v1/chat/completions").json["messages"][-1]["content"]
     assert "def surface<|cursor|>(w, h):" in prompt, prompt
     assert workbench.line_text(5) == "print(area(2, 3))"  # shown, not applied
