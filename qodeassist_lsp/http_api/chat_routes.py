@@ -3,7 +3,8 @@
 ``GET chats`` lists the stored chats (the LSP's ``chat/list``), ``GET chats/{id}`` returns one
 (``chat/get``), ``DELETE chats/{id}`` removes it, ``POST chats/{id}/cancel`` stops its answer,
 ``POST edits/{id}`` applies, rejects or undoes a proposed edit (``chat/editFile``) and
-``POST permissions/{id}`` answers a permission question shown in a stream.
+``POST permissions/{id}`` answers a permission question shown in a stream. Bodies are the
+models of `bodies`; a malformed one is a 400 naming the field.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from qodeassist_lsp.http_api.bodies import EditActionBody, PermissionAnswerBody, validated
 from qodeassist_lsp.http_api.errors import ApiError, read_json
 from qodeassist_lsp.http_api.host import HttpHost
 
@@ -47,20 +49,24 @@ async def cancel_chat(request: Request) -> Response:
 
 async def act_on_edit(request: Request) -> Response:
     """``{chatId, action: apply | reject | undo}`` → ``{status, message}``."""
-    body = await read_json(request)
-    action, chat_id = body.get("action"), body.get("chatId")
-    if action not in EDIT_ACTIONS or not isinstance(chat_id, str):
-        raise ApiError(400, f"send {{chatId, action}} with action one of {', '.join(EDIT_ACTIONS)}")
+    raw = await read_json(request)
+    try:
+        body = validated(EditActionBody, raw)
+    except ApiError as exc:
+        raise ApiError(
+            400,
+            f"{exc.param}: send {{chatId, action}} with action one of {', '.join(EDIT_ACTIONS)}",
+            param=exc.param,
+        ) from None
     manager = await _host(request).edits()
-    status, message = await manager.act(chat_id, request.path_params["edit_id"], action)
+    status, message = await manager.act(body.chat_id, request.path_params["edit_id"], body.action)
     return JSONResponse({"status": status, "message": message})
 
 
 async def answer_permission(request: Request) -> Response:
     """``{answer}`` (one of the question's actions) → ``{answered: true}``."""
-    body = await read_json(request)
-    answer = body.get("answer")
+    answer = validated(PermissionAnswerBody, await read_json(request)).answer
     question_id = request.path_params["question_id"]
-    if not isinstance(answer, str) or not _host(request).questions.answer(question_id, answer):
+    if not _host(request).questions.answer(question_id, answer):
         raise ApiError(404, f"no open permission question {question_id!r} with that answer")
     return JSONResponse({"answered": True})

@@ -38,8 +38,16 @@ from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
 from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
 from qodeassist_lsp.core.content import ImageBlock, Message, TextBlock
 from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
+from qodeassist_lsp.http_api.bodies import (
+    ChatMessage,
+    CompletionBody,
+    ContentPart,
+    Extension,
+    ImageUrl,
+    validated,
+)
 from qodeassist_lsp.http_api.errors import NO_RETRY, ApiError, error_body, read_json
-from qodeassist_lsp.http_api.gate import ASK_MODES, AskMode
+from qodeassist_lsp.http_api.gate import AskMode
 from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.wire.error_table import category_status
 
@@ -69,57 +77,47 @@ def _unsupported(param: str, message: str) -> ApiError:
     return ApiError(400, f"{param}: {message}", code="unsupported_parameter", param=param)
 
 
-def refuse_unservable(body: dict[str, Any]) -> None:
+def refuse_unservable(body: CompletionBody) -> None:
     """Refuse the OpenAI fields this server cannot honour, naming the field (never ignore them).
 
     Harmless values pass: no ``tools`` (or an empty list), ``tool_choice`` ``none``/``auto``,
     ``response_format`` ``{"type": "text"}``, ``n`` 1.
     """
-    if body.get("tools"):
+    if body.tools:
         raise _unsupported("tools", f"{_TOOLS_HINT}; send the request without tools")
-    if body.get("functions"):
+    if body.functions:
         raise _unsupported("functions", f"{_TOOLS_HINT}; send the request without functions")
-    for name in ("tool_choice", "function_call"):
-        if body.get(name) not in (None, "none", "auto"):
+    for name, value in (("tool_choice", body.tool_choice), ("function_call", body.function_call)):
+        if value not in (None, "none", "auto"):
             raise _unsupported(
                 name, f'{_TOOLS_HINT}, nor a call forced; leave it out (or send "none")'
             )
-    response_format = body.get("response_format")
-    if response_format is not None and response_format != {"type": "text"}:
+    if body.response_format is not None and body.response_format != {"type": "text"}:
         raise _unsupported(
             "response_format",
             "structured output (json_object, json_schema) is not supported: the chat agent "
             'answers in free text; leave it out (or send {"type": "text"}) and ask for JSON '
             "in the message instead",
         )
-    n = body.get("n")
-    if n is not None and (n != 1 or isinstance(n, bool)):
+    if body.n is not None and (body.n != 1 or isinstance(body.n, bool)):
         raise _unsupported("n", "one choice per request only: leave n out or send 1")
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        raise ApiError(
-            400, f"stream: must be true or false (a JSON boolean), not {stream!r}", param="stream"
-        )
 
 
-def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
+def _content_of(
+    content: str | list[ContentPart] | None, where: str
+) -> tuple[str, list[ImageBlock]]:
     """Return the text and the images (``image_url`` parts with ``data:`` URLs) of a message."""
     if content is None:
         return "", []
     if isinstance(content, str):
         return content, []
-    if not isinstance(content, list):
-        raise ApiError(
-            400, f"{where}: content must be a string or a list of content parts", param=where
-        )
     parts: list[str] = []
     images: list[ImageBlock] = []
     for index, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "text":
-            parts.append(str(part.get("text", "")))
-        elif kind == "image_url":
-            images.append(_image_of(part.get("image_url"), f"{where}.content[{index}]"))
+        if part.type == "text":
+            parts.append(part.text)
+        elif part.type == "image_url":
+            images.append(_image_of(part.image_url, f"{where}.content[{index}]"))
         else:
             raise ApiError(
                 400,
@@ -129,8 +127,8 @@ def _content_of(content: Any, where: str) -> tuple[str, list[ImageBlock]]:
     return "".join(parts), images
 
 
-def _image_of(spec: Any, where: str) -> ImageBlock:
-    url = spec.get("url") if isinstance(spec, dict) else spec
+def _image_of(spec: ImageUrl | str | None, where: str) -> ImageBlock:
+    url = spec.url if isinstance(spec, ImageUrl) else spec
     match = _DATA_URL.fullmatch(url) if isinstance(url, str) else None
     if match is None:
         raise ApiError(
@@ -157,57 +155,38 @@ def _image_of(spec: Any, where: str) -> ImageBlock:
 class Completion:
     """A parsed ``/v1/chat/completions`` request."""
 
-    def __init__(self, body: dict[str, Any]) -> None:
-        """Read ``body``; raise `ApiError` (400) with what to change."""
+    def __init__(self, raw: dict[str, Any]) -> None:
+        """Read ``raw`` as `CompletionBody`; raise `ApiError` (400) with what to change."""
+        body = validated(CompletionBody, raw)
         refuse_unservable(body)
-        model = body.get("model")
-        self.stream = body.get("stream") is True
-        options = body.get("stream_options") or {}
-        self.include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        extension = body.get("qodeassist")
-        extension = {} if extension is None else extension
-        if not isinstance(extension, dict):
-            raise ApiError(400, "qodeassist: must be an object", param="qodeassist")
-        chat_id = extension.get("chatId")
-        self.chat_id = chat_id if isinstance(chat_id, str) and chat_id else None
-        mode = extension.get("permissions", "deny")
-        if mode not in ASK_MODES:
-            raise ApiError(
-                400,
-                f"qodeassist.permissions: use one of {', '.join(ASK_MODES)}",
-                param="qodeassist.permissions",
-            )
-        self.mode: AskMode = mode
-        self.events = bool(extension.get("events", False))
-        self.model, self.requires = _choice(model, extension.get("requires"))
-        turns, self.system = self._messages(body.get("messages"))
+        self.stream = body.stream is True
+        self.include_usage = bool(body.stream_options and body.stream_options.include_usage)
+        extension = body.qodeassist or Extension()
+        self.chat_id = extension.chat_id or None
+        self.mode: AskMode = extension.permissions
+        self.events = extension.events
+        self.model, self.requires = _choice(body.model, extension.requires)
+        turns, self.system = self._messages(body.messages)
         last = turns.pop()
         self.message, self.history = last.text, turns
         self.images = [b for b in last.blocks if isinstance(b, ImageBlock)]
         """The last message's images (stored beside the chat as attached ones are)."""
 
     @staticmethod
-    def _messages(raw: Any) -> tuple[list[Message], str]:
+    def _messages(raw: list[ChatMessage]) -> tuple[list[Message], str]:
         """Return the turns (the user's last) and the system text."""
-        if not isinstance(raw, list) or not raw:
-            raise ApiError(
-                400, "messages: a non-empty list of {role, content} is required", param="messages"
-            )
         system: list[str] = []
         turns: list[Message] = []
         for index, item in enumerate(raw):
-            if not isinstance(item, dict):
-                raise ApiError(
-                    400, f"messages[{index}]: must be an object", param=f"messages[{index}]"
-                )
             where = f"messages[{index}]"
-            role, (text, images) = item.get("role"), _content_of(item.get("content"), where)
+            role, (text, images) = item.role, _content_of(item.content, where)
             if images and role != "user":
                 raise ApiError(400, f"{where}: only user messages can carry images", param=where)
             if role in ("system", "developer"):
                 system.append(text)
             elif role in ("user", "assistant"):
-                turns.append(Message(role, ((TextBlock(text),) if text else ()) + tuple(images)))
+                blocks = ((TextBlock(text),) if text else ()) + tuple(images)
+                turns.append(Message("user" if role == "user" else "assistant", blocks))
             else:
                 raise ApiError(
                     400,

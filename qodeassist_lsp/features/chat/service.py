@@ -138,7 +138,7 @@ class ChatService:
         try:
             data = store.load(chat_id)
         except ChatNotFound:
-            raise ChatInputError(
+            raise ChatNotFound(
                 f"no chat {chat_id!r}; list the chats with qodeassist/chat/list"
             ) from None
         return self._keep(store, chat_id, data, data.messages)
@@ -425,7 +425,7 @@ class ChatService:
             self.store().delete(chat_id)
         except ChatNotFound:
             if chat is None:
-                raise ChatInputError(f"no chat {chat_id!r}") from None
+                raise ChatNotFound(f"no chat {chat_id!r}") from None
 
     async def compress(self, chat_id: str) -> str:
         """Summarise ``chat_id`` into a new chat; return the new chat's id."""

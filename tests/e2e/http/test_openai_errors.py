@@ -257,3 +257,42 @@ def test_a_failed_turn_is_not_retried_into_orphan_chats(http_server: HttpServer)
     assert len(http_server.replay.requests) == 1  # the client did not send it again
     with http_server.client() as http:
         assert len(http.get("/v1/qodeassist/chats").json()) <= 1
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        (
+            "/v1/chat/completions",
+            {"model": CHAT_AGENT, "messages": HI, "qodeassist": {"chatId": 5}},
+            "qodeassist.chatId",
+        ),
+        (
+            "/v1/chat/completions",
+            {"model": CHAT_AGENT, "messages": [{"role": "user", "content": [{"text": 3}]}]},
+            "messages[0].content[0]",
+        ),
+        ("/v1/qodeassist/edits/e1", {"chatId": "c1", "action": "explode"}, "action"),
+        ("/v1/qodeassist/permissions/q1", {"answer": 3}, "answer"),
+    ],
+)
+def test_a_body_of_the_wrong_shape_is_a_400_naming_the_field(
+    shared_server: HttpServer, path: str, body: dict[str, Any], param: str
+) -> None:
+    calls = len(shared_server.replay.requests)
+    with shared_server.client() as http:
+        answer = http.post(path, json={"unknown_extra": True, **body})
+        assert_openai_error(answer, 400, "invalid_request_error", "invalid_request")
+        assert answer.json()["error"]["param"] == param
+        assert answer.json()["error"]["message"].startswith(param)
+    assert len(shared_server.replay.requests) == calls
+
+
+def test_unknown_fields_of_a_completion_are_accepted(http_server: HttpServer) -> None:
+    http_server.replay.script("/v1/messages", [HELLO])
+    with http_server.client() as http:
+        answer = http.post(
+            "/v1/chat/completions",
+            json={"model": CHAT_AGENT, "messages": HI, "user": "u1", "seed": 7, "logprobs": False},
+        )
+        assert answer.status_code == 200, answer.text

@@ -133,3 +133,31 @@ def test_an_image_over_the_limit_is_refused_before_anything_runs() -> None:
         parse(messages=[{"role": "user", "content": [image_part(f"data:image/png;base64,{data}")]}])
     assert "20 MiB" in caught.value.message
     assert caught.value.param == "messages[0].content[0]"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"qodeassist": {"chatId": 5}}, "qodeassist.chatId"),
+        ({"qodeassist": {"events": [1]}}, "qodeassist.events"),
+        ({"stream_options": {"include_usage": "maybe"}}, "stream_options.include_usage"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": 3}]}]},
+            "messages[0].content[0].text",
+        ),
+        ({"messages": [{"role": "user", "content": [3]}]}, "messages[0].content[0]"),
+        ({"messages": "hi"}, "messages"),
+        ({"messages": [3]}, "messages[0]"),
+        ({"model": 3}, "model"),
+    ],
+)
+def test_the_body_model_names_the_field_of_a_wrong_type(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        parse(**body)
+    assert (caught.value.status, caught.value.param) == (400, param)
+    assert caught.value.message.startswith(param)
+
+
+def test_unknown_fields_are_accepted() -> None:
+    args = parse(user="u1", seed=7, metadata={"a": 1}, qodeassist={"futureField": True})
+    assert args.message == "hi"
