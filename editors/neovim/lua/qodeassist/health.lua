@@ -48,19 +48,27 @@ local function check_status(client)
     return
   end
   require('qodeassist.status').on_status(status)
-  if status.state ~= 'ready' then
+  if status.state == 'degraded' then
+    -- A provider outage of a background feature: the server runs, its details still count.
+    local outage = type(status.outage) == 'table' and status.outage or {}
+    health.warn(
+      ('server %s degraded: %s'):format(tostring(status.version), tostring(outage.reason)),
+      outage.fix and { outage.fix } or nil
+    )
+  elseif status.state ~= 'ready' then
     health.warn(
       ('server state: %s (version %s)'):format(tostring(status.state), tostring(status.version))
     )
     return
-  end
-  health.ok(
-    ('server %s ready: %d agents, configuration in %s'):format(
-      tostring(status.version),
-      status.agents or 0,
-      tostring(status.configRoot)
+  else
+    health.ok(
+      ('server %s ready: %d agents, configuration in %s'):format(
+        tostring(status.version),
+        status.agents or 0,
+        tostring(status.configRoot)
+      )
     )
-  )
+  end
   local problems = status.problems or {}
   if (problems.errors or 0) > 0 then
     health.error(
