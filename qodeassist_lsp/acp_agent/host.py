@@ -24,7 +24,8 @@ from qodeassist_lsp.features.chat.service import ChatService, EventSink
 from qodeassist_lsp.mcp.definitions import ServerDefinition, Transport
 from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.tools.workspace import EditorFiles, ProgramRunner
-from qodeassist_lsp.workbench.bench import Ports, Workbench
+from qodeassist_lsp.workbench.bench import Workbench
+from qodeassist_lsp.workbench.ports import Ports
 
 log = logging.getLogger("qodeassist.acp")
 

@@ -2,10 +2,10 @@
 
 ``mcp serve`` offers the kit to MCP clients; ``chat`` gives it, ``load_skill`` and the servers
 of ``mcp.json`` to its agent, behind the same ``[tools.permissions]`` gate as the editors (all
-built by `workbench.bench.Workbench`). A terminal is the
-chat's only person to ask: a question goes to stderr and the answer is one line of stdin;
-without a terminal on stdin nobody can answer, so what needs asking is denied and the model is
-told why. ``mcp list`` and ``chat`` start the servers with `connected_hub`.
+built by `workbench.bench.Workbench`). A terminal is the chat's only person to ask: a question
+goes to stderr and the answer is one line of stdin; without a terminal on stdin nobody can
+answer, so what needs asking is denied and the model is told why. ``mcp list`` starts the
+servers with `connected_hub`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def workbench_for(runtime: Runtime, workspace: Path, ask: bool = False) -> Workb
     """Return the workbench over ``workspace``; ``ask``: questions go to the terminal."""
     import sys
 
-    from qodeassist_lsp.workbench.bench import Ports, Workbench
+    from qodeassist_lsp.workbench.bench import Workbench
+    from qodeassist_lsp.workbench.ports import Ports
 
     asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
     return Workbench(runtime, Ports(folders=lambda: [workspace], asker=asker))

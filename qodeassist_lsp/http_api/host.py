@@ -96,7 +96,8 @@ class HttpHost:
         return runtime
 
     def _wire(self, runtime: Runtime) -> None:
-        from qodeassist_lsp.workbench.bench import Ports, Workbench
+        from qodeassist_lsp.workbench.bench import Workbench
+        from qodeassist_lsp.workbench.ports import Ports
 
         view, around = self.surroundings.source, self.surroundings
         self.bench = Workbench(

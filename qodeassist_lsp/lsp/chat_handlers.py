@@ -97,20 +97,8 @@ class ChatFeature(LanguageFeature):
         """Return the chat service once the configuration is loaded."""
         await self.server.backend.runtime()
         if self._service is None:
-            # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
-            # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
-            from qodeassist_lsp.features.chat.service import ChatService
-
-            server = self.server
-            paths = server.backend.paths
-            self._service = ChatService(
-                server.backend,
-                server.documents,
-                self.events.emit,
-                workspace=paths.project if paths is not None else None,
-                ignore=server.ignore_filter,
-                folders=server.workspace_folders,
-                skills=library_of(server),
+            self._service = self.server.workbench().chat_service(
+                self.events.emit, skills=library_of(self.server)
             )
         return self._service
 

@@ -1,8 +1,8 @@
-"""File edits over LSP: the edit tools wired into chat, ``chat/editFile`` and checkpoints.
+"""File edits over LSP: the edit ports of the workbench, ``chat/editFile`` and checkpoints.
 
-The feature adds the ``create_file``/``edit_file``/``delete_file`` contributor to the runtime
-once (the runtime keeps it across reloads; settings are read per call). Open documents are
-read from the server's document store and changed with ``workspace/applyEdit`` (one minimal
+The workbench's edit manager (its ignore rules and parse check are every door's) serves the
+``create_file``/``edit_file``/``delete_file`` tools. Its ports are the editor's: open documents
+are read from the server's document store and changed with ``workspace/applyEdit`` (one minimal
 text edit, versioned, so a document the user changed meanwhile is refused by the editor);
 files that are not open are written on disk by the tools package. Status changes of an edit
 go to the chat's ``qodeassist/chat/event`` stream through the chat feature's event gate, also
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from qodeassist_lsp.config.confinement import Confinement, real_path
+from qodeassist_lsp.config.confinement import real_path
 from qodeassist_lsp.context.documents import common_ends, position_at
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.chat_handlers import ChatFeature
@@ -28,8 +28,6 @@ from qodeassist_lsp.lsp.positions import line_at, to_client_units
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.config.configuration import Configuration
-    from qodeassist_lsp.config.settings import ToolsSettings
     from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.lsp.params import CheckpointsListParams, EditFileParams, RestoreParams
     from qodeassist_lsp.tools.edits.pending import EditManager
@@ -125,65 +123,13 @@ class EditFeature(LanguageFeature):
     """The file-edit tools of one server and the edits they proposed."""
 
     def __init__(self, server: QodeAssistServer) -> None:
-        """Serve file edits for ``server``; the manager is created on first use."""
+        """Serve file edits for ``server``."""
         self.server = server
-        self._manager: EditManager | None = None
 
     async def manager(self) -> EditManager:
-        """Return the edit manager once the runtime exists."""
+        """Return the workbench's edit manager once the runtime exists."""
         await self.server.backend.runtime()
-        return self._build()
-
-    def reloaded(self, config: Configuration) -> None:
-        """Offer the edit tools from the first load on.
-
-        Reload listeners run before any request waiting for the runtime resumes, so a
-        ``chat/send`` that arrives right after ``initialize`` already gets the tools
-        (``initialized`` runs after the configuration pull, too late for it).
-        """
-        self._build()
-
-    def _build(self) -> EditManager:
-        """Create the manager and add the tools' contributor to the runtime, once."""
-        if self._manager is None:
-            # Imported on first use: rapidfuzz and the tools package are not needed to answer
-            # `initialize` (see chat_handlers on the import budget).
-            from qodeassist_lsp.context.parse_check import file_parse_check
-            from qodeassist_lsp.tools.edits.checkpoints import CheckpointStore
-            from qodeassist_lsp.tools.edits.file_tools import edit_tools
-            from qodeassist_lsp.tools.edits.pending import EditManager, EditScope
-
-            server = self.server
-            paths = server.backend.paths
-            assert paths is not None
-            scope = EditScope(
-                confinement=self._confinement,
-                base=lambda: next(iter(server.workspace_folders()), None),
-                ignored=self._ignored,
-                auto_apply=lambda: self._tools().auto_apply_file_edits,
-                parse_check=file_parse_check(),
-            )
-            self._manager = EditManager(
-                CheckpointStore(paths.data_root / "checkpoints"),
-                DocumentBuffers(server),
-                scope,
-                self._send,
-            )
-            server.backend.runtime_now.contributors.add(
-                edit_tools(self._manager, lambda: self._tools().enabled)
-            )
-        return self._manager
-
-    def _confinement(self) -> Confinement:
-        settings = self.server.backend.settings
-        return Confinement.of(self.server.workspace_folders(), settings.general.allowed_roots)
-
-    def _tools(self) -> ToolsSettings:
-        return self.server.backend.settings.tools
-
-    def _ignored(self, path: Path) -> bool:
-        ignore = self.server.ignore_filter()
-        return ignore is not None and ignore.is_ignored(path)
+        return self.server.workbench().edits
 
     def _send(self, chat_id: str, event: SessionEvent) -> None:
         """Send ``event`` to chat ``chat_id``'s stream, through the chat feature's gate."""
@@ -224,8 +170,11 @@ async def checkpoints_restore(ls: QodeAssistServer, args: RestoreParams) -> dict
 
 
 def setup(server: QodeAssistServer) -> None:
-    """Register ``chat/editFile`` and the checkpoint requests and the edit feature."""
-    server.add_feature(EditFeature(server))
+    """Register ``chat/editFile``, the checkpoint requests, the edit feature and its ports."""
+    feature = EditFeature(server)
+    server.ports.buffers = DocumentBuffers(server)
+    server.ports.edit_status = feature._send
+    server.add_feature(feature)
     server.feature(methods.CHAT_EDIT_FILE)(chat_edit_file)
     server.feature(methods.CHECKPOINTS_LIST)(checkpoints_list)
     server.feature(methods.CHECKPOINTS_RESTORE)(checkpoints_restore)

@@ -1,4 +1,4 @@
-"""The MCP client hub in the language server: its servers, their state and their tools.
+"""The MCP client hub in the language server (the workbench's): its servers and their state.
 
 The hub's servers' state is in ``qodeassist/status`` (key ``mcp``); its tools join every tool
 session.
@@ -26,11 +26,9 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
-    from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.problems import ConfigProblem
-    from qodeassist_lsp.core.tools import ToolRegistry
     from qodeassist_lsp.mcp.definitions import ServerDefinition
-    from qodeassist_lsp.mcp.hub import HubConfig, McpHub
+    from qodeassist_lsp.mcp.hub import McpHub
 
 log = logging.getLogger("qodeassist.server")
 
@@ -65,14 +63,6 @@ class EditorApprovalAsker:
         return answer is not None and answer.title == ALLOW
 
 
-def _hub_config(configuration: Configuration) -> HubConfig:
-    # Run in a worker thread: it reads mcp.json and is the first import of the MCP SDK (about a
-    # second of starlette, httpx2 and jsonschema, measured), which must not stall the server.
-    from qodeassist_lsp.mcp.hub import hub_config
-
-    return hub_config(configuration)
-
-
 class McpFeature(LanguageFeature):
     """Owns the hub for the server's lifetime."""
 
@@ -80,52 +70,36 @@ class McpFeature(LanguageFeature):
 
     def __init__(self, server: QodeAssistServer) -> None:
         self._server = server
-        self.hub: McpHub | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._started = False
-        self._offered = False
         self._lock = asyncio.Lock()
 
-    async def initialized(self) -> None:
-        """Add the hub's contributor to the runtime and start the servers in the background."""
-        await self._server.backend.runtime()
-        self._offer_tools()
-        self._started = True
-        self._spawn(self._configure(self._server.backend.configuration))
+    @property
+    def hub(self) -> McpHub | None:
+        """The workbench's hub (None before the servers were first configured)."""
+        return self._server.workbench().hub
 
-    def _offer_tools(self) -> None:
-        """Add the hub's contributor once (the runtime's registry outlives reloads)."""
-        if not self._offered:
-            self._server.backend.runtime_now.contributors.add(self._contribute)
-            self._offered = True
+    async def initialized(self) -> None:
+        """Start the servers in the background (the workbench offers their tools)."""
+        await self._server.backend.runtime()
+        self._started = True
+        self._spawn(self._configure())
 
     def reloaded(self, config: Configuration) -> None:
-        """Offer the hub's tools from the first load on; apply new ``mcp.json``/``[mcp]``."""
-        self._offer_tools()
+        """Apply new ``mcp.json``/``[mcp]``."""
         if self._started:
-            self._spawn(self._configure(config))
+            self._spawn(self._configure())
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work, name="qa-mcp-configure")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _configure(self, configuration: Configuration) -> None:
+    async def _configure(self) -> None:
         async with self._lock:  # one reload after the other, in order
-            config = await asyncio.to_thread(_hub_config, configuration)
-            if self.hub is None:
-                from qodeassist_lsp.mcp.approvals import ApprovalStore
-                from qodeassist_lsp.mcp.hub import McpHub
-
-                store = ApprovalStore(configuration.paths.data_root)
-                self.hub = McpHub(store, EditorApprovalAsker(self._server), self._changed)
-            await self.hub.configure(config)
+            await self._server.workbench().start_mcp(wait=False)
         for document in self._server.documents:  # mcp.json's diagnostics follow its problems
             self._server.publish_config_diagnostics(document.uri)
-
-    def _contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
-        if self.hub is not None:
-            self.hub.contribute(registry, pipeline)
 
     def _changed(self) -> None:
         if not self._server.shutdown_received:
@@ -150,10 +124,12 @@ class McpFeature(LanguageFeature):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if self.hub is not None:
-            await self.hub.aclose()
+        await self._server.workbench().aclose()
 
 
 def setup(server: QodeAssistServer) -> None:
-    """Add the MCP hub feature to ``server``."""
-    server.add_feature(McpFeature(server))
+    """Add the MCP hub feature and the editor's approval port to ``server``."""
+    feature = McpFeature(server)
+    server.ports.mcp_asker = EditorApprovalAsker(server)
+    server.ports.mcp_changed = feature._changed
+    server.add_feature(feature)

@@ -28,12 +28,14 @@ from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import BackgroundOutage, MessageThrottle
+from qodeassist_lsp.workbench.ports import Ports
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
     from qodeassist_lsp.context.ignore import IgnoreFilter
     from qodeassist_lsp.wire.errors import ErrorInfo
+    from qodeassist_lsp.workbench.bench import Workbench
 
 log = logging.getLogger("qodeassist.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,6 +73,9 @@ class QodeAssistServer(LanguageServer):
         self.shutdown_received = False
         self.features: list[LanguageFeature] = []
         self._ignore: IgnoreFilter | None = None
+        self.ports = Ports(folders=self.workspace_folders, documents=self.documents)
+        """The editor's side of the workbench; each handler module's ``setup`` adds its port."""
+        self._bench: Workbench | None = None
         self.backend.listeners.append(self._on_reload)
         self.backend.launch_listeners.append(LaunchProgressReporter(self))
         self.documents.add_listener(self._on_document)
@@ -93,6 +98,16 @@ class QodeAssistServer(LanguageServer):
             if isinstance(feature, kind):
                 return feature
         raise LookupError(f"no {kind.__name__} was added to the server")
+
+    def workbench(self) -> Workbench:
+        """Return the tools, edits, skills, MCP hub, gate and chat of this server (built once)."""
+        if self._bench is None:
+            # Imported on first use: the tools, skills and ignore modules are not needed to
+            # answer `initialize` (see chat_handlers on the import budget).
+            from qodeassist_lsp.workbench.bench import Workbench
+
+            self._bench = Workbench(self.backend, self.ports)
+        return self._bench
 
     def ignore_filter(self) -> IgnoreFilter | None:
         """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""

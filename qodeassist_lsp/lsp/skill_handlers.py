@@ -1,9 +1,9 @@
 """Skills over LSP: ``qodeassist/skills/list``, the ``load_skill`` contributor, skill diagnostics.
 
-The feature owns the server's one `SkillService`. It scans once the configuration is loaded,
-again after each configuration reload and whenever the skill folders change (polled like the
-config files), adds the ``load_skill`` contributor to the runtime once, and gives the chat
-service the current library (`library_of`). Problems in a ``SKILL.md`` are logged, shown once
+The feature watches the workbench's `SkillService` (the workbench offers ``load_skill``). It
+scans once the configuration is loaded, again after each configuration reload and whenever the
+skill folders change (polled like the config files), and gives the chat service the current
+library (`library_of`). Problems in a ``SKILL.md`` are logged, shown once
 (``window/showMessage``, for errors) and published as diagnostics on that file while it is open.
 """
 
@@ -27,7 +27,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer, config_diagnostic
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.skills.library import SkillLibrary
-    from qodeassist_lsp.skills.service import SkillService, SkillSources
+    from qodeassist_lsp.skills.service import SkillService
 
 log = logging.getLogger("qodeassist.skills")
 
@@ -48,18 +48,12 @@ class SkillFeature(LanguageFeature):
         self._watcher: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[bool]] = set()
         self._published: set[str] = set()
-        self._offered = False
         server.documents.add_listener(self._on_document)
 
     async def initialized(self) -> None:
-        """Scan the skill folders, offer ``load_skill`` to chat sessions, start watching."""
-        # Imported here: the skills package brings PyYAML and the settings models (see
-        # chat_handlers on what `initialize` may wait for).
-        from qodeassist_lsp.skills.service import SkillService
-
+        """Scan the workbench's skill folders and start watching them."""
         await self.server.backend.runtime()
-        self._offer_tool()
-        service = SkillService(self._sources)
+        service = self.server.workbench().skills
         service.listeners.append(self._on_scan)
         self._service = service
         try:
@@ -67,16 +61,6 @@ class SkillFeature(LanguageFeature):
         finally:
             self._ready.set()
         self._watcher = asyncio.create_task(self._poll(), name="qa-skills-watch")
-
-    def _sources(self) -> SkillSources:
-        from qodeassist_lsp.skills.service import SkillSources
-
-        return SkillSources.of(self.server.backend.configuration)
-
-    def _tool_enabled(self) -> bool:
-        from qodeassist_lsp.skills.service import skill_tool_enabled
-
-        return skill_tool_enabled(self.server.backend.settings)
 
     def current(self) -> SkillLibrary | None:
         """Return the library of the last scan; None before the first one or while disabled."""
@@ -89,24 +73,8 @@ class SkillFeature(LanguageFeature):
             await self._service.refresh_or_keep()
         return self.current()
 
-    def _offer_tool(self) -> None:
-        """Add ``load_skill``'s contributor once: the runtime's registry outlives reloads."""
-        if self._offered:
-            return
-        from qodeassist_lsp.skills.load_skill_tool import contributor
-
-        self.server.backend.runtime_now.contributors.add(
-            contributor(self.current, self._tool_enabled)
-        )
-        self._offered = True
-
     def reloaded(self, config: Configuration) -> None:
-        """Offer ``load_skill`` from the first load on; rescan soon (``[skills]`` may differ).
-
-        Reload listeners run before any request waiting for the runtime resumes, so the first
-        chat session already gets the tool's contributor.
-        """
-        self._offer_tool()
+        """Rescan soon after a reload (``[skills]`` may differ)."""
         if self._service is not None:
             task = asyncio.get_running_loop().create_task(self._service.refresh())
             self._refreshes.add(task)

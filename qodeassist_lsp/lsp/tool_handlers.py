@@ -1,11 +1,11 @@
-"""The tool kit in the editor: its contributor and permission gate on the server's runtime.
+"""The tools in the editor: the workbench wired into the server's runtime, and the tool ports.
 
-When the first configuration is loaded, the feature adds the kit's contributor to the runtime's
-contributor registry and sets the registry's permission gate; the runtime keeps that registry
-across reloads, and the kit and the gate read the settings per call, so nothing is re-wired on a
-reload. What the tools need from the editor lives here: the workspace folders and ignore rules
-(``.qodeassistignore`` and ``.gitignore`` at each folder's root), the open buffers, the
-``window/showMessageRequest`` asker of the gate and the ``qodeassist/diagnostics`` request.
+When the first configuration is loaded, the feature wires the server's workbench into the
+runtime's contributor registry (kit, file tools, ``load_skill``, MCP, permission gate); the
+runtime keeps that registry across reloads and everything reads the settings per call, so
+nothing is re-wired on a reload. The ports the tools need from the editor live here: the open
+buffers, the ``window/showMessageRequest`` asker of the gate and the ``qodeassist/diagnostics``
+request (the ignore rules are the workbench's).
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
-    from qodeassist_lsp.context.ignore import IgnoreFilter
     from qodeassist_lsp.core.tools import ToolContributorRegistry
     from qodeassist_lsp.tools.diagnostics import Diagnostic
-    from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 log = logging.getLogger("qodeassist.tools")
 
@@ -152,61 +150,32 @@ class _Buffers:
 
 
 class ToolKitFeature(LanguageFeature):
-    """Wires the tool kit and the permission gate into the server's runtime."""
+    """Wires the workbench (tool kit, file tools, skills, MCP, gate) into the server's runtime."""
 
     def __init__(self, server: QodeAssistServer) -> None:
         self.server = server
         self._wired = False
-        self._ignores: dict[tuple[Path, str], IgnoreFilter] = {}
 
     def reloaded(self, config: Configuration) -> None:
-        """Wire the kit on the first load, before any request can get the runtime."""
+        """Wire the tools on the first load, before any request can get the runtime."""
         # The backend calls this right after the runtime exists and before anyone awaiting
         # `runtime()` resumes, so the first chat session already gets the tools.
         self._wire(self.server.backend.sessions.contributors)
 
     async def initialized(self) -> None:
-        """Wire the kit (if the first load has not already done it)."""
+        """Wire the tools (if the first load has not already done it)."""
         self._wire((await self.server.backend.runtime()).contributors)
 
     def _wire(self, contributors: ToolContributorRegistry) -> None:
-        """Add the kit's contributor and set the gate, once: the registry outlives reloads."""
-        if self._wired:
-            return
-        from qodeassist_lsp.core.memory import Memory
-        from qodeassist_lsp.tools.kit import KitSources, ToolKit
-        from qodeassist_lsp.tools.permissions import PermissionGate
-
-        kit = ToolKit(
-            KitSources(
-                settings=lambda: self.server.backend.settings.tools,
-                workspace=self.workspace,
-                diagnostics=EditorDiagnostics(self.server),
-                memory=lambda: Memory.of(self.server.backend.configuration.paths),
-            )
-        )
-        contributors.add(kit.contribute)
-        contributors.gate = PermissionGate(
-            lambda: self.server.backend.settings.tools.permissions,
-            ShowMessageAsker(self.server),
-        )
-        self._wired = True
-
-    def workspace(self) -> ToolWorkspace:
-        """Return the tools' view of the workspace as it is now."""
-        from qodeassist_lsp.context.ignore import FolderIgnores
-        from qodeassist_lsp.tools.workspace import ToolWorkspace
-
-        settings = self.server.backend.settings
-        folders = self.server.workspace_folders()
-        return ToolWorkspace.of(
-            folders,
-            settings.general.allowed_roots,
-            ignore=FolderIgnores.of(folders, self._ignores),
-            buffers=_Buffers(self.server),
-        )
+        """Wire the workbench once: the registry outlives reloads, settings are read per call."""
+        if not self._wired:
+            self.server.workbench().wire(contributors)
+            self._wired = True
 
 
 def setup(server: QodeAssistServer) -> None:
-    """Add the tool-kit feature to ``server``."""
+    """Add the tool-kit feature and the editor's tool ports to ``server``."""
+    server.ports.asker = ShowMessageAsker(server)
+    server.ports.open_buffers = lambda: _Buffers(server)
+    server.ports.diagnostics = EditorDiagnostics(server)
     server.add_feature(ToolKitFeature(server))

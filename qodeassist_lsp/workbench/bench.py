@@ -20,13 +20,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IGNORE_FILE_NAME, FolderIgnores, IgnoreFilter
-from qodeassist_lsp.core.events import SessionEvent
+from qodeassist_lsp.workbench.ports import Ports
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.confinement import Confinement
@@ -35,53 +34,23 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
     from qodeassist_lsp.features.chat.service import ChatService, EventSink
-    from qodeassist_lsp.mcp.approvals import ApprovalAsker
     from qodeassist_lsp.mcp.definitions import ServerDefinition
     from qodeassist_lsp.mcp.hub import HubConfig, McpHub
     from qodeassist_lsp.skills.library import SkillLibrary
     from qodeassist_lsp.skills.service import SkillService
-    from qodeassist_lsp.tools.diagnostics import DiagnosticsSource
     from qodeassist_lsp.tools.edits.pending import EditManager
-    from qodeassist_lsp.tools.edits.ports import EditorBuffers
     from qodeassist_lsp.tools.kit import ToolKit
-    from qodeassist_lsp.tools.permissions import PermissionAsker
-    from qodeassist_lsp.tools.workspace import (
-        EditorFiles,
-        OpenBuffers,
-        ProgramRunner,
-        ToolWorkspace,
-    )
+    from qodeassist_lsp.tools.workspace import ToolWorkspace
 
 log = logging.getLogger("qodeassist.workbench")
 
 
-def _nowhere(_chat_id: str, _event: SessionEvent) -> None:
-    """Drop an edit status change (a door without a chat stream)."""
+def _hub_config(view: RuntimeView) -> HubConfig:
+    # Run in a worker thread: it reads mcp.json and is the first import of the MCP SDK (about a
+    # second of starlette, httpx2 and jsonschema, measured), which must not stall a server.
+    from qodeassist_lsp.mcp.hub import hub_config
 
-
-@dataclass
-class Ports:
-    """What a door tells the workbench: its folders, its editor, its user; read per call."""
-
-    folders: Callable[[], Sequence[Path]]
-    """The workspace folders now (relative paths start at the first)."""
-    documents: DocumentStore = field(default_factory=DocumentStore)
-    buffers: EditorBuffers | None = None
-    """Where the edit tools read and write open files; None: on disk only."""
-    edit_status: Callable[[str, SessionEvent], None] = _nowhere
-    """Where an edit's status changes go (the chat's event stream)."""
-    auto_apply: Callable[[], bool] | None = None
-    """Whether edits apply at once; None: ``[tools] auto_apply_file_edits``."""
-    asker: PermissionAsker | None = None
-    """Who answers the gate's questions; None: what needs asking is denied."""
-    gate: ToolGate | None = None
-    """A door's own gate instead of ``[tools.permissions]`` with ``asker``."""
-    open_buffers: Callable[[], OpenBuffers | None] = lambda: None
-    editor_files: Callable[[], EditorFiles | None] = lambda: None
-    runner: Callable[[], ProgramRunner | None] = lambda: None
-    diagnostics: DiagnosticsSource | None = None
-    mcp_asker: ApprovalAsker | None = None
-    """The MCP hub's `mcp.hub.ApprovalAsker` of project servers; None: they stay held."""
+    return hub_config(view.configuration)
 
 
 class Workbench:
@@ -225,18 +194,17 @@ class Workbench:
 
     # -- MCP -------------------------------------------------------------------------------------
     async def start_mcp(
-        self, extra: Sequence[ServerDefinition] = (), *, lazy: bool = False
+        self, extra: Sequence[ServerDefinition] = (), *, lazy: bool = False, wait: bool = True
     ) -> McpHub | None:
-        """Run the servers of ``mcp.json`` plus ``extra``; return once none is connecting.
+        """Run the servers of ``mcp.json`` plus ``extra``; with ``wait``, until none connects.
 
-        ``lazy``: without a server to run, no hub is made (the MCP SDK takes a second to
+        A chat session's tools are fixed when it is created, so a door that creates one next
+        waits. ``lazy``: without a server to run, no hub is made (the MCP SDK takes a second to
         import). A project's server nobody approved stays held.
         """
-        from qodeassist_lsp.mcp.hub import hub_config
-
         for server in extra:
             self.extra_servers[server.name] = server
-        config = await asyncio.to_thread(hub_config, self.view.configuration)
+        config = await asyncio.to_thread(_hub_config, self.view)
         own = {server.name for server in config.servers}
         servers = config.servers + tuple(d for n, d in self.extra_servers.items() if n not in own)
         if self.hub is None and lazy and (not config.enabled or not servers):
@@ -244,7 +212,8 @@ class Workbench:
         hub = self._hub_of()
         try:
             await hub.configure(replace(config, servers=servers))
-            await self._connected(hub, config, [s.name for s in servers])
+            if wait:
+                await self._connected(hub, config, [s.name for s in servers])
         except BaseException:
             await self.aclose()
             raise
@@ -258,9 +227,13 @@ class Workbench:
             self.hub = McpHub(
                 ApprovalStore(self.view.configuration.paths.data_root),
                 self.ports.mcp_asker,
-                self._hub_changed.set,
+                self._hub_change,
             )
         return self.hub
+
+    def _hub_change(self) -> None:
+        self._hub_changed.set()
+        self.ports.mcp_changed()
 
     async def _connected(self, hub: McpHub, config: HubConfig, names: Sequence[str]) -> None:
         """Wait until none of ``names`` is connecting (at most the connect timeout)."""

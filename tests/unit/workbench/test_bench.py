@@ -12,7 +12,8 @@ from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
 from qodeassist_lsp.tools.edits.blocks import EditRefused
-from qodeassist_lsp.workbench.bench import Ports, Workbench
+from qodeassist_lsp.workbench.bench import Workbench
+from qodeassist_lsp.workbench.ports import Ports
 
 
 @pytest.fixture
