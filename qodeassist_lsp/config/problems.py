@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
+from qodeassist_lsp.wire.errors import QodeAssistError
+
 Severity = Literal["error", "warning"]
 """How bad a problem is: an error means a value was rejected, a warning that it was ignored."""
 
@@ -69,7 +71,7 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {suggestion!r}?" if suggestion else ""
 
 
-class UnknownName(LookupError):
+class UnknownName(QodeAssistError, LookupError):
     """A typed name that means none, or more than one, of the loaded names; ``str()`` says so."""
 
 

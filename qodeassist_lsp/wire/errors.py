@@ -29,6 +29,7 @@ and of ACP, the HTTP status and OpenAI error type::
     ├── SecretStoreError [RuntimeError]     config.secrets: the keyring refused
     ├── SettingsWriteError [ValueError]     config.settings_writer: a change was refused
     ├── OverrideError [ValueError]          config.provider_override: an override is refused
+    ├── UnknownName [LookupError]           config.problems: a typed name means none or many
     ├── FolderLockTimeout [TimeoutError]    config.folder_lock: another writer held on
     ├── PathRefused [PermissionError]       config.confinement: a path outside the allowed roots
     │   ├── OutsideAllowedRoots             … symlinks followed, it lies outside every root
