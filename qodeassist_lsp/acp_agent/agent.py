@@ -19,13 +19,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import functools
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
-from acp import PROTOCOL_VERSION, Client, RequestError
+from acp import PROTOCOL_VERSION, Client
 from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
@@ -56,6 +54,7 @@ from acp.schema import (
 )
 
 from qodeassist_lsp import __version__
+from qodeassist_lsp.acp_agent.errors import answering
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
@@ -67,16 +66,11 @@ from qodeassist_lsp.features.chat.files import InlineImage
 from qodeassist_lsp.features.chat.history_format import decode_block
 from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
-from qodeassist_lsp.wire.error_table import acp_answer
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorKind, InvalidParams, QodeAssistError
 
 log = logging.getLogger("qodeassist.acp")
 
 PLAN_MODE = "plan"
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class SessionBusy(QodeAssistError):
@@ -88,20 +82,6 @@ class SessionBusy(QodeAssistError):
     def __init__(self, session_id: str, advice: str) -> None:
         """Refuse a request into ``session_id``; ``advice`` says what to do instead."""
         super().__init__(f"session {session_id!r} is already answering a prompt; {advice}")
-
-
-def answering(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """Wrap an agent method: the errors of the tree it raises are answered by the error table."""
-
-    @functools.wraps(method)
-    async def answer(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(*args, **kwargs)
-        except QodeAssistError as exc:
-            error = acp_answer(exc)
-            raise RequestError(error.code, error.message, error.data) from exc
-
-    return answer
 
 
 class QodeAssistAgent:

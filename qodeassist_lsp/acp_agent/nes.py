@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError
 from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter, Route
 from acp.schema import (
@@ -52,12 +51,14 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
+from qodeassist_lsp.acp_agent.errors import rpc_error
 from qodeassist_lsp.context import positions
 from qodeassist_lsp.context.documents import Document, DocumentStore, uri_to_path
 from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.service import NextEditService
+from qodeassist_lsp.wire.errors import InvalidParams, QodeAssistError
 
 __all__ = ["NesServer", "add_routes", "pick_encoding"]
 
@@ -70,10 +71,6 @@ def pick_encoding(offered: list[str] | None) -> str:
         if offered and name in offered:
             return name
     return "utf-16"
-
-
-def _invalid(message: str) -> RequestError:
-    return RequestError.invalid_params({"message": message})
 
 
 class NesServer:
@@ -117,7 +114,7 @@ class NesServer:
 
     def _session(self, session_id: str) -> None:
         if session_id not in self.sessions:
-            raise _invalid(f"no NES session {session_id!r}; start one with nes/start")
+            raise InvalidParams(f"no NES session {session_id!r}; start one with nes/start")
 
     # -- session ------------------------------------------------------------------------------
     def start(self, request: StartNesRequest) -> StartNesResponse:
@@ -251,7 +248,10 @@ def _handler(model: type[BaseModel], handler: Callable[[Any], Any]) -> Callable[
     """Validate the params into ``model`` (bad params answer "invalid params"), then call."""
 
     async def handle(params: Any) -> Any:
-        result = handler(model.model_validate(params))
-        return await result if inspect.isawaitable(result) else result
+        try:
+            result = handler(model.model_validate(params))
+            return await result if inspect.isawaitable(result) else result
+        except QodeAssistError as exc:
+            raise rpc_error(exc) from exc
 
     return handle

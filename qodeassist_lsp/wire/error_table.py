@@ -1,7 +1,7 @@
 """The one error table: an error's kind decides its answer at every door.
 
 Doors raise errors of the tree (``wire/errors.py``); the LSP server (``lsp/errors.py``), the ACP
-agent (``acp_agent/agent.py``) and the HTTP API (``http_api/errors.py``) turn what they catch
+agent (``acp_agent/errors.py``) and the HTTP API (``http_api/errors.py``) turn what they catch
 into their answer here and nowhere else, so one class is refused the same way everywhere:
 
 =============  ======  ======  =====================================================

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from acp import RequestError
 from acp.schema import (
     AcceptNesNotification,
     DidChangeDocumentNotification,
@@ -19,6 +18,7 @@ from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.results import NextEditResult, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.rewrite import TextChange
+from qodeassist_lsp.wire.errors import InvalidParams
 
 URI = "file:///p/a.py"
 
@@ -105,10 +105,10 @@ def test_accept_and_reject_count_shown_and_accepted_once() -> None:
     nes.reject(RejectNesNotification(session_id=session, id=edits[1].id, reason="rejected"))
     data = stats.to_json()
     assert (data["shown"], data["accepted"]) == (2, 1)
-    with pytest.raises(RequestError):
+    with pytest.raises(InvalidParams):  # answered -32602 by the route
         nes.accept(AcceptNesNotification(session_id="other", id=edits[1].id))
     nes.close(session)
-    with pytest.raises(RequestError):
+    with pytest.raises(InvalidParams):  # answered -32602 by the route
         nes.reject(RejectNesNotification(session_id=session, id=edits[1].id))
     nes.aclose()
 
@@ -122,3 +122,18 @@ def test_the_sessions_qodeassistignore_keeps_files_out(tmp_path: Any) -> None:
     secret = documents.open((tmp_path / "secret.py").as_uri(), "", 1)
     built = documents.open((tmp_path / "built.py").as_uri(), "", 1)
     assert nes._is_ignored(secret) and not nes._is_ignored(built)
+
+
+async def test_a_route_answers_the_errors_of_the_tree_by_the_table() -> None:
+    from acp import RequestError
+    from acp.schema import CloseNesRequest
+
+    from qodeassist_lsp.acp_agent.nes import _handler
+
+    def refuse(_request: object) -> None:
+        raise InvalidParams("no NES session 'x'; start one with nes/start")
+
+    with pytest.raises(RequestError) as refused:
+        await _handler(CloseNesRequest, refuse)({"sessionId": "x"})
+    assert refused.value.code == -32602
+    assert refused.value.data == {"message": "no NES session 'x'; start one with nes/start"}

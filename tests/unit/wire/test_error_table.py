@@ -13,7 +13,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from qodeassist_lsp.acp_agent.agent import QodeAssistAgent, answering
+from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
+from qodeassist_lsp.acp_agent.errors import answering
 from qodeassist_lsp.config.confinement import OutsideAllowedRoots
 from qodeassist_lsp.core.agent_pool import NoAgentMeets, PoolBusy
 from qodeassist_lsp.core.breaker import CircuitOpenError
