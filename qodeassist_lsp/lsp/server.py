@@ -72,7 +72,6 @@ class QodeAssistServer(LanguageServer):
         self.start_task: asyncio.Task[None] | None = None
         self.shutdown_received = False
         self.features: list[LanguageFeature] = []
-        self._ignore: IgnoreFilter | None = None
         self.ports = Ports(folders=self.workspace_folders, documents=self.documents)
         """The editor's side of the workbench; each handler module's ``setup`` adds its port."""
         self._bench: Workbench | None = None
@@ -112,13 +111,9 @@ class QodeAssistServer(LanguageServer):
     def ignore_filter(self) -> IgnoreFilter | None:
         """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
         paths = self.backend.paths
-        if self._ignore is None and paths is not None and paths.project is not None:
-            # Imported on first use: pathspec took 40-60 ms to import, measured, before
-            # `initialize` could be answered.
-            from qodeassist_lsp.context.ignore import IgnoreFilter
-
-            self._ignore = IgnoreFilter(paths.project)
-        return self._ignore
+        if paths is None or paths.project is None:
+            return None
+        return self.workbench().qodeassist_ignore(paths.project)
 
     def workspace_folders(self) -> list[Path]:
         """Return the editor's workspace folders as they are now (they may change)."""

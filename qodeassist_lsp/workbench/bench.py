@@ -87,8 +87,8 @@ class Workbench:
         """Return the ignore file that excludes ``path`` from the tools, or None."""
         return self.ignores().ignored_by(path)
 
-    def chat_ignore(self, folder: Path | None) -> IgnoreFilter | None:
-        """Return the ``.qodeassistignore`` of ``folder`` a chat message is checked against."""
+    def qodeassist_ignore(self, folder: Path | None) -> IgnoreFilter | None:
+        """Return the ``.qodeassistignore`` of ``folder`` (chat messages, completion context)."""
         if folder is None:
             return None
         key = (folder, IGNORE_FILE_NAME)
@@ -270,7 +270,7 @@ class Workbench:
             self.ports.documents,
             sink,
             workspace=first,
-            ignore=lambda: self.chat_ignore(first),
+            ignore=lambda: self.qodeassist_ignore(first),
             folders=lambda: list(folders()),
             skills=skills or self.current_skills,
         )

@@ -5,7 +5,8 @@ Each door runs as the real process, in a home whose chat agent talks to a loopba
 whether the send was refused (and why), what the model was told about its tool call, and what
 the provider received. The home is the same for every door: a project with ``secret.txt``
 listed in ``.qodeassistignore``, ``build/`` in ``.gitignore``, write tools allowed without
-asking (nobody answers questions here), edits not applied without the user.
+asking (nobody answers questions here), execute tools denied, edits not applied without the
+user.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def make_home(root: Path, replay: ReplayServer) -> Path:
         f'schema_version = 1\nname = "{AGENT}"\nextends = "Embedded Chat"\nenable_tools = true\n'
     )
     (root / "config/pipelines.toml").write_text(f'[pipelines]\nchat_assistant = ["{AGENT}"]\n')
-    (root / "config/settings.toml").write_text('[tools.permissions]\nwrite = "allow"\n')
+    (root / "config/settings.toml").write_text(
+        '[tools.permissions]\nwrite = "allow"\nexecute = "deny"\n'
+    )
     project = root / "project"
     (project / ".qodeassistignore").write_text("secret.txt\n")
     (project / ".gitignore").write_text("build/\n")

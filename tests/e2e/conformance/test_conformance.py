@@ -6,8 +6,9 @@ CLI (``qodeassist-lsp chat``: no ``@file`` mentions, no file-edit tools), each t
 against a replayed provider, and expects the same outcome: an ignored file mentioned is refused
 before anything is sent or saved; an ignored or ``.gitignore``d file is neither changed nor
 created, and the model is told which file lists it; a path outside the workspace is refused; an
-edit that breaks the file's syntax is flagged to the model; a non-ASCII message is answered
-intact.
+edit that breaks the file's syntax is flagged to the model; a tool the settings deny is not run
+and the model is told why; a provider failure reaches the user with the provider's message; a
+non-ASCII message is answered intact.
 """
 
 from __future__ import annotations
@@ -94,6 +95,18 @@ def syntax_flagged(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
     assert "warning:" in told(replay) and "broken.py" in told(replay), told(replay)
 
 
+def permission_denied(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
+    ran(outcome)
+    assert "terminal was not run: execute tools are denied by the user's settings" in told(
+        replay
+    ), told(replay)
+
+
+def provider_failed(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
+    assert outcome.refused is not None, outcome
+    assert "the model is overloaded" in outcome.refused, outcome.refused
+
+
 def answered_intact(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
     ran(outcome)
     assert outcome.answer == "Hallo ✓ 你好", outcome
@@ -153,6 +166,27 @@ SCENARIOS = [
         CHATS,
         syntax_flagged,
         calls("create_file", path="broken.py", content="def broken(:\n    pass\n"),
+    ),
+    Scenario(
+        "permission-denied",
+        "run it",
+        ALL,
+        permission_denied,
+        calls("terminal", command="echo hi"),
+    ),
+    Scenario(
+        "provider-failure",
+        "hello",
+        ALL,
+        provider_failed,
+        lambda: [
+            Reply(
+                status=500,
+                body=b'{"error": {"message": "the model is overloaded"}}',
+                content_type="application/json",
+                repeat=4,
+            )
+        ],
     ),
     Scenario(
         "non-ascii-message",

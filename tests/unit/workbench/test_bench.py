@@ -58,6 +58,6 @@ def test_the_chat_checks_mentions_against_the_qodeassistignore_of_its_folder(
     bench: Workbench,
 ) -> None:
     project = bench.ports.folders()[0]
-    ignore = bench.chat_ignore(project)
+    ignore = bench.qodeassist_ignore(project)
     assert ignore is not None and ignore.is_ignored(project / "secret.txt")
-    assert bench.chat_ignore(project) is ignore  # one filter per folder and file
+    assert bench.qodeassist_ignore(project) is ignore  # one filter per folder and file
