@@ -131,17 +131,13 @@ def _alone(backend: Backend, project: Path) -> Surroundings:
 def beside(server: QodeAssistServer) -> Surroundings:
     """Return the surroundings of an HTTP host sharing ``server``'s runtime."""
     from qodeassist_lsp.http_api.host import Surroundings
-    from qodeassist_lsp.lsp.edit_handlers import EditFeature
-    from qodeassist_lsp.lsp.skill_handlers import library_of
 
-    edit = next(f for f in server.features if isinstance(f, EditFeature))
     return Surroundings(
         source=server.backend,
         folders=server.workspace_folders,
         status=server.status,
         documents=server.documents,
-        skills=library_of(server),
-        edits=edit.manager,
+        bench=server.workbench,
     )
 
 

@@ -2,17 +2,17 @@
 
 The composition root (``cli/serve_cmd.py``) hands it `Surroundings`: the runtime source (the
 same ``Backend`` an LSP server beside it uses), the open documents, the workspace folders, the
-status object and, beside an editor, the editor's edit manager and skills. Alone, the workbench
-wires the tool kit, the file-edit tools (writing on disk) and ``load_skill`` into the runtime.
-Either way the host wraps the runtime's permission gate in `HttpGate`, and the workbench builds
-its chat service (the same ignore rule as every door) whose events go to the `EventHub` of the
-HTTP streams.
+status object and, beside an editor, the editor's workbench. Alone, the host builds a workbench
+that wires the tool kit, the file-edit tools (writing on disk) and ``load_skill`` into the
+runtime. Either way the host wraps the runtime's permission gate in `HttpGate`, and the
+workbench builds its chat service (the same ignore rule and agent pool as every door's) whose
+events go to the `EventHub` of the HTTP streams.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,7 +26,6 @@ from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 if TYPE_CHECKING:
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.features.chat.service import ChatService
-    from qodeassist_lsp.skills.library import SkillLibrary
     from qodeassist_lsp.tools.edits.pending import EditManager
     from qodeassist_lsp.workbench.bench import Workbench
 
@@ -63,9 +62,8 @@ class Surroundings:
     folders: Callable[[], Sequence[Path]]
     status: Callable[[], dict[str, Any]]
     documents: DocumentStore | None = None
-    skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None
-    edits: Callable[[], Awaitable[EditManager]] | None = None
-    """The editor's edit manager; None: the host offers its own file tools (on disk)."""
+    bench: Callable[[], Workbench] | None = None
+    """The editor's workbench (tools, edits, skills, agent pool); None: the host builds one."""
 
 
 class HttpHost:
@@ -96,26 +94,28 @@ class HttpHost:
         return runtime
 
     def _wire(self, runtime: Runtime) -> None:
-        from qodeassist_lsp.workbench.bench import Workbench
-        from qodeassist_lsp.workbench.ports import Ports
-
         view, around = self.surroundings.source, self.surroundings
-        self.bench = Workbench(
-            view,
-            Ports(
-                folders=around.folders,
-                documents=around.documents or DocumentStore(),
-                edit_status=self.hub.publish_event,
-            ),
-        )
         contributors = runtime.contributors
-        if around.edits is None:  # no editor beside us: the tools are ours (files on disk)
+        if around.bench is not None:  # beside an editor: its workbench, already wired
+            self.bench = around.bench()
+        else:  # alone: a workbench of our own, files written on disk
+            from qodeassist_lsp.workbench.bench import Workbench
+            from qodeassist_lsp.workbench.ports import Ports
+
+            self.bench = Workbench(
+                view,
+                Ports(
+                    folders=around.folders,
+                    documents=around.documents or DocumentStore(),
+                    edit_status=self.hub.publish_event,
+                ),
+            )
             self.bench.wire(contributors)
         self.gate = HttpGate(
             lambda: view.configuration.settings.tools.permissions, self.questions, contributors.gate
         )
         contributors.gate = self.gate
-        self._chat = self.bench.chat_service(self.hub.publish_event, skills=around.skills)
+        self._chat = self.bench.chat_service(self.hub.publish_event)
 
     async def chat(self) -> ChatService:
         """Return the chat service once the runtime is ready."""
@@ -126,8 +126,6 @@ class HttpHost:
     async def edits(self) -> EditManager:
         """Return the edit manager the chats' file tools propose through."""
         await self.runtime()
-        if self.surroundings.edits is not None:
-            return await self.surroundings.edits()
         assert self.bench is not None
         return self.bench.edits
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
     from qodeassist_lsp.features.chat.service import ChatService, EventSink
@@ -70,6 +71,7 @@ class Workbench:
         self.extra_servers: dict[str, ServerDefinition] = {}
         """MCP servers a door added to ``mcp.json``'s (ACP's ``session/new``), by name."""
         self.gate: ToolGate | None = None
+        self._pool: AgentPool | None = None
 
     def _tools(self) -> ToolsSettings:
         return self.view.configuration.settings.tools
@@ -261,8 +263,11 @@ class Workbench:
         skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
     ) -> ChatService:
         """Return a chat service over ``folders`` (default: the ports') sending to ``sink``."""
+        from qodeassist_lsp.features.chat import pool_use
         from qodeassist_lsp.features.chat.service import ChatService
 
+        if self._pool is None:  # one pool for every chat of the process: one count per agent
+            self._pool = pool_use.agent_pool(self.view)
         folders = folders or self.ports.folders
         first = next(iter(folders()), None)
         return ChatService(
@@ -273,6 +278,7 @@ class Workbench:
             ignore=lambda: self.qodeassist_ignore(first),
             folders=lambda: list(folders()),
             skills=skills or self.current_skills,
+            pool=self._pool,
         )
 
     async def aclose(self) -> None:

@@ -30,6 +30,7 @@ from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.core.agent_pool import AgentPool
 from qodeassist_lsp.core.content import (
     Block,
     Message,
@@ -85,6 +86,7 @@ class ChatService:
         ignore: Callable[[], IgnoreFilter | None] = lambda: None,
         folders: Callable[[], Sequence[Path]] | None = None,
         skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
+        pool: AgentPool | None = None,
     ) -> None:
         self._runtime = runtime
         self._documents = documents
@@ -99,7 +101,7 @@ class ChatService:
         self._saver = ChatSaver(self.store, lambda: self.settings.section(CHAT_SETTINGS).autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
-        self._pool = pool_use.agent_pool(runtime)
+        self._pool = pool or pool_use.agent_pool(runtime)  # shared: one count per process
         self.plans = PlanRunner(self, lambda: runtime.configuration.paths.personas)
 
     # -- helpers ---------------------------------------------------------------------------

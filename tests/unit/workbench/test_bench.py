@@ -61,3 +61,10 @@ def test_the_chat_checks_mentions_against_the_qodeassistignore_of_its_folder(
     ignore = bench.qodeassist_ignore(project)
     assert ignore is not None and ignore.is_ignored(project / "secret.txt")
     assert bench.qodeassist_ignore(project) is ignore  # one filter per folder and file
+
+
+def test_every_chat_of_the_process_counts_in_one_agent_pool(bench: Workbench) -> None:
+    """ACP makes a chat service per session, HTTP beside an editor one more: one pool."""
+    first = bench.chat_service(lambda _chat, _event: None)
+    second = bench.chat_service(lambda _chat, _event: None, folders=lambda: [Path("/elsewhere")])
+    assert first._pool is second._pool
