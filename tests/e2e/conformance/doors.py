@@ -222,8 +222,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def via_http(home: Path, message: str) -> Outcome:
-    """Send ``message`` with ``POST /v1/chat/completions`` to ``serve --http``."""
+async def via_http(home: Path, message: str, *, bad_first: bool = False) -> Outcome:
+    """Send ``message`` with ``POST /v1/chat/completions`` to ``serve --http``.
+
+    ``bad_first``: send a request whose messages are a string first; the outcome's ``refused``
+    is then its answer, a line break and whether ``message`` was answered after it.
+    """
     port = _free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -254,6 +258,16 @@ async def via_http(home: Path, message: str) -> Outcome:
                     if (await http.get("/health")).status_code == 200:
                         break
                 await asyncio.sleep(0.1)  # polls a starting process; the answer decides
+            if bad_first:
+                bad = await http.post(
+                    "/v1/chat/completions", json={"model": AGENT, "messages": "x"}
+                )
+                good = await http.post(
+                    "/v1/chat/completions",
+                    json={"model": AGENT, "messages": [{"role": "user", "content": message}]},
+                )
+                after = "answered" if good.status_code == 200 else good.text
+                return Outcome(refused=f"{bad.status_code} {bad.text}\n{after}")
             reply = await http.post(
                 "/v1/chat/completions",
                 json={"model": AGENT, "messages": [{"role": "user", "content": message}]},
@@ -298,3 +312,41 @@ async def via_cli(home: Path, message: str) -> Outcome:
 
 
 DOORS = {"lsp": via_lsp, "acp": via_acp, "http": via_http, "cli": via_cli}
+
+
+# -- a malformed chat request, then a good one on the same connection ------------------------------
+async def malformed_lsp(home: Path) -> tuple[str, str]:
+    """``chat/send`` whose message is a number; then a good one. Return (error, answer)."""
+    async with asyncio.timeout(60), _lsp_server(home) as lsp:
+        bad = await lsp.request("qodeassist/chat/send", {"message": 42})
+        good = await lsp.request("qodeassist/chat/send", {"message": "hi"})
+        await lsp.terminal(good["result"]["requestId"])
+        return json.dumps(bad.get("error")), "answered"
+
+
+async def malformed_acp(home: Path) -> tuple[str, str]:
+    """``session/prompt`` whose prompt is a string; then a good one."""
+    from tests.e2e.acp.test_acp_bad_input import start, stop
+
+    pipe = await start(home)
+    try:
+        await pipe.call(1, "initialize", {"protocolVersion": 1})
+        new = await pipe.call(2, "session/new", {"cwd": str(home / "project"), "mcpServers": []})
+        session = new["result"]["sessionId"]
+        bad = await pipe.call(3, "session/prompt", {"sessionId": session, "prompt": "hi"})
+        good = await pipe.call(
+            4, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+        )
+        return json.dumps(bad.get("error")), "answered" if "result" in good else str(good)
+    finally:
+        await stop(pipe)
+
+
+async def malformed_http(home: Path) -> tuple[str, str]:
+    """``POST /v1/chat/completions`` whose messages are a string; then a good one."""
+    outcome = await via_http(home, "hi", bad_first=True)
+    error, _, answer = (outcome.refused or "").partition("\n")
+    return error, answer
+
+
+MALFORMED = {"lsp": malformed_lsp, "acp": malformed_acp, "http": malformed_http}

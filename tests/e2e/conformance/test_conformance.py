@@ -22,6 +22,7 @@ import pytest
 
 from tests.e2e.conformance.doors import (
     DOORS,
+    MALFORMED,
     SECRET,
     Outcome,
     make_home,
@@ -221,3 +222,18 @@ async def test_one_outcome_through_every_door(
     project = home / "project"
     assert (project / "secret.txt").read_text() == f"{SECRET}\n"  # never changed, by any door
     assert (project / "build/out.py").exists() and not (project / "build/new.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("door", "field_name", "code"),
+    [("lsp", "message", "-32602"), ("acp", "prompt", "-32602"), ("http", "messages", "400")],
+)
+async def test_a_malformed_request_is_refused_naming_the_field_and_the_door_keeps_serving(
+    door: str, field_name: str, code: str, tmp_path: Path, replay: ReplayServer
+) -> None:
+    home = make_home(tmp_path, replay)
+    replay.script(ROUTE, [chat_reply("Done.")])
+    error, after = await MALFORMED[door](home)
+    assert code in error and field_name in error, error
+    assert after == "answered", after
+    assert len(replay.requests) == 1  # only the good request reached the provider
