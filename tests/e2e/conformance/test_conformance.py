@@ -8,7 +8,8 @@ before anything is sent or saved; an ignored or ``.gitignore``d file is neither 
 created, and the model is told which file lists it; a path outside the workspace is refused; an
 edit that breaks the file's syntax is flagged to the model; a tool the settings deny is not run
 and the model is told why; a provider failure reaches the user with the provider's message; a
-non-ASCII message is answered intact.
+non-ASCII message is answered intact; a malformed chat request is refused naming the field and
+the door keeps serving.
 """
 
 from __future__ import annotations
