@@ -74,7 +74,7 @@ class AcpHost:
     async def start(self) -> None:
         """Scan the skills and start the MCP servers of ``mcp.json``."""
         await self.bench.skills.refresh()
-        await self.bench.start_mcp()
+        await self.bench.start_mcp(wait=False)  # `initialize` does not wait for them
 
     async def add_client_servers(self, servers: list[ServerDefinition]) -> None:
         """Let the MCP servers a client passed join the hub (their tools join new sessions)."""
