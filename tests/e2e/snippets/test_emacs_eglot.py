@@ -63,8 +63,9 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
     assert report["capabilities"]["completionProvider"], why
     assert report["capabilities"]["codeActionProvider"], why
 
-    # completion-at-point: the suggestion is one candidate, inserted by its textEdit.
-    assert report["candidate"] == "a + b", why
+    # completion-at-point: the suggestion is one candidate (labelled with the whole line),
+    # inserted by its textEdit.
+    assert report["candidate"] == "return a + b", why  # the menu shows the whole line
     item = report["item"]
     assert item["detail"] == "qodeassist" and item["textEdit"]["newText"] == "a + b", why
     assert report["completedLine"] == "    return a + b", why

@@ -73,7 +73,7 @@ def test_lsp_mode_snippet_shows_ghost_text_refactors_chats(run_emacs, replay: Re
     assert ADD_LINE - 79 in completion_starts(replay)  # linesBefore = 80 applied
 
     # The completion-at-point fallback works as well.
-    assert report["candidate"] == "a - b", why
+    assert report["candidate"] == "return a - b", why  # labelled with the whole line
     assert report["completedLine"] == "    return a - b", why
 
     titles = report["actionTitles"]
