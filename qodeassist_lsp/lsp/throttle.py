@@ -37,10 +37,10 @@ class BackgroundOutage:
     def __init__(self) -> None:
         self.failure: dict[str, str] | None = None
         """``{feature, agent, category, reason, fix}`` of the last failure, while it lasts."""
-        self._told = False
 
     def failed(self, feature: str, agent: str, error: ErrorInfo) -> bool:
         """Record a failure; return whether the user should be told now (once per outage)."""
+        first = self.failure is None
         self.failure = {
             "feature": feature,
             "agent": agent,
@@ -48,16 +48,12 @@ class BackgroundOutage:
             "reason": error.message,
             "fix": fix_for(error.category),
         }
-        if self._told:
-            return False
-        self._told = True
-        return True
+        return first
 
     def succeeded(self) -> bool:
         """Record a success; return whether it ended an outage."""
         ended = self.failure is not None
         self.failure = None
-        self._told = False
         return ended
 
 
