@@ -52,6 +52,7 @@ __all__ = [
     "PermissionPolicy",
     "RequestTimeout",
     "ResilienceSettings",
+    "RulesSettings",
     "Settings",
     "SettingsSection",
     "SkillsSettings",
@@ -316,6 +317,43 @@ class MemorySettings(Section):
 
 
 # --------------------------------------------------------------------------------------------
+class RulesSettings(Section):
+    """``[rules]``: the project's rules files in the chat and refactor system prompts."""
+
+    agents_md: bool = Field(
+        default=True,
+        description="Read `AGENTS.md` files (the file's folder up to the workspace root).",
+    )
+    claude_md: bool = Field(
+        default=True,
+        description="Read `CLAUDE.md` files (the file's folder up to the workspace root).",
+    )
+    copilot_instructions: bool = Field(
+        default=True,
+        description="Read `.github/copilot-instructions.md` at the workspace root.",
+    )
+    qodeassist_rules: bool = Field(
+        default=True,
+        description="Read `.qodeassist/rules/*.md` (the file's folder up to the workspace root).",
+    )
+    max_file_chars: int = Field(
+        default=16_000,
+        ge=100,
+        le=1_000_000,
+        description="Most characters one rules file may put into the system prompt; the rest "
+        "is cut with a visible marker.",
+    )
+    max_chars: int = Field(
+        default=32_000,
+        ge=100,
+        le=1_000_000,
+        description="Most characters all rules files together may put into the system prompt "
+        "(about four per token); the files nearest to the file come first, the ones that do "
+        "not fit are cut or left out with a visible marker.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 class ResilienceSettings(Section):
     """``[resilience]``: the circuit breaker every provider instance has."""
 
@@ -367,6 +405,7 @@ class Settings(Section):
     mcp: McpSettings = McpSettings()
     skills: SkillsSettings = SkillsSettings()
     memory: MemorySettings = MemorySettings()
+    rules: RulesSettings = RulesSettings()
     resilience: ResilienceSettings = ResilienceSettings()
     logging: LoggingSettings = LoggingSettings()
 
