@@ -1,13 +1,12 @@
 """Where the HTTP host's chat events go: the open streams of each chat, and permission questions.
 
-The chat service sends every event of every chat to `EventHub.publish`; an HTTP stream
-subscribes to its chat's events once ``send`` has told it the chat id and its request. A stream
-gets the events of its own request only (and those that name none: permission questions, plan
-updates), never another request's of the same chat — say the end of the previous answer, held
-while this send was on its way. Events of the chat a send is on its way to (of every chat nobody
-follows yet, for a new chat) are held (as the LSP's ``EventGate`` does) and delivered once its
-stream subscribes, so a failure raised before the stream subscribed still reaches it, while the
-chats other streams follow go on streaming.
+The chat service sends every event of every chat to `EventHub.emit`; an HTTP stream subscribes
+to its chat's events once ``send`` has told it the chat id and its request. A stream gets the
+events of its own request only (and those that name none: permission questions, plan updates),
+never another request's of the same chat — say the end of the previous answer, held while this
+send was on its way. The hub is the `EventGate` every door holds with: events of the chat a
+send is on its way to (of every chat no stream follows yet, for a new chat) are held and
+delivered once its stream subscribes, while the chats other streams follow go on streaming.
 `Questions` carries a permission question to the chat's stream and waits for
 ``POST /v1/qodeassist/permissions/{id}``.
 """
@@ -19,13 +18,12 @@ import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from qodeassist_lsp.core.events import SessionEvent
+from qodeassist_lsp.features.chat.event_gate import EventGate, Payload
 
 log = logging.getLogger("qodeassist.http")
 
-Payload = dict[str, Any]
 ASK_TIMEOUT_S: Final = 300.0
 """How long a permission question waits for the page's answer; then it counts as deny."""
 
@@ -41,40 +39,17 @@ class _Subscriber:
         return self.request_id is None or not theirs or theirs == self.request_id
 
 
-class EventHub:
-    """Fans chat events out to the streams subscribed to each chat."""
+class EventHub(EventGate):
+    """Fans chat events out to the streams subscribed to each chat (held as every door holds)."""
 
     def __init__(self) -> None:
+        super().__init__(self._fan_out, self.has_subscribers)
         self._subscribers: dict[str, list[_Subscriber]] = {}
-        self._holds: dict[int, str | None] = {}
-        self._tokens = itertools.count()
-        self._held: list[tuple[str, Payload]] = []
 
-    def publish_event(self, chat_id: str, event: SessionEvent) -> None:
-        """Deliver a session event of ``chat_id`` (the chat service's sink)."""
-        self.publish(chat_id, event.to_json())
-
-    def publish(self, chat_id: str, payload: Payload) -> None:
-        """Deliver ``payload`` to ``chat_id``'s subscribers (later, while a send holds it)."""
-        if self._holding(chat_id):
-            self._held.append((chat_id, payload))
-            return
+    def _fan_out(self, chat_id: str, payload: Payload) -> None:
         for subscriber in list(self._subscribers.get(chat_id, ())):
             if subscriber.wants(payload):
                 subscriber.callback(payload)
-
-    def _holding(self, chat_id: str) -> bool:
-        holds = self._holds.values()
-        return (
-            chat_id in holds
-            or (None in holds and not self._subscribers.get(chat_id))
-            or any(held == chat_id for held, _ in self._held)  # keep a chat's order
-        )
-
-    def _deliver_held(self) -> None:
-        held, self._held = self._held, []
-        for chat_id, payload in held:
-            self.publish(chat_id, payload)
 
     def has_subscribers(self, chat_id: str) -> bool:
         """Whether a stream follows ``chat_id``."""
@@ -89,7 +64,7 @@ class EventHub:
         """
         subscriber = _Subscriber(callback, request_id)
         self._subscribers.setdefault(chat_id, []).append(subscriber)
-        self._deliver_held()
+        self.flush()
 
         def unsubscribe() -> None:
             subscribers = self._subscribers.get(chat_id, [])
@@ -99,21 +74,6 @@ class EventHub:
                 self._subscribers.pop(chat_id, None)
 
         return unsubscribe
-
-    def hold(self, chat_id: str | None = None) -> int:
-        """Hold ``chat_id``'s payloads (None: a new chat's, i.e. those nobody follows yet).
-
-        Return the token to `release`. A chat a stream follows keeps streaming while another
-        send waits (for the agent pool, the router): only the chat being sent to is held.
-        """
-        token = next(self._tokens)
-        self._holds[token] = chat_id
-        return token
-
-    def release(self, token: int) -> None:
-        """End hold ``token``; deliver what no hold keeps any longer."""
-        self._holds.pop(token, None)
-        self._deliver_held()
 
 
 class Questions:

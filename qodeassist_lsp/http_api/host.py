@@ -107,7 +107,7 @@ class HttpHost:
                 Ports(
                     folders=around.folders,
                     documents=around.documents or DocumentStore(),
-                    edit_status=self.hub.publish_event,
+                    edit_status=self.hub.emit,
                 ),
             )
             self.bench.wire(contributors)
@@ -115,7 +115,7 @@ class HttpHost:
             lambda: view.configuration.settings.tools.permissions, self.questions, contributors.gate
         )
         contributors.gate = self.gate
-        self._chat = self.bench.chat_service(self.hub.publish_event)
+        self._chat = self.bench.chat_service(self.hub.emit)
 
     async def chat(self) -> ChatService:
         """Return the chat service once the runtime is ready."""

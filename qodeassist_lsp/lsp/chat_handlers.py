@@ -4,10 +4,10 @@
 mode).
 
 ``chat/send`` answers ``{chatId, requestId}`` at once; the answer streams as notifications
-(held back until that answer is written, see ``EventGate``) and, with a work-done token, as
-``$/progress``. Params are validated with pydantic (``params``, imported on first use so
-that ``initialize`` does not wait for it); a problem the user can fix comes back as
-``InvalidParams`` with a message that says what to change.
+(held back until that answer is written: the `EventGate` every door holds with) and, with a
+work-done token, as ``$/progress``. Params are validated with pydantic (``params``, imported on
+first use so that ``initialize`` does not wait for it); a problem the user can fix comes back
+as ``InvalidParams`` with a message that says what to change.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from qodeassist_lsp.features.chat.event_gate import EventGate, Payload
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
@@ -26,7 +27,6 @@ from qodeassist_lsp.lsp.skill_handlers import library_of
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.core.request import Request
     from qodeassist_lsp.features.chat.service import ChatService
     from qodeassist_lsp.lsp.params import (
@@ -42,48 +42,6 @@ log = logging.getLogger("qodeassist.server")
 PROGRESS_EVERY_CHARS = 200
 
 
-class EventGate:
-    """Holds chat events back while a ``chat/send`` answer is on its way.
-
-    A request may fail before the handler has returned (a template error, say); its events
-    must still reach the client after the ``{chatId, requestId}`` answer, so the client knows
-    the chat they belong to.
-    """
-
-    def __init__(self, send: Callable[[str, SessionEvent], None]) -> None:
-        """Send events through ``send``."""
-        self._send = send
-        self._holds = 0
-        self._held: list[tuple[str, SessionEvent]] = []
-
-    def emit(self, chat_id: str, event: SessionEvent) -> None:
-        """Send ``event`` now, or after the pending answers when held."""
-        if self._holds:
-            self._held.append((chat_id, event))
-        else:
-            self._send(chat_id, event)
-
-    def hold(self) -> None:
-        """Hold events until the matching ``release``."""
-        self._holds += 1
-
-    def release_after_answer(self) -> None:
-        """Release the hold once the handler's answer has been written.
-
-        pygls writes the answer in a done-callback scheduled when the handler returns; the
-        second ``call_soon`` runs after it.
-        """
-        loop = asyncio.get_running_loop()
-        loop.call_soon(loop.call_soon, self._release)
-
-    def _release(self) -> None:
-        self._holds = max(self._holds - 1, 0)
-        if not self._holds:
-            held, self._held = self._held, []
-            for chat_id, event in held:
-                self._send(chat_id, event)
-
-
 class ChatFeature(LanguageFeature):
     """The chat service of one server and the gate its events pass."""
 
@@ -92,6 +50,7 @@ class ChatFeature(LanguageFeature):
         self.server = server
         self._service: ChatService | None = None
         self.events = EventGate(self._send_event)
+        """Holds a chat's events until the ``chat/send`` answer naming it is written."""
 
     async def service(self) -> ChatService:
         """Return the chat service once the configuration is loaded."""
@@ -102,8 +61,7 @@ class ChatFeature(LanguageFeature):
             )
         return self._service
 
-    def _send_event(self, chat_id: str, event: SessionEvent) -> None:
-        payload = event.to_json()
+    def _send_event(self, chat_id: str, payload: Payload) -> None:
         if payload.get("kind") == "failed":  # the session logs it at INFO only
             log.warning("chat %s failed: %s", chat_id, payload.get("error", {}).get("message"))
         self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **payload})
@@ -155,7 +113,7 @@ async def chat_send(ls: QodeAssistServer, args: SendParams) -> dict[str, Any]:
     service = await feature.service()
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist chat")
     await progress.begin(create=False)
-    feature.events.hold()
+    hold = feature.events.hold(args.chat_id)
     try:
         with _ending(progress):
             send = service.plans.start if args.mode == "plan" else service.send
@@ -170,7 +128,10 @@ async def chat_send(ls: QodeAssistServer, args: SendParams) -> dict[str, Any]:
                 )
             )
     finally:
-        feature.events.release_after_answer()
+        # pygls writes the answer in a done-callback scheduled when the handler returns; the
+        # second `call_soon` runs after it.
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, feature.events.release, hold)
     _follow(service, chat_id, request, progress)
     return {"chatId": chat_id, "requestId": request.id, "agent": service.agent_of(chat_id)}
 

@@ -10,7 +10,7 @@ def test_held_payloads_arrive_once_the_stream_subscribes() -> None:
     hub = EventHub()
     seen: list[dict[str, object]] = []
     token = hub.hold()
-    hub.publish_event("c1", TextEvent("r1", "early"))
+    hub.emit("c1", TextEvent("r1", "early"))
     assert seen == []
     unsubscribe = hub.subscribe("c1", seen.append)
     assert [p["text"] for p in seen] == ["early"]
@@ -47,10 +47,10 @@ def test_a_stream_gets_its_own_requests_events_not_the_previous_answers() -> Non
     first: list[dict[str, object]] = []
     second: list[dict[str, object]] = []
     hub.subscribe("c1", first.append, "r1")
-    hub.publish_event("c1", TextEvent("r1", "one"))
+    hub.emit("c1", TextEvent("r1", "one"))
     token = hub.hold("c1")  # the next message of c1 is on its way
     hub.publish("c1", {"kind": "finished", "requestId": "r1"})  # r1's end, held meanwhile
-    hub.publish_event("c1", TextEvent("r2", "two"))
+    hub.emit("c1", TextEvent("r2", "two"))
     hub.subscribe("c1", second.append, "r2")
     hub.release(token)
     hub.publish("c1", {"kind": "permission", "questionId": "q1"})  # names no request: both
