@@ -64,9 +64,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.settings_types import SettingsSection
     from qodeassist_lsp.core.runtime_view import RuntimeView
@@ -87,8 +87,10 @@ __all__ = [
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
 """What a feature's and an operation's name look like (one path segment of every door)."""
 
-Request = TypeVar("Request", bound=BaseModel)
-Result = TypeVar("Result", bound=BaseModel)
+# Bound by name: importing the declaration does not import pydantic (the LSP server reads the
+# feature table before `initialize` is answered).
+Request = TypeVar("Request", bound="BaseModel")
+Result = TypeVar("Result", bound="BaseModel")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.tools.edits.pending import EditManager
     from qodeassist_lsp.tools.kit import ToolKit
     from qodeassist_lsp.tools.workspace import ToolWorkspace
+    from qodeassist_lsp.workbench.features import FeatureTable
 
 log = logging.getLogger("qodeassist.workbench")
 
@@ -72,6 +73,24 @@ class Workbench:
         """MCP servers a door added to ``mcp.json``'s (ACP's ``session/new``), by name."""
         self.gate: ToolGate | None = None
         self._pool: AgentPool | None = None
+        self.features: FeatureTable = ports.features or self._feature_table()
+        """The features of the table (``workbench/features.py``), built once per process."""
+
+    def _feature_table(self) -> FeatureTable:
+        from qodeassist_lsp.workbench import features
+
+        table = features.FeatureTable(
+            features.feature_specs(),
+            features.services(
+                self.view,
+                # Outside a turn ACP has no session folder: the folder the agent started in.
+                lambda: list(self.ports.folders()) or [Path.cwd()],
+                ignored_by=self.ignored_by,
+                confinement=self.confinement,
+            ),
+        )
+        table.watch(self.ports.documents)
+        return table
 
     def _tools(self) -> ToolsSettings:
         return self.view.configuration.settings.tools
@@ -175,6 +194,7 @@ class Workbench:
             load_skill(self.skill_library, lambda: skill_tool_enabled(view.configuration.settings))
         )
         contributors.add(self._hub_tools)
+        contributors.add(self.features.contribute)
         self.gate = self.ports.gate or PermissionGate(
             lambda: self._tools().permissions, self.ports.asker
         )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.tools.edits.ports import EditorBuffers
     from qodeassist_lsp.tools.permissions import PermissionAsker
     from qodeassist_lsp.tools.workspace import EditorFiles, OpenBuffers, ProgramRunner
+    from qodeassist_lsp.workbench.features import FeatureTable
 
 
 def _nowhere(_chat_id: str, _event: SessionEvent) -> None:
@@ -52,3 +53,6 @@ class Ports:
     """The MCP hub's `mcp.hub.ApprovalAsker` of project servers; None: they stay held."""
     mcp_changed: Callable[[], None] = lambda: None
     """Called when an MCP server's state changes (a door's status)."""
+    features: FeatureTable | None = None
+    """The feature table, when the door built it before its workbench (the language server
+    registers its operations' methods before ``initialize``); None: the workbench builds it."""
