@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.context.documents import Document, DocumentStore
+from qodeassist_lsp.features.completion.codebase_context import CodebaseContext, Definitions
 from qodeassist_lsp.features.completion.context_builder import (
     CompletionContext,
     Cursor,
@@ -45,6 +47,24 @@ from qodeassist_lsp.features.completion.postprocess import (
 from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.triggers import single_line_mode
 
+_RING_NAMES = ("files_metadata", "fim_prompt(")
+
+
+def uses_extra_context(profile: AgentProfile) -> bool:
+    """Whether ``profile``'s body sends the extra context (``ctx.files_metadata``)."""
+    return mentions(profile.body, _RING_NAMES)
+
+
+def mentions(value: Any, names: tuple[str, ...]) -> bool:
+    """Whether a string of the body ``value`` (nested dicts and lists) contains one of ``names``."""
+    if isinstance(value, str):
+        return any(name in value for name in names)
+    if isinstance(value, dict):
+        return any(mentions(item, names) for item in value.values())
+    if isinstance(value, list):
+        return any(mentions(item, names) for item in value)
+    return False
+
 
 @dataclass(frozen=True)
 class PromptPlan:
@@ -66,13 +86,19 @@ class PromptPlanner:
         ring: ExtraContextRing,
         is_ignored: Callable[[Document], bool],
         local: Callable[[AgentProfile], bool],
+        codebase: CodebaseContext | None = None,
     ) -> None:
-        """``local(profile)``: the agent's model runs on this machine (cold windows apply)."""
+        """``local(profile)``: the agent's model runs on this machine (cold windows apply).
+
+        ``codebase``: definitions from the workspace's index (None: none are added).
+        """
         self._documents = documents
         self._headers = headers
         self._ring = ring
         self._is_ignored = is_ignored
         self._local = local
+        self.codebase = codebase or CodebaseContext()
+        """Definitions from the codebase index for the prompt (``codebase_context``)."""
         self._tops: dict[str, tuple[int, int]] = {}
         """Per document: the cold window's first line and the line last planned."""
         self.languages = LanguageTable()
@@ -101,11 +127,39 @@ class PromptPlanner:
             prefix, healed = heal_prefix(context.prefix)
             context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
+        definitions = Definitions()
+        if known and cs.codebase_context:
+            definitions = self.codebase.definitions(
+                uri=document.uri,
+                path=document.path,
+                text=document.text,
+                line=cursor.line,
+                line_start=cursor.line_start,
+                line_before=cursor.line_before,
+                budget=cs.codebase_context_tokens,
+            )
+        files = uses_extra_context(profile)
         if cs.extra_context_chunks > 0:
             window = context.prefix + context.suffix if known else ""
             chunks = self._ring.for_request(document, cursor.line if known else None, window)
-            extra = tuple(ExtraFile.of(chunk, comment_prefix) for chunk in chunks)
-            context = dataclasses.replace(context, extra=extra)
+            extra = [ExtraFile.of(chunk, comment_prefix) for chunk in chunks]
+            if files and definitions.items:
+                # The definitions take their share of the ring's budget from its newest end:
+                # the prompt's start (the oldest chunks, in the model's cache) stays put.
+                room = cs.extra_context_tokens - definitions.tokens
+                while extra and sum(c.tokens for c in chunks[: len(extra)]) > room:
+                    extra.pop()
+            context = dataclasses.replace(context, extra=tuple(extra))
+        if definitions.items:
+            if files:
+                defined = tuple(
+                    ExtraFile(path, code, f"{comment_prefix} {path}\n")
+                    for path, code in definitions.as_files()
+                )
+                context = dataclasses.replace(context, extra=context.extra + defined)
+            else:
+                block = definitions.as_comment(comment_prefix)
+                context = dataclasses.replace(context, prefix=block + context.prefix)
         layer = context_layer(
             document,
             mime=mime_type(document.path or document.uri, document.language_id),
@@ -139,6 +193,7 @@ class PromptPlanner:
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (closed)."""
         self._tops.pop(uri, None)
+        self.codebase.forget(uri)
 
     def _cold_top(
         self, profile: AgentProfile, uri: str, line: int, cs: CompletionSettings

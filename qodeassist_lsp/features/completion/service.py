@@ -47,6 +47,7 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.answer import answer, verdict
+from qodeassist_lsp.features.completion.codebase_context import CodebaseContext, CodebaseLookup
 from qodeassist_lsp.features.completion.context_builder import Cursor, HeaderCache
 from qodeassist_lsp.features.completion.debounce import AdaptiveDebouncer, PendingRequest
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing
@@ -99,6 +100,7 @@ class CompletionService:
         clock: Callable[[], float] = time.monotonic,
         reuse_grace_s: float = 0.25,
         load_window_s: float = LOAD_WINDOW_S,
+        codebase: CodebaseLookup | None = None,
     ) -> None:
         """Create the service.
 
@@ -110,6 +112,8 @@ class CompletionService:
             reuse_grace_s: How long an unwatched generation streams on (to be attached to).
             load_window_s: A request unanswered for this long may be loading the model: a
                 cancel then waits for its answer to start (see ``Generation.cancel``).
+            codebase: The index of a file's workspace, or None while it is off or not built
+                (``codebase_context``); None: no definitions are added.
         """
         self._backend = backend
         self._documents = documents
@@ -141,6 +145,7 @@ class CompletionService:
             self._ring,
             self._is_ignored,
             lambda profile: serves_locally(self._backend.configuration, profile),
+            CodebaseContext(codebase),
         )
         self._warmer = CacheWarmer(
             documents,
@@ -194,6 +199,16 @@ class CompletionService:
         log.debug("completion %s: %s %s (%.1f ms)", uri, result.outcome, result.reason, elapsed)
         return result
 
+    @property
+    def codebase(self) -> CodebaseLookup | None:
+        """The index of a file's workspace (``codebase_context``); None: no definitions."""
+        return self._planner.codebase.lookup
+
+    @codebase.setter
+    def codebase(self, lookup: CodebaseLookup | None) -> None:
+        self._planner.codebase.lookup = lookup
+        self._planner.codebase.clear()
+
     def accept(self, item_id: str) -> bool:
         """Record that the suggestion ``item_id`` was accepted (``qodeassist.accepted``)."""
         agent = self._issued.accepted(item_id)
@@ -217,6 +232,7 @@ class CompletionService:
         """Drop cached suggestions and cancel running generations (configuration reloaded)."""
         self._cache.clear()
         self._prefetch.clear()
+        self._planner.codebase.clear()
         for generation in list(self._generations.values()):
             generation.cancel()
 

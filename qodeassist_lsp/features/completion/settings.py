@@ -214,6 +214,23 @@ class CompletionSettings(Section):
         description="Most estimated tokens (about four characters each) of all extra-context "
         "chunks together; the oldest chunks go first.",
     )
+    codebase_context: bool = Field(
+        default=True,
+        description="Add the definitions of the names near the cursor that are defined in "
+        "other files of the workspace (the call or attribute chain being typed, names used on "
+        "the lines around, names imported at the top) from the codebase index: a function's "
+        "signature and first lines, a class's members' signatures. Nothing is added while the "
+        "index is off or not built.",
+    )
+    codebase_context_tokens: int = Field(
+        default=256,
+        ge=0,
+        le=8192,
+        description="Most estimated tokens of those definitions. For agents that send the "
+        "extra context they come out of `extra_context_tokens` (the newest chunks make room); "
+        "for prefix-only agents (the Embedded Completion agent) they are a comment block in "
+        "front of the prefix. 0 adds none.",
+    )
     warm_idle_ms: int = Field(
         default=300,
         ge=0,

@@ -31,7 +31,6 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.overrides import effective_instance
@@ -40,7 +39,12 @@ from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.completion.context_builder import CompletionContext, Cursor
 from qodeassist_lsp.features.completion.extra_context import ExtraFile
 from qodeassist_lsp.features.completion.generation import Anchor
-from qodeassist_lsp.features.completion.prompt_plan import PromptPlan, PromptPlanner
+from qodeassist_lsp.features.completion.prompt_plan import (
+    PromptPlan,
+    PromptPlanner,
+    mentions,
+    uses_extra_context,
+)
 from qodeassist_lsp.features.completion.requests import CompletionRequest, CompletionResult
 from qodeassist_lsp.features.completion.routing import route, serves_locally
 from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
@@ -51,25 +55,9 @@ log = logging.getLogger("qodeassist.completion")
 
 Launch = Callable[[AgentProfile, Anchor, PromptPlan], object]
 """Starts a warm-up generation for an agent (``CompletionService._launch`` with ``warm``)."""
-_RING_NAMES = ("files_metadata", "fim_prompt(")
 _SUFFIX_NAMES = ("suffix", "fim_prompt(")
 OPEN_DELAY_MS = 50
 """The wait after a document is opened: a burst of opens (a restored session) warms the last."""
-
-
-def uses_extra_context(profile: AgentProfile) -> bool:
-    """Whether ``profile``'s body sends the extra context (``ctx.files_metadata``)."""
-    return _mentions(profile.body, _RING_NAMES)
-
-
-def _mentions(value: Any, names: tuple[str, ...]) -> bool:
-    if isinstance(value, str):
-        return any(name in value for name in names)
-    if isinstance(value, dict):
-        return any(_mentions(item, names) for item in value.values())
-    if isinstance(value, list):
-        return any(_mentions(item, names) for item in value)
-    return False
 
 
 class CacheWarmer:
@@ -185,7 +173,7 @@ class CacheWarmer:
                 return False
             context = dataclasses.replace(context, prefix="", suffix="")
         elif not context.prefix.strip() and not (
-            context.suffix.strip() and _mentions(profile.body, _SUFFIX_NAMES)
+            context.suffix.strip() and mentions(profile.body, _SUFFIX_NAMES)
         ):
             return False  # nothing before the caret (1:1) and nothing after it that is sent
         key = (profile.name, context.extra, context.prefix, context.suffix)

@@ -1,0 +1,302 @@
+"""Definitions from the codebase index for a completion prompt (issue 45, item 2).
+
+The names near the cursor that are defined in *other* files of the workspace — the attribute
+chain or call being typed (``Segment.`` → ``Segment``, ``foo(`` → ``foo``), the names used on
+the cursor line and the few lines above, the names imported at the top of the file — are looked
+up with one ``CodebaseIndex.definitions_of`` call, and their summaries (a function's signature
+and first lines, a class's members' signatures) go into the prompt:
+
+* for agents that send the extra context (``ctx.files_metadata``: llama.cpp ``/infill``'s
+  ``input_extra``, ``fim_prompt(ctx)``), as extra files after the ring's chunks, right before
+  the cursor window; ring chunks are dropped from the *newest* end while ring and definitions
+  together exceed ``extra_context_tokens`` (the prompt's start, which the model server's prompt
+  cache holds, stays the same);
+* for agents whose prompt is the prefix alone (the Embedded Completion agent), as a comment
+  block in the file's syntax in front of the prefix.
+
+A name defined in the current file is skipped (the local definition wins), and so is a bare
+name that only names methods (``get`` is a method of many classes: too ambiguous). The most
+relevant definition comes *last*, nearest the cursor, and those that do not fit
+``codebase_context_tokens`` are left out. Lookups are cached per (document, line, names): the
+keys typed on one line reuse the first lookup, and the part of the name being typed is never a
+key. Nothing here runs when no index is given (the codebase feature off or not built yet).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from qodeassist_lsp.context.codebase.model import CodebaseIndex, SymbolDefinition
+
+__all__ = [
+    "DEFINITION_LINES",
+    "CodebaseContext",
+    "CodebaseLookup",
+    "Definitions",
+    "identifiers_near",
+    "imported_names",
+]
+
+CodebaseLookup = Callable[[Path], "CodebaseIndex | None"]
+"""The index of the workspace holding a file, or None while it is off or not built."""
+
+DEFINITION_LINES: Final = 16
+"""Most lines of one definition's summary in a prompt."""
+LINES_ABOVE: Final = 3
+"""Lines above the cursor line whose names are looked up."""
+MAX_NAMES: Final = 24
+"""Most names in one lookup."""
+HEAD_CHARS: Final = 16_384
+"""Imports are read from the first this-many characters of a file."""
+_CACHE_SIZE: Final = 64
+_LINE_CHARS: Final = 400
+
+_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CHAIN_TYPED: Final = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\.\s*\w*$")
+_CALLEE: Final = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*$")
+_PY_FROM: Final = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
+_JS_IMPORT: Final = re.compile(
+    r"^[ \t]*import[ \t]+(?:type[ \t]+)?([\w$]+)?[ \t]*,?[ \t]*(?:\{([^}]*)\})?[ \t]*from[ \t]",
+    re.M,
+)
+_STRINGS: Final = re.compile(r"""(?:"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
+_SKIPPED: Final = frozenset(
+    """
+    and as assert async await break case catch class const continue def default del delete do
+    elif else enum except export extends false finally for from function global if import in
+    instanceof interface is lambda let match new nil none nonlocal not null or pass private
+    protected public raise return self cls static struct super switch this throw true try type
+    typeof undefined var void while with yield
+    bool bytes dict float int len list object print range set str tuple isinstance
+    """.split()  # noqa: SIM905 (a word list reads better than 80 quoted strings)
+)
+"""Keywords and builtins: never looked up (compared in lower case)."""
+
+
+def _names(text: str) -> list[str]:
+    """Return the identifiers of ``text`` outside string literals, last first."""
+    found = _IDENT.findall(_STRINGS.sub(" ", text[-_LINE_CHARS:]))
+    return [name for name in reversed(found) if _wanted(name)]
+
+
+def _wanted(name: str) -> bool:
+    return len(name) > 1 and name.lower() not in _SKIPPED and not name.isdigit()
+
+
+def _components(chain: str) -> list[str]:
+    return [part.strip() for part in chain.split(".") if part.strip()]
+
+
+def identifiers_near(line_before: str, lines_above: Sequence[str]) -> list[str]:
+    """Return the names near the cursor, the most relevant first, without duplicates.
+
+    The chain being typed (``a.Segment.`` → ``Segment``, then ``a``), the call being typed
+    (``foo(x, `` → ``foo``), the other names of the cursor line right to left, then the lines
+    above, nearest first. The word touching the cursor is left out (it is still being typed).
+    """
+    ordered: list[str] = []
+    typed = re.search(r"[A-Za-z0-9_]+$", line_before)
+    before = line_before[: typed.start()] if typed else line_before
+    chain = _CHAIN_TYPED.search(line_before)
+    if chain is not None:
+        ordered.extend(reversed(_components(chain.group(1))))
+    depth = 0
+    for index in range(len(before) - 1, -1, -1):
+        char = before[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            if depth == 0:
+                callee = _CALLEE.search(before[:index])
+                if callee is not None:
+                    ordered.extend(reversed(_components(callee.group(1))))
+                break
+            depth -= 1
+    ordered.extend(_names(before))
+    for line in reversed(lines_above):
+        ordered.extend(_names(line))
+    return _unique(name for name in ordered if _wanted(name))
+
+
+def imported_names(head: str) -> list[str]:
+    """Return the names a file imports by name at its top (Python ``from``, JS ``import``).
+
+    ``import x.y as z`` imports a module, not a definition: nothing. C's ``#include``: nothing.
+    """
+    names: list[str] = []
+    for match in _PY_FROM.finditer(head):
+        for item in re.sub(r"#[^\n]*", "", match.group(1)).strip("()").split(","):
+            words = item.split()
+            if words:
+                names.append(words[-1] if len(words) == 3 and words[1] == "as" else words[0])
+    for match in _JS_IMPORT.finditer(head):
+        if match.group(1):
+            names.append(match.group(1))
+        for item in (match.group(2) or "").split(","):
+            words = item.split()
+            if words and words[0] != "type":
+                names.append(words[0])
+            elif len(words) > 1:
+                names.append(words[1])
+    return _unique(name for name in names if _IDENT.fullmatch(name) and _wanted(name))
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+@dataclass(frozen=True, slots=True)
+class Definitions:
+    """The definitions chosen for one request, the most relevant last, and how to show them."""
+
+    items: tuple[SymbolDefinition, ...] = ()
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the summaries (about four characters a token)."""
+        return sum(_tokens(_summary(item)) for item in self.items)
+
+    def as_files(self) -> list[tuple[str, str]]:
+        """Return ``(path, code)`` per definition, in prompt order (for ``files_metadata``)."""
+        return [(item.path, _summary(item)) for item in self.items]
+
+    def as_comment(self, comment_prefix: str) -> str:
+        """Return the definitions as a comment block in the file's syntax (ends in a newline).
+
+        ``# httpx/_models.py`` then ``# class Response:`` and its members' signatures; a path
+        is named once for consecutive definitions of one file.
+        """
+        out: list[str] = []
+        path = None
+        for item in self.items:
+            if item.path != path:
+                path = item.path
+                out.append(f"{comment_prefix} {path}")
+            out.extend(f"{comment_prefix} {line}".rstrip() for line in _summary(item).split("\n"))
+        return "\n".join(out) + "\n" if out else ""
+
+
+def _summary(item: SymbolDefinition) -> str:
+    text = (item.summary or item.signature).strip("\n")
+    lines = [line.rstrip() for line in text.split("\n")]
+    return "\n".join(lines[:DEFINITION_LINES])
+
+
+def _tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+class CodebaseContext:
+    """Looks up the definitions a completion at some line needs; one per completion service."""
+
+    def __init__(self, lookup: CodebaseLookup | None = None) -> None:
+        """``lookup``: the index of a file's workspace (None: no index, nothing is added)."""
+        self.lookup = lookup
+        self._cache: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[SymbolDefinition, ...]]
+        self._cache = OrderedDict()
+        self._imports: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.lookups = 0
+        """Index queries made (the cache's misses)."""
+
+    def definitions(
+        self,
+        *,
+        uri: str,
+        path: str | None,
+        text: str,
+        line: int,
+        line_start: int,
+        line_before: str,
+        budget: int,
+    ) -> Definitions:
+        """Return the definitions for a cursor at ``line`` of a file, within ``budget`` tokens.
+
+        ``line_start``: the offset of the cursor line in ``text``; ``path``: the file on disk
+        (None: an unsaved buffer, which no workspace index holds: nothing).
+        """
+        if self.lookup is None or not path or budget <= 0:
+            return Definitions()
+        index = self.lookup(Path(path))
+        if index is None:
+            return Definitions()
+        above = _lines_above(text, line_start, LINES_ABOVE)
+        names = identifiers_near(line_before, above)
+        names = _unique([*names, *self._imported(uri, text)])[:MAX_NAMES]
+        if not names:
+            return Definitions()
+        key = (uri, line, tuple(names))
+        found = self._cache.get(key)
+        if found is None:
+            found = self._query(index, Path(path), names)
+            self._cache[key] = found
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return _within(found, budget)
+
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for ``uri`` (closed)."""
+        self._imports.pop(uri, None)
+        for key in [key for key in self._cache if key[0] == uri]:
+            del self._cache[key]
+
+    def clear(self) -> None:
+        """Drop every cached lookup (the index or the settings changed)."""
+        self._cache.clear()
+        self._imports.clear()
+
+    def _imported(self, uri: str, text: str) -> tuple[str, ...]:
+        head = text[:HEAD_CHARS]
+        cached = self._imports.get(uri)
+        if cached is not None and cached[0] == head:
+            return cached[1]
+        names = tuple(imported_names(head))
+        self._imports[uri] = (head, names)
+        return names
+
+    def _query(
+        self, index: CodebaseIndex, path: Path, names: list[str]
+    ) -> tuple[SymbolDefinition, ...]:
+        self.lookups += 1
+        found = index.definitions_of(names, limit=max(len(names) * 2, 8))
+        try:
+            own = path.resolve().relative_to(index.root.resolve()).as_posix()
+        except ValueError:
+            own = ""
+        local = {item.name for item in found if item.path == own}
+        by_name: dict[str, SymbolDefinition] = {}
+        for item in found:
+            if item.name in local or item.path == own or item.container is not None:
+                continue
+            by_name.setdefault(item.name, item)
+        return tuple(by_name[name] for name in names if name in by_name)
+
+
+def _lines_above(text: str, line_start: int, count: int) -> list[str]:
+    """Return up to ``count`` lines above the line starting at ``line_start``, top first."""
+    lines: list[str] = []
+    end = line_start - 1
+    while end >= 0 and len(lines) < count:
+        start = text.rfind("\n", 0, end) + 1
+        lines.append(text[start:end])
+        end = start - 1
+    return lines[::-1]
+
+
+def _within(found: Sequence[SymbolDefinition], budget: int) -> Definitions:
+    """Take definitions in order of relevance while they fit; return the most relevant last."""
+    chosen: list[SymbolDefinition] = []
+    used = 0
+    for item in found:
+        cost = _tokens(_summary(item)) + _tokens(item.path) + 1
+        if used + cost > budget:
+            continue
+        chosen.append(item)
+        used += cost
+    return Definitions(tuple(reversed(chosen)))

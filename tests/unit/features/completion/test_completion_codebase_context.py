@@ -1,0 +1,216 @@
+"""Definitions from the codebase index in completion prompts, with a fake index.
+
+The names near the cursor and the file's imports are looked up once per line; names defined in
+the current file are skipped; the definitions fit their token budget, come after the ring's
+chunks for agents that send the extra context and in front of the prefix, as comments, for the
+others; keys typed on one line give the same block (the model server's prompt cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from qodeassist_lsp.context.codebase.model import SymbolDefinition
+from qodeassist_lsp.features.completion.codebase_context import (
+    CodebaseContext,
+    identifiers_near,
+    imported_names,
+)
+from tests.unit.features.completion.test_completion_service import (
+    Harness,
+    completer_agent,
+    harness,
+)
+from tests.unit.features.completion.test_completion_warming import RING_AGENT
+
+__all__ = ["completer_agent", "harness"]  # the fixture, imported for the tests below
+
+ROOT = Path("/proj")
+SEGMENT = SymbolDefinition(
+    name="Segment",
+    kind="class",
+    path="text/segment.py",
+    start_line=3,
+    end_line=40,
+    signature="class Segment:",
+    summary="class Segment:\n    def split(self, at: int) -> list[Segment]: ...\n"
+    "    def join(self, other: Segment) -> Segment: ...",
+)
+LOAD = SymbolDefinition(
+    name="load",
+    kind="function",
+    path="io/loading.py",
+    start_line=0,
+    end_line=9,
+    signature="def load(path: str) -> Segment:",
+    summary='def load(path: str) -> Segment:\n    """Read a segment from ``path``."""',
+)
+SPLIT = SymbolDefinition(
+    name="split",
+    kind="method",
+    path="text/segment.py",
+    start_line=5,
+    end_line=8,
+    signature="def split(self, at: int) -> list[Segment]:",
+    summary="def split(self, at: int) -> list[Segment]: ...",
+    container="Segment",
+)
+LOCAL = SymbolDefinition(
+    name="render",
+    kind="function",
+    path="a.py",
+    start_line=0,
+    end_line=2,
+    signature="def render(s):",
+    summary="def render(s):",
+)
+ELSEWHERE_RENDER = SymbolDefinition(
+    name="render",
+    kind="function",
+    path="ui/render.py",
+    start_line=0,
+    end_line=2,
+    signature="def render(s, width):",
+    summary="def render(s, width):",
+)
+
+
+class FakeIndex:
+    """The `CodebaseIndex` methods completion uses, over a fixed symbol table."""
+
+    def __init__(self, *definitions: SymbolDefinition) -> None:
+        self.root = ROOT
+        self.table = definitions
+        self.asked: list[list[str]] = []
+
+    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
+        self.asked.append(list(names))
+        return [d for d in self.table if d.name in names][:limit]
+
+
+def test_the_chain_and_the_call_being_typed_come_first() -> None:
+    assert identifiers_near("    x = Segment.", [])[0] == "Segment"
+    assert identifiers_near("    x = text.Segment.sp", [])[:2] == ["Segment", "text"]
+    assert identifiers_near("    y = load(path, ", [])[0] == "load"
+    assert identifiers_near("    y = load(open(p), ", [])[0] == "load"
+
+
+def test_the_word_being_typed_keywords_and_strings_are_not_names() -> None:
+    names = identifiers_near("    return Segm", ['    if ok and "Quoted" in seen:'])
+    assert names == ["seen", "ok"]  # not "Segm" (incomplete), "return", "if", "Quoted"
+
+
+def test_nearer_lines_come_before_farther_ones() -> None:
+    names = identifiers_near("    y = ", ["first = Alpha()", "second = Beta()"])
+    assert names == ["Beta", "second", "Alpha", "first"]  # right to left, line by line
+
+
+def test_imported_names_of_python_and_javascript() -> None:
+    head = (
+        "import os.path as osp\n"
+        "from text.segment import Segment, join as glue\n"
+        "from io.loading import (\n    load,  # the loader\n    save,\n)\n"
+        "import Widget, { render, type Props } from './ui'\n"
+        '#include "segment.h"\n'
+    )
+    assert imported_names(head) == ["Segment", "glue", "load", "save", "Widget", "render", "Props"]
+
+
+def context(*definitions: SymbolDefinition) -> tuple[CodebaseContext, FakeIndex]:
+    index = FakeIndex(*definitions)
+    return CodebaseContext(lambda path: index if path.is_relative_to(ROOT) else None), index
+
+
+def ask(ctx: CodebaseContext, text: str, budget: int = 256) -> list[str]:
+    """The names of the definitions for a cursor at ``|`` in /proj/a.py."""
+    offset = text.index("|")
+    text = text.replace("|", "")
+    start = text.rfind("\n", 0, offset) + 1
+    found = ctx.definitions(
+        uri="file:///proj/a.py",
+        path="/proj/a.py",
+        text=text,
+        line=text.count("\n", 0, offset),
+        line_start=start,
+        line_before=text[start:offset],
+        budget=budget,
+    )
+    return [item.name for item in found.items]
+
+
+def test_names_defined_in_this_file_and_bare_method_names_are_skipped() -> None:
+    ctx, _ = context(SEGMENT, SPLIT, LOCAL, ELSEWHERE_RENDER, LOAD)
+    text = "from io.loading import load\n\ndef go(s):\n    render(s)\n    s.split(3)\n    x = |\n"
+    assert ask(ctx, text) == ["load"]  # render is this file's; split is only a method
+    assert ask(ctx, "x = Segment.|") == ["Segment"]
+
+
+def test_the_most_relevant_definition_is_last_and_the_budget_holds() -> None:
+    ctx, _ = context(SEGMENT, LOAD)
+    text = "from io.loading import load\n\nx = Segment.|"
+    assert ask(ctx, text) == ["load", "Segment"]  # Segment (being typed) nearest the cursor
+    assert ask(ctx, text, budget=50) == ["Segment"]  # load does not fit beside it
+    assert ask(ctx, text, budget=10) == []
+
+
+def test_keys_typed_on_one_line_reuse_the_lookup() -> None:
+    ctx, index = context(SEGMENT, LOAD)
+    first = ask(ctx, "x = Segment.|")
+    for typed in ("x = Segment.s|", "x = Segment.sp|", "x = Segment.spl|"):
+        assert ask(ctx, typed) == first
+    assert len(index.asked) == 1
+
+
+def test_no_index_no_definitions() -> None:
+    ctx = CodebaseContext(lambda path: None)
+    assert ask(ctx, "x = Segment.|") == []
+    assert ask(CodebaseContext(), "x = Segment.|") == []
+
+
+# -- through the completion service: what goes upstream ---------------------------------------
+async def test_a_prefix_only_agent_gets_the_definitions_as_comments_before_the_prefix(
+    harness: Harness,
+) -> None:
+    index = FakeIndex(SEGMENT)
+    harness.service.codebase = lambda path: index
+    harness.answer("split(3)\n")
+    await harness.complete("import sys\n\nparts = Segment.|")
+    prompt = harness.bodies[0]["prompt"]
+    assert prompt == (
+        "# text/segment.py\n# class Segment:\n"
+        "#     def split(self, at: int) -> list[Segment]: ...\n"
+        "#     def join(self, other: Segment) -> Segment: ...\n"
+        "import sys\n\nparts = Segment."
+    )
+
+
+async def test_the_setting_turns_it_off(harness: Harness) -> None:
+    harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+    harness.use(codebase_context=False)
+    harness.answer("split(3)\n")
+    await harness.complete("parts = Segment.|")
+    assert harness.bodies[0]["prompt"] == "parts = Segment."
+
+
+class TestAnExtraContextAgent:
+    """An agent whose prompt starts with ``ctx.files_metadata`` (the ring)."""
+
+    @pytest.fixture
+    def completer_agent(self) -> str:
+        return RING_AGENT
+
+    async def test_gets_them_after_the_ring_within_its_budget(self, harness: Harness) -> None:
+        harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+        chunks = ["".join(f"value_{n}_{i} = {i}\n" for i in range(20)) for n in range(3)]
+        for n, chunk in enumerate(chunks):
+            harness.open(chunk, uri=f"file:///proj/c{n}.py")
+        harness.use(extra_context_tokens=240)  # three chunks of 78 tokens fit, not with Segment
+        harness.answer("split(3)\n")
+        await harness.complete("parts = Segment.|")
+        prompt = harness.bodies[0]["prompt"]
+        # The oldest chunks stay first (the cached start); the newest one made room.
+        assert prompt.startswith(chunks[0] + chunks[1] + "class Segment:\n    def split")
+        assert prompt.endswith("-> Segment: ...parts = Segment.")
