@@ -7,22 +7,34 @@ shortest path wins). Resolved mentions become a markdown link to the file and, w
 range, a fenced snippet of those lines; anything that does not resolve stays as typed (e-mail
 addresses, decorators, handles). A mention that resolves outside the workspace (``@../x``, a
 symlink leading out) is refused by ``FileAccess.check``, like an ignored file.
+
+``@codebase`` attaches the codebase index's best snippets for the rest of the message (the
+`CodebaseSearch` port the workbench gives the chat, within ``[codebase]``'s snippet count and
+budget); a snippet of a file the message could not mention (ignored, outside the roots) is left
+out. Without an index (``[codebase] enabled = false``) ``@codebase`` stays as typed.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qodeassist_lsp.features.chat.files import FileAccess
+from qodeassist_lsp.context.codebase.model import Snippet
+from qodeassist_lsp.features.chat.files import ChatInputError, FileAccess
 
 MENTION = re.compile(r"(?<!\S)@((?:[\w.\-]+/)*[\w.\-]*\w)(?::(\d+)(?:-(\d+))?)?")
 _SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".cache", "build"}
 )
 MAX_SCANNED_FILES = 50_000
+CODEBASE = re.compile(r"(?<!\S)@codebase(?![\w./:-])")
+"""The ``@codebase`` mention."""
+
+CodebaseSearch = Callable[[str], Sequence[tuple[Path, Snippet]]]
+"""The index's snippets for a query, best first, within the budget: (the file, the snippet)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,8 @@ def find_mentions(access: FileAccess, message: str) -> list[Mention]:
     """Return the mentions of ``message`` that name a file, in order."""
     mentions = []
     for match in MENTION.finditer(message):
+        if CODEBASE.fullmatch(match.group(0)):
+            continue
         path = resolve(access, match.group(1))
         if path is None:
             continue
@@ -82,8 +96,38 @@ def find_mentions(access: FileAccess, message: str) -> list[Mention]:
     return mentions
 
 
-def expand(access: FileAccess, message: str) -> str:
+def expand(access: FileAccess, message: str, codebase: CodebaseSearch | None = None) -> str:
     """Return ``message`` with every resolvable mention expanded (ignored files refused)."""
+    if codebase is not None and CODEBASE.search(message):
+        return _with_codebase(access, message, codebase)
+    return _expand_files(access, message)
+
+
+def _with_codebase(access: FileAccess, message: str, codebase: CodebaseSearch) -> str:
+    """Expand the file mentions, drop ``@codebase`` and attach the snippets for the rest."""
+    rest = CODEBASE.sub("", message)
+    query = " ".join(rest.split())
+    text = _expand_files(access, rest).strip()
+    shown = []
+    for path, snippet in codebase(query) if query else ():
+        try:
+            access.check(path)
+        except ChatInputError:
+            continue  # ignored or outside the roots: never attached
+        first, last = snippet.start_line + 1, snippet.end_line + 1
+        fence = "````" if "```" in snippet.text else "```"
+        language = path.suffix.lstrip(".")
+        shown.append(
+            f"[{snippet.path}:{first}-{last}]({path.as_uri()}):\n"
+            f"{fence}{language}\n{snippet.text.rstrip()}\n{fence}"
+        )
+    if not shown:
+        return f"{text}\n\n(@codebase: no snippet of the codebase index matches this message.)"
+    head = "Snippets of the codebase that may be relevant (@codebase), best first:"
+    return "\n\n".join([text, head, *shown])
+
+
+def _expand_files(access: FileAccess, message: str) -> str:
     mentions = {m.token: m for m in find_mentions(access, message)}
     if not mentions:
         return message
