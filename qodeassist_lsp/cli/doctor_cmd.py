@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from qodeassist_lsp.cli.common import EXIT_CONFIG, EXIT_OK, load, print_json, print_launch_progress
+from qodeassist_lsp.config.configuration import Configuration
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.rules_files import RulesFinder, ignore_rule
 from qodeassist_lsp.core.doctor import DEFAULT_TIMEOUT_S, Doctor, DoctorReport
 from qodeassist_lsp.core.doctor_text import format_report
 from qodeassist_lsp.core.runtime import Runtime
@@ -49,6 +52,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         report = asyncio.run(
             _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
         )
+        report.rules = _rules(config)
         hint = None if args.json else asyncio.run(find_setup_hint(config))
     if args.json:
         print_json(report.to_json())
@@ -59,6 +63,17 @@ def run_doctor(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     held.replay()
     return EXIT_OK if report.ok else EXIT_CONFIG
+
+
+def _rules(config: Configuration) -> dict[str, Any] | None:
+    """Return the project's rules files in effect (None without a project folder)."""
+    project = config.paths.project
+    if project is None:
+        return None
+    ignore = IgnoreFilter(project)
+    settings = config.settings.rules
+    finder = RulesFinder(lambda: settings, lambda: [project], ignore_rule(lambda _root: ignore))
+    return finder.find().status(settings.max_chars)
 
 
 class _HeldLogs(logging.Handler):

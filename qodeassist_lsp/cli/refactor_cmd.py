@@ -44,6 +44,7 @@ from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.context.positions import split_lines
+from qodeassist_lsp.context.rules_files import RulesFinder, ignore_rule
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.instructions import Instruction, load_instructions
@@ -170,6 +171,11 @@ async def _refactor(
         documents,
         lambda: library,
         is_ignored=(lambda d: ignore.is_ignored(d.path)) if ignore is not None else None,
+        rules=RulesFinder(
+            lambda: config.settings.rules,
+            lambda: [project or path.parent],
+            ignore_rule(lambda _root: ignore),
+        ),
     )
     start_line, start_col, end_line, end_col, instruction = span
     progress = Progress(sys.stderr, sys.stderr.isatty())

@@ -108,6 +108,10 @@ class RulesSet:
         """Return the files as ``qodeassist/status`` and ``doctor --json`` list them."""
         return [f.to_json() for f in self.files]
 
+    def status(self, max_chars: int) -> dict[str, Any]:
+        """Return what ``qodeassist/status`` (``rules``) and ``doctor --json`` say of the rules."""
+        return {"files": self.to_json(), "problems": list(self.problems), "maxChars": max_chars}
+
     def lines(self) -> list[str]:
         """Return one line per file and problem (the doctor's text report)."""
         found = []
@@ -238,10 +242,10 @@ def _root_of(folders: Sequence[Path], file: Path | None) -> tuple[Path, Path]:
     """Return the workspace folder of ``file`` (the deepest holding it) and where to start."""
     if file is not None:
         absolute = Path(os.path.abspath(file))
-        holding = [f for f in folders if absolute.is_relative_to(os.path.abspath(f))]
+        roots = [Path(os.path.abspath(f)) for f in folders]
+        holding = [r for r in roots if absolute.is_relative_to(r)]
         if holding:
-            root = Path(os.path.abspath(max(holding, key=lambda f: len(f.parts))))
-            return root, absolute.parent
+            return max(holding, key=lambda r: len(r.parts)), absolute.parent
     root = Path(os.path.abspath(folders[0]))
     return root, root
 

@@ -139,6 +139,8 @@ class DoctorReport:
 
     agents: list[AgentReport]
     pipelines: dict[str, list[str]]
+    rules: dict[str, Any] | None = None
+    """The project's rules files in effect for the workspace (the door finds them), or None."""
 
     @property
     def ok(self) -> bool:
@@ -159,6 +161,7 @@ class DoctorReport:
                 for slot, names in self.pipelines.items()
             ],
             "agents": [a.to_json() for a in self.agents],
+            **({"rules": self.rules} if self.rules is not None else {}),
         }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from qodeassist_lsp.core.doctor import CHECKS, AgentReport, DoctorReport
 
 _MARKS = {
@@ -25,6 +27,9 @@ def format_report(report: DoctorReport) -> str:
     for agent in report.agents:
         lines.append("")
         lines.extend(format_agent(agent))
+    if report.rules is not None:
+        lines.append("")
+        lines.extend(format_rules(report.rules))
     lines.append("")
     verdict = "all pipelines have a working agent" if report.ok else "some pipelines fail"
     unset = sum(not agent.configured for agent in report.agents)
@@ -55,4 +60,24 @@ def format_agent(agent: AgentReport) -> list[str]:
         lines.append(f"  {problem.check}: {problem.message}")
         lines.append(f"    fix: {problem.fix}")
     lines.extend(f"  note: {note}" for note in agent.notes)
+    return lines
+
+
+def format_rules(rules: dict[str, Any]) -> list[str]:
+    """Return the lines of the project's rules files in effect (``rules`` as the status has it)."""
+    files, problems = rules.get("files", []), rules.get("problems", [])
+    if not files and not problems:
+        return ["project rules: none (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, "
+                ".qodeassist/rules/*.md)"]  # fmt: skip
+    lines = ["project rules (in the chat and refactor system prompts, nearest first):"]
+    for found in files:
+        note = (
+            "; left out, over [rules] max_chars"
+            if found["omitted"]
+            else "; cut to fit [rules]"
+            if found["truncated"]
+            else ""
+        )
+        lines.append(f"  {found['path']} ({found['chars']} characters{note})")
+    lines.extend(f"  problem: {problem}" for problem in problems)
     return lines

@@ -17,6 +17,7 @@ from qodeassist_lsp.lsp import (
     next_edit_handlers,
     plan_handlers,
     refactor_handlers,
+    rules_handlers,
     server,
     settings_handlers,
     skill_handlers,
@@ -38,6 +39,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     skill_handlers.setup,
     edit_handlers.setup,
     tool_handlers.setup,
+    rules_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""
 

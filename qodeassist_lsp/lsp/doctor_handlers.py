@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from qodeassist_lsp.lsp import methods
+from qodeassist_lsp.lsp.rules_handlers import finder_of
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 
@@ -18,6 +19,7 @@ async def doctor(ls: QodeAssistServer, *args: Any) -> dict[str, Any]:
 
     limit = parse(DoctorParams, args[0] if args else None).timeout or DEFAULT_TIMEOUT_S
     report = await Doctor(await ls.backend.runtime(), limit).run()
+    report.rules = finder_of(ls).find().status(ls.backend.settings.rules.max_chars)
     return {**report.to_json(), "text": format_report(report)}
 
 

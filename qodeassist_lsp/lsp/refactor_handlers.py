@@ -80,9 +80,13 @@ class RefactorFeature(LanguageFeature):
             # Imported on first use: the feature's modules (pydantic, Jinja2, httpx) took
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
             from qodeassist_lsp.features.refactor.service import RefactorService
+            from qodeassist_lsp.lsp.rules_handlers import finder_of
 
             self._service = RefactorService(
-                self.server.backend, self.server.documents, instructions=self.instructions
+                self.server.backend,
+                self.server.documents,
+                instructions=self.instructions,
+                rules=finder_of(self.server),
             )
         return self._service
 

@@ -27,6 +27,7 @@ from typing import Any
 from qodeassist_lsp.config.confinement import Confinement
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_COMPRESSION, CHAT_ROUTER
 from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.context import rules_files
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.agent import AgentNotAvailable
@@ -102,6 +103,10 @@ class ChatService:
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
         self._pool = pool or pool_use.agent_pool(runtime)  # shared: one count per process
+        self.rules = rules_files.RulesFinder(
+            lambda: self.settings.rules, self._folders, rules_files.ignore_rule(lambda _: ignore())
+        )
+        """The project's rules files of the workspace (every chat's system prompt has them)."""
         self.plans = PlanRunner(self, lambda: runtime.configuration.paths.personas)
 
     # -- helpers ---------------------------------------------------------------------------
@@ -288,6 +293,7 @@ class ChatService:
         session.workspace = access.roots
         session.pinned[FILES_PIN] = lambda: access.linked_blocks(self._linked(chat, access))
         session.system_prompt.set_layer(CONTEXT_LAYER, self._context_layer(), priority=50)
+        rules_files.set_layer(session.system_prompt, self.rules.find())
         session.system_prompt.set_layer(CLIENT_LAYER, params.system, priority=60)
         skill_use.add_layer(session, library, self.settings.skills.catalog_budget_tokens)
         if self.settings.memory.enabled:

@@ -18,10 +18,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Literal
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
+from qodeassist_lsp.context import rules_files
 from qodeassist_lsp.context.documents import Document, DocumentStore, position_at
 from qodeassist_lsp.core.agent import AgentNotAvailable
 from qodeassist_lsp.core.content import user_text
@@ -120,6 +122,7 @@ class RefactorService:
         *,
         is_ignored: Callable[[Document], bool] | None = None,
         guard: ResultGuard | None = None,
+        rules: rules_files.RulesFinder | None = None,
     ) -> None:
         """Create the service.
 
@@ -129,6 +132,7 @@ class RefactorService:
             instructions: Returns the current instruction library; default: none.
             is_ignored: Excludes documents from the open-files context (``use_open_files``).
             guard: Judges answers before they are offered; default: a ``ResultGuard``.
+            rules: Finds the project's rules files for the document; default: none.
         """
         self._backend = backend
         self._documents = documents
@@ -136,6 +140,7 @@ class RefactorService:
         self._is_ignored = is_ignored or (lambda _document: False)
         self._last: LastInstruction | None = None
         self._guard = guard or ResultGuard()
+        self._rules = rules
 
     @property
     def last_instruction(self) -> LastInstruction | None:
@@ -210,7 +215,7 @@ class RefactorService:
         if progress is not None:
             progress(f"Refactoring with {agent}…")
         try:
-            answer = await self._ask(agent, layer, text, progress)
+            answer = await self._ask(agent, layer, self._rules_of(document), text, progress)
         except AgentNotAvailable as exc:
             return failed(ErrorCategory.CONFIG, f"quick refactor agent {agent!r}: {exc}", agent)
         if isinstance(answer, CancelledEvent):
@@ -271,15 +276,22 @@ class RefactorService:
     def _open_files(self, document: Document) -> list[Document]:
         return [d for d in self._documents if d.uri != document.uri and not self._is_ignored(d)]
 
+    def _rules_of(self, document: Document) -> rules_files.RulesSet:
+        if self._rules is None:
+            return rules_files.RulesSet()
+        return self._rules.find(Path(document.path) if document.path else None)
+
     async def _ask(
         self,
         agent: str,
         layer: str,
+        rules: rules_files.RulesSet,
         instruction: str,
         progress: Callable[[str], None] | None,
     ) -> str | FailedEvent | CancelledEvent:
         async with self._backend.sessions.acquire(agent, QUICK_REFACTOR) as session:
             session.system_prompt.set_layer(REFACTOR_LAYER, layer, REFACTOR_LAYER_PRIORITY)
+            rules_files.set_layer(session.system_prompt, rules)
             sent = session.send(user_text(instruction))
             try:
                 receiving = False

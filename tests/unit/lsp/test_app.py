@@ -47,7 +47,7 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 12
+    assert len(FEATURES) == 13
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "NextEditFeature",
@@ -57,6 +57,7 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "SkillFeature",
         "EditFeature",
         "ToolKitFeature",
+        "RulesFeature",
     }
     registered = server.protocol.fm.features
     for method in (
