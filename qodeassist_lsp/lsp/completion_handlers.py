@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -45,6 +46,7 @@ def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.context.codebase.model import CodebaseIndex
     from qodeassist_lsp.features.completion.service import (
         CompletionItem,
         CompletionResult,
@@ -180,8 +182,18 @@ class CompletionFeature(LanguageFeature):
             # 450-650 ms to import, measured, more than `initialize` may wait (500 ms).
             from qodeassist_lsp.features.completion.service import CompletionService
 
-            self.service = CompletionService(self.server.backend, self.server.documents)
+            self.service = CompletionService(
+                self.server.backend, self.server.documents, codebase=self.codebase_index
+            )
         return self.service
+
+    def codebase_index(self, path: Path) -> CodebaseIndex | None:
+        """Return the codebase index of the folder holding ``path`` (the codebase feature's)."""
+        table = self.server.ports.features
+        provided = table.provided("codebase") if table is not None else None
+        index_for = getattr(provided, "index_for", None)
+        index: CodebaseIndex | None = index_for(path) if callable(index_for) else None
+        return index
 
     async def ready(self) -> CompletionService:
         """Return the service once the configuration is loaded."""

@@ -24,6 +24,7 @@ key. Nothing here runs when no index is given (the codebase feature off or not b
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -35,9 +36,11 @@ from qodeassist_lsp.context.codebase.model import CodebaseIndex, SymbolDefinitio
 
 __all__ = [
     "DEFINITION_LINES",
+    "LINE_CHARS",
     "CodebaseContext",
     "CodebaseLookup",
     "Definitions",
+    "compact",
     "identifiers_near",
     "imported_names",
 ]
@@ -51,6 +54,10 @@ LINES_ABOVE: Final = 3
 """Lines above the cursor line whose names are looked up."""
 MAX_NAMES: Final = 24
 """Most names in one lookup."""
+MAX_NEAR: Final = 12
+"""Most names near the cursor in one lookup (the rest are imported names)."""
+AROUND_CHARS: Final = 4096
+"""Imported names are ordered by how often they occur this near the cursor (mostly above)."""
 HEAD_CHARS: Final = 16_384
 """Imports are read from the first this-many characters of a file."""
 _CACHE_SIZE: Final = 64
@@ -182,9 +189,72 @@ class Definitions:
 
 
 def _summary(item: SymbolDefinition) -> str:
-    text = (item.summary or item.signature).strip("\n")
+    """Return the summary of a definition `CodebaseContext` found (compacted once, then)."""
+    return item.summary
+
+
+_DOCSTRING: Final = re.compile(r"""(?P<q>\"\"\"|\'\'\')(?P<body>.*?)(?P=q)""", re.DOTALL)
+_MEMBER: Final = re.compile(r"\s*(?:async\s+)?(?:def|function)\s+(\w+)")
+LINE_CHARS: Final = 120
+"""Longer lines of a summary are cut (a long parameter list)."""
+
+
+def compact(summary: str, kind: str) -> str:
+    """Return ``summary`` the way a prompt shows it: short, signatures on one line each.
+
+    Multi-line signatures are joined; docstrings keep their first line (a class's are
+    dropped); a class keeps its header and its public members' signatures (``__init__``
+    included, decorators and a property's setter left out); at most `DEFINITION_LINES` lines
+    of at most `LINE_CHARS` characters.
+    """
+    cls = kind == "class"
+
+    def docstring(match: re.Match[str]) -> str:
+        if cls:
+            return ""
+        first = next((line.strip() for line in match.group("body").split("\n") if line.strip()), "")
+        return f"{match.group('q')}{first}{match.group('q')}" if first else ""
+
+    text = _join_brackets(_DOCSTRING.sub(docstring, summary.strip("\n")))
     lines = [line.rstrip() for line in text.split("\n")]
+    if cls:
+        kept = lines[:1]
+        seen: set[str] = set()
+        for line in lines[1:]:
+            member = _MEMBER.match(line)
+            if member is None:
+                continue
+            name = member.group(1)
+            if name in seen or (name.startswith("_") and name != "__init__"):
+                continue
+            seen.add(name)
+            kept.append(line)
+        lines = kept
+    lines = [line for line in lines if line.strip() and not line.lstrip().startswith("@")]
+    lines = [line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..." for line in lines]
     return "\n".join(lines[:DEFINITION_LINES])
+
+
+def _join_brackets(text: str) -> str:
+    """Join the lines of a bracketed expression (a parameter list) into one."""
+    out: list[str] = []
+    depth = 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        if char == "\n" and depth > 0:
+            while index + 1 < len(text) and text[index + 1] in " \t":
+                index += 1
+            if out and out[-1] not in "([{":
+                out.append(" ")
+        else:
+            out.append(char)
+        index += 1
+    return re.sub(r",?\s+([)\]}])", r"\1", "".join(out))
 
 
 def _tokens(text: str) -> int:
@@ -225,14 +295,16 @@ class CodebaseContext:
         if index is None:
             return Definitions()
         above = _lines_above(text, line_start, LINES_ABOVE)
-        names = identifiers_near(line_before, above)
-        names = _unique([*names, *self._imported(uri, text)])[:MAX_NAMES]
+        near = identifiers_near(line_before, above)[:MAX_NEAR]
+        around = text[max(line_start - AROUND_CHARS, 0) : line_start + AROUND_CHARS // 4]
+        imported = sorted(self._imported(uri, text), key=lambda name: -around.count(name))
+        names = _unique([*near, *imported])[:MAX_NAMES]
         if not names:
             return Definitions()
         key = (uri, line, tuple(names))
         found = self._cache.get(key)
         if found is None:
-            found = self._query(index, Path(path), names)
+            found = self._query(index, Path(path), names, frozenset(near))
             self._cache[key] = found
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -261,8 +333,9 @@ class CodebaseContext:
         return names
 
     def _query(
-        self, index: CodebaseIndex, path: Path, names: list[str]
+        self, index: CodebaseIndex, path: Path, names: list[str], near: frozenset[str]
     ) -> tuple[SymbolDefinition, ...]:
+        """Look ``names`` up; a name not ``near`` the cursor (only imported) keeps one line."""
         self.lookups += 1
         found = index.definitions_of(names, limit=max(len(names) * 2, 8))
         try:
@@ -275,7 +348,15 @@ class CodebaseContext:
             if item.name in local or item.path == own or item.container is not None:
                 continue
             by_name.setdefault(item.name, item)
-        return tuple(by_name[name] for name in names if name in by_name)
+        chosen: list[SymbolDefinition] = []
+        for name in names:
+            item = by_name.get(name)
+            if item is not None:
+                summary = compact(item.summary or item.signature, item.kind)
+                if name not in near:
+                    summary = summary.split("\n", 1)[0]
+                chosen.append(dataclasses.replace(item, summary=summary))
+        return tuple(chosen)
 
 
 def _lines_above(text: str, line_start: int, count: int) -> list[str]:
@@ -290,13 +371,21 @@ def _lines_above(text: str, line_start: int, count: int) -> list[str]:
 
 
 def _within(found: Sequence[SymbolDefinition], budget: int) -> Definitions:
-    """Take definitions in order of relevance while they fit; return the most relevant last."""
+    """Take definitions in order of relevance while they fit; return the most relevant last.
+
+    A long one is cut to the lines that fit (a class's first members), when that leaves it at
+    least its header and one more line.
+    """
     chosen: list[SymbolDefinition] = []
     used = 0
     for item in found:
-        cost = _tokens(_summary(item)) + _tokens(item.path) + 1
-        if used + cost > budget:
+        head = _tokens(item.path) + 1
+        lines = _summary(item).split("\n")
+        while lines and used + head + _tokens("\n".join(lines)) > budget:
+            lines.pop()
+        if not lines or (len(lines) < 2 and len(_summary(item).split("\n")) > 1):
             continue
-        chosen.append(item)
-        used += cost
+        text = "\n".join(lines)
+        chosen.append(dataclasses.replace(item, summary=text, signature=lines[0]))
+        used += head + _tokens(text)
     return Definitions(tuple(reversed(chosen)))

@@ -16,6 +16,7 @@ import pytest
 from qodeassist_lsp.context.codebase.model import SymbolDefinition
 from qodeassist_lsp.features.completion.codebase_context import (
     CodebaseContext,
+    compact,
     identifiers_near,
     imported_names,
 )
@@ -117,6 +118,38 @@ def test_imported_names_of_python_and_javascript() -> None:
         '#include "segment.h"\n'
     )
     assert imported_names(head) == ["Segment", "glue", "load", "save", "Widget", "render", "Props"]
+
+
+def test_a_class_shows_its_public_members_signatures_on_one_line_each() -> None:
+    summary = (
+        'class Response:\n    """An HTTP response.\n\n    Long text.\n    """\n'
+        "    def __init__(\n        self,\n        status: int,\n    ) -> None:\n"
+        "    def _prepare(self) -> None:\n    @property\n    def text(self) -> str:\n"
+        "    @text.setter\n    def text(self, value: str) -> None:\n"
+    )
+    assert compact(summary, "class") == (
+        "class Response:\n    def __init__(self, status: int) -> None:\n    def text(self) -> str:"
+    )
+
+
+def test_a_function_keeps_the_first_line_of_its_docstring() -> None:
+    summary = 'def load(\n    path: str,\n) -> Segment:\n    """Read it.\n\n    More.\n    """\n'
+    assert compact(summary, "function") == 'def load(path: str) -> Segment:\n    """Read it."""'
+
+
+def test_a_name_only_imported_shows_one_line() -> None:
+    ctx, _ = context(SEGMENT)
+    text = "from text.segment import Segment\n\n\n\n\nx = "
+    found = ctx.definitions(
+        uri="file:///proj/a.py",
+        path="/proj/a.py",
+        text=text,
+        line=5,
+        line_start=len(text) - 4,
+        line_before="x = ",
+        budget=256,
+    )
+    assert found.as_comment("#") == "# text/segment.py\n# class Segment:\n"
 
 
 def context(*definitions: SymbolDefinition) -> tuple[CodebaseContext, FakeIndex]:
