@@ -1,0 +1,456 @@
+"""Cutting a file into what the index stores: definition chunks, line windows and symbols.
+
+A file with an installed grammar (``context.syntax``) is cut by tree-sitter into functions,
+classes and methods with their line ranges; a class's chunk is its header, fields and members'
+signatures (method bodies are their own chunks, so no text is indexed twice); the lines no
+definition covers — a module's docstring, imports, constants — become ``lines`` chunks, so a
+question about a module finds it too. A file without a grammar becomes overlapping windows of
+lines. Each definition also gives a `Symbol`: its signature (the text up to its body) and a
+summary a prompt can show instead of the whole definition.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from qodeassist_lsp.context.codebase.limits import IndexLimits
+from qodeassist_lsp.context.codebase.model import ChunkKind
+from qodeassist_lsp.context.syntax import SyntaxChecker, grammar_name
+
+__all__ = ["Chunk", "Chunker", "FileChunks", "Symbol"]
+
+_FUNCTIONS: Final[dict[str, frozenset[str]]] = {
+    "python": frozenset({"function_definition"}),
+    "javascript": frozenset(
+        {"function_declaration", "generator_function_declaration", "method_definition"}
+    ),
+    "c": frozenset({"function_definition"}),
+    "cpp": frozenset({"function_definition"}),
+    "go": frozenset({"function_declaration", "method_declaration"}),
+    "rust": frozenset({"function_item", "function_signature_item"}),
+    "java": frozenset({"method_declaration", "constructor_declaration"}),
+}
+_FUNCTIONS["typescript"] = _FUNCTIONS["tsx"] = _FUNCTIONS["javascript"] | {"method_signature"}
+_CLASSES: Final[dict[str, frozenset[str]]] = {
+    "python": frozenset({"class_definition"}),
+    "javascript": frozenset({"class_declaration"}),
+    "c": frozenset({"struct_specifier", "union_specifier", "enum_specifier"}),
+    "cpp": frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"}),
+    "go": frozenset({"type_spec"}),
+    "rust": frozenset({"struct_item", "enum_item", "union_item", "trait_item"}),
+    "java": frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+    ),
+}
+_CLASSES["typescript"] = _CLASSES["tsx"] = _CLASSES["javascript"] | {
+    "abstract_class_declaration",
+    "interface_declaration",
+    "enum_declaration",
+}
+_SCOPE_ONLY: Final = frozenset({"impl_item"})
+"""Nodes that name the container of the functions inside without being a definition (Rust)."""
+_FUNCTION_VALUES: Final = frozenset({"arrow_function", "function_expression", "function"})
+_SUMMARY_BODY_LINES: Final = 6
+_SUMMARY_MEMBERS: Final = 40
+_SIGNATURE_CHARS: Final = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A searchable piece of a file (lines 0-based, ``end_line`` inclusive)."""
+
+    start_line: int
+    end_line: int
+    kind: ChunkKind
+    name: str | None
+    """Qualified by the enclosing class (``Segment.split``); None for a window of lines."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition for the symbol table."""
+
+    name: str
+    container: str | None
+    kind: ChunkKind
+    start_line: int
+    end_line: int
+    signature: str
+    summary: str
+
+
+@dataclass(slots=True)
+class FileChunks:
+    """What one file gives the index."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    symbols: list[Symbol] = field(default_factory=list)
+    grammar: str | None = None
+
+
+@dataclass(slots=True)
+class _Definition:
+    node: Any
+    start: int
+    """First line, decorators included."""
+    end: int
+    kind: ChunkKind
+    name: str
+    container: str | None
+    members: list[_Definition] = field(default_factory=list)
+
+
+class Chunker:
+    """Cuts texts into chunks and symbols; safe to share between threads."""
+
+    def __init__(self, limits: IndexLimits, checker: SyntaxChecker | None = None) -> None:
+        """Create a chunker using ``checker``'s parsers (one per grammar, built once)."""
+        self._limits = limits
+        self._checker = checker or SyntaxChecker()
+        self._lock = threading.Lock()  # a tree-sitter parser is not reentrant
+
+    def grammar_for(self, relative: str) -> str | None:
+        """Return the grammar used for a file, or None (line windows)."""
+        grammar = grammar_name("", relative)
+        languages = self._limits.languages
+        if grammar is None or (languages is not None and grammar not in languages):
+            return None
+        return grammar
+
+    def chunk(self, relative: str, text: str) -> FileChunks:
+        """Return the chunks and symbols of ``text``, the content of the file ``relative``."""
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        grammar = self.grammar_for(relative)
+        if grammar is not None:
+            source = text.encode("utf-8", "surrogatepass")
+            with self._lock:
+                parser = self._checker.parser_for(grammar)
+                tree = parser.parse(source) if parser is not None else None
+            if tree is not None:
+                result = FileChunks(grammar=grammar)
+                definitions = list(_definitions(tree.root_node, grammar, None, source))
+                self._add_definitions(result, definitions, lines, source, grammar)
+                self._add_gaps(result, definitions, lines)
+                result.chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
+                return result
+        result = FileChunks()
+        if not lines:
+            return result
+        result.chunks.extend(
+            _windows(
+                lines, 0, len(lines) - 1, "lines", None, self._limits.window_lines, self._overlap
+            )
+        )
+        return result
+
+    @property
+    def _overlap(self) -> int:
+        return max(0, min(self._limits.window_overlap, self._limits.window_lines - 1))
+
+    def _add_definitions(
+        self,
+        result: FileChunks,
+        definitions: list[_Definition],
+        lines: list[str],
+        source: bytes,
+        grammar: str,
+    ) -> None:
+        for definition in definitions:
+            signature = _signature(definition.node, source)
+            qualified = (
+                f"{definition.container}.{definition.name}"
+                if definition.container
+                else definition.name
+            )
+            members: list[_Definition] = []
+            if definition.kind == "class":
+                member_lines = _class_lines(definition, lines, source)
+                summary = "\n".join(member_lines[:_SUMMARY_MEMBERS])
+                result.chunks.append(
+                    Chunk(
+                        definition.start,
+                        definition.end,
+                        "class",
+                        qualified,
+                        "\n".join(member_lines),
+                    )
+                )
+                members = definition.members
+            else:
+                summary = _function_summary(definition, lines, source)
+                result.chunks.extend(
+                    _windows(
+                        lines,
+                        definition.start,
+                        definition.end,
+                        definition.kind,
+                        qualified,
+                        self._limits.max_chunk_lines,
+                        self._overlap,
+                    )
+                )
+            result.symbols.append(
+                Symbol(
+                    definition.name,
+                    definition.container,
+                    definition.kind,
+                    definition.start,
+                    definition.end,
+                    signature,
+                    summary,
+                )
+            )
+            if members:
+                self._add_definitions(result, members, lines, source, grammar)
+
+    def _add_gaps(
+        self, result: FileChunks, definitions: list[_Definition], lines: list[str]
+    ) -> None:
+        covered = [False] * len(lines)
+        for definition in definitions:
+            for line in range(definition.start, min(definition.end + 1, len(lines))):
+                covered[line] = True
+        start: int | None = None
+        for number in range(len(lines) + 1):
+            if number < len(lines) and not covered[number]:
+                if start is None:
+                    start = number
+                continue
+            if start is not None:
+                end = number - 1
+                if any(lines[line].strip() for line in range(start, end + 1)):
+                    result.chunks.extend(
+                        _windows(
+                            lines,
+                            start,
+                            end,
+                            "lines",
+                            None,
+                            self._limits.window_lines,
+                            self._overlap,
+                        )
+                    )
+                start = None
+
+
+def _windows(
+    lines: list[str],
+    start: int,
+    end: int,
+    kind: ChunkKind,
+    name: str | None,
+    size: int,
+    overlap: int,
+) -> Iterator[Chunk]:
+    """Yield chunks of at most ``size`` lines covering ``start..end`` (blank edges trimmed)."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end].strip():
+        end -= 1
+    size = max(1, size)
+    step = max(1, size - overlap)
+    first = start
+    while True:
+        last = min(end, first + size - 1)
+        yield Chunk(first, last, kind, name, "\n".join(lines[first : last + 1]))
+        if last >= end:
+            return
+        first += step
+
+
+def _text(node: Any) -> str:
+    return bytes(node.text or b"").decode("utf-8", "replace")
+
+
+def _end_line(node: Any) -> int:
+    row: int = node.end_point[0]
+    if node.end_point[1] == 0 and row > node.start_point[0]:
+        row -= 1
+    return row
+
+
+def _definitions(
+    node: Any, grammar: str, container: str | None, source: bytes
+) -> Iterator[_Definition]:
+    """Yield the definitions among ``node``'s descendants (not inside functions)."""
+    functions = _FUNCTIONS.get(grammar, frozenset())
+    classes = _CLASSES.get(grammar, frozenset())
+    for child in node.named_children:
+        target, start = child, child.start_point[0]
+        if child.type == "decorated_definition":
+            inner = child.child_by_field_name("definition")
+            if inner is None:
+                continue
+            target = inner
+        kind: ChunkKind | None = None
+        value = None
+        if target.type in functions:
+            kind = "method" if container is not None else "function"
+        elif target.type in classes and _has_body(target, grammar):
+            kind = "class"
+        elif target.type == "variable_declarator":
+            value = target.child_by_field_name("value")
+            if value is not None and value.type in _FUNCTION_VALUES:
+                kind = "function"
+        if kind is None:
+            if target.type in _SCOPE_ONLY:
+                owner = _impl_type(target)
+                yield from _definitions(target, grammar, owner or container, source)
+            elif target.type not in _FUNCTION_VALUES and not target.type.startswith("lambda"):
+                yield from _definitions(target, grammar, container, source)
+            continue
+        name, owner = _name_of(target, grammar)
+        if not name:
+            continue
+        parent = container
+        if owner is not None:  # ``void A::f() {}``, a Go method's receiver
+            parent, kind = owner, "method"
+        if target.type == "variable_declarator" and node.type == "lexical_declaration":
+            start = node.start_point[0]
+        if target.type == "type_spec" and len(node.named_children) == 1:
+            start = node.start_point[0]  # ``type S struct {…}``: the Go keyword is in the line
+        definition = _Definition(target, start, _end_line(child), kind, name, parent)
+        if kind == "class":
+            qualified = f"{parent}.{name}" if parent else name
+            definition.members = list(_definitions(target, grammar, qualified, source))
+        yield definition
+
+
+def _has_body(node: Any, grammar: str) -> bool:
+    if grammar == "go":
+        kind = node.child_by_field_name("type")
+        return kind is not None and kind.type in ("struct_type", "interface_type")
+    if grammar in ("c", "cpp") and node.type.endswith("_specifier"):
+        return node.child_by_field_name("body") is not None
+    return True
+
+
+def _impl_type(node: Any) -> str | None:
+    kind = node.child_by_field_name("type")
+    if kind is None:
+        return None
+    if kind.type == "generic_type":
+        kind = kind.child_by_field_name("type") or kind
+    return _text(kind)
+
+
+def _name_of(node: Any, grammar: str) -> tuple[str | None, str | None]:
+    """Return (name, container it names itself, as ``A::f`` or a Go receiver, or None)."""
+    if grammar == "go" and node.type == "method_declaration":
+        name = node.child_by_field_name("name")
+        receiver = node.child_by_field_name("receiver")
+        owner = None
+        if receiver is not None:
+            for parameter in receiver.named_children:
+                kind = parameter.child_by_field_name("type")
+                while kind is not None and kind.type in ("pointer_type", "generic_type"):
+                    inner = kind.named_children[0] if kind.named_children else None
+                    if kind.type == "generic_type":
+                        inner = kind.child_by_field_name("type")
+                    kind = inner
+                if kind is not None:
+                    owner = _text(kind)
+        return (_text(name) if name is not None else None), owner
+    name = node.child_by_field_name("name")
+    declarator = node.child_by_field_name("declarator")
+    while name is None and declarator is not None:
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None:
+            name = declarator
+        declarator = inner
+    if name is None:
+        return None, None
+    text = _text(name)
+    if name.type == "qualified_identifier" and "::" in text:
+        owner, _, simple = text.rpartition("::")
+        return simple, owner.replace("::", ".")
+    return text, None
+
+
+def _signature(node: Any, source: bytes) -> str:
+    """Return a definition's text up to its body (``def f(x: int) -> str:``), one line."""
+    body = node.child_by_field_name("body")
+    if node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None else None
+    end = body.start_byte if body is not None else node.end_byte
+    if node.type == "class_definition" and body is not None:
+        end = body.start_byte
+    head = source[node.start_byte : end].decode("utf-8", "replace")
+    if body is None:
+        head = head.split("\n", 1)[0]
+    joined = " ".join(part.strip() for part in head.strip().splitlines() if part.strip())
+    joined = joined.rstrip(" {")
+    if len(joined) > _SIGNATURE_CHARS:
+        joined = joined[: _SIGNATURE_CHARS - 1] + "…"
+    return joined
+
+
+def _docstring(node: Any) -> Any | None:
+    body = node.child_by_field_name("body")
+    if body is None or not body.named_children:
+        return None
+    first = body.named_children[0]
+    if first.type == "expression_statement" and first.named_children:
+        string = first.named_children[0]
+        if string.type == "string":
+            return first
+    return None
+
+
+def _signature_end(node: Any, lines: list[str]) -> int:
+    """Return the last line of a definition's signature (the line before its body's lines)."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        return _end_line(node)
+    row, column = int(body.start_point[0]), int(body.start_point[1])
+    before = lines[row][:column] if row < len(lines) else ""
+    return row if before.strip() or row == node.start_point[0] else row - 1
+
+
+def _function_summary(definition: _Definition, lines: list[str], source: bytes) -> str:
+    """Return the definition's first lines: decorators, signature, docstring or first body lines."""
+    node = definition.node
+    head_end = _signature_end(node, lines)
+    last = min(definition.end, head_end + _SUMMARY_BODY_LINES)
+    docstring = _docstring(node)
+    if docstring is not None:
+        last = max(last, min(_end_line(docstring), head_end + 2 * _SUMMARY_BODY_LINES))
+    return "\n".join(lines[definition.start : last + 1])
+
+
+def _skip_bodies(
+    definition: _Definition, lines: list[str], source: bytes, skip: set[int], keep: dict[int, str]
+) -> None:
+    """Mark the lines of ``definition``'s methods' bodies (nested classes' too) to leave out."""
+    for member in definition.members:
+        if member.kind == "class":
+            _skip_bodies(member, lines, source, skip, keep)
+            continue
+        head_end = _signature_end(member.node, lines)
+        skip.update(range(head_end + 1, member.end + 1))
+        if head_end >= member.end:
+            # ``def f(): return 1`` / ``void m() { … }`` on one line: show the signature only
+            line = lines[member.end] if member.end < len(lines) else ""
+            indent = line[: len(line) - len(line.lstrip())]
+            keep[member.end] = indent + _signature(member.node, source)
+
+
+def _class_lines(definition: _Definition, lines: list[str], source: bytes) -> list[str]:
+    """Return a class's lines with its methods' bodies left out (their signatures kept)."""
+    skip: set[int] = set()
+    keep: dict[int, str] = {}
+    _skip_bodies(definition, lines, source, skip, keep)
+    result: list[str] = []
+    for number in range(definition.start, min(definition.end, len(lines) - 1) + 1):
+        if number in keep:
+            result.append(keep[number])
+        elif number not in skip and lines[number].strip():
+            result.append(lines[number])
+    return result

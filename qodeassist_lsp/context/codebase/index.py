@@ -1,0 +1,382 @@
+"""`SqliteCodebaseIndex`: the `CodebaseIndex` of one workspace folder, on SQLite FTS5.
+
+``build()`` is a stat scan: it walks the folder (``scanner``), compares each file's mtime and
+size with what the database stored, and re-reads only the files that differ (and, when their
+content hash is unchanged after all, only records the new signature); files gone from the folder
+are dropped. The reading, parsing and writing run in a worker thread, in batches of files each
+written in one transaction, so the event loop keeps serving; a stop flag checked between files
+makes ``aclose()`` or cancelling the build's task end it within one file. ``update()`` re-indexes
+one file from an open buffer or from disk.
+
+Atomic writes: each batch of whole files is one WAL transaction, and the database stays in place
+— no temporary database renamed over it at the end of a first build — because another process
+(a second editor on the same project) may have it open, and a rename would leave that process
+reading a deleted file while the next incremental update had to write in place anyway. A reader
+sees the index grow file by file during a first build, which is what an impatient chat wants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+from qodeassist_lsp.config.confinement import real_path
+from qodeassist_lsp.context.codebase.chunker import Chunker
+from qodeassist_lsp.context.codebase.limits import DEFAULT_LIMITS, IndexLimits
+from qodeassist_lsp.context.codebase.model import (
+    IndexState,
+    IndexStatus,
+    ProgressCallback,
+    Snippet,
+    SymbolDefinition,
+)
+from qodeassist_lsp.context.codebase.scanner import (
+    PRUNED_DIRS,
+    IgnoredPredicate,
+    ScannedFile,
+    classify_content,
+    default_ignored,
+    skip_reason_by_name,
+    walk,
+)
+from qodeassist_lsp.context.codebase.store import FileRecord, IndexStore
+from qodeassist_lsp.context.syntax import SyntaxChecker
+
+__all__ = ["SqliteCodebaseIndex", "database_path_for"]
+
+log = logging.getLogger("qodeassist.codebase")
+
+_BATCH_FILES: Final = 64
+_BATCH_SECONDS: Final = 0.2
+"""A batch is written when it holds this many files or took this long: short write locks."""
+_INDEX_FOLDER: Final = "index"
+
+
+def database_path_for(data_root: Path, root: Path) -> Path:
+    """Return ``<data_root>/index/<folder name>-<hash of its real path>.sqlite3``."""
+    real = real_path(root)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    name = re.sub(r"[^\w.-]+", "_", real.name)[:40] or "root"
+    return data_root / _INDEX_FOLDER / f"{name}-{digest}.sqlite3"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+class SqliteCodebaseIndex:
+    """The index of one workspace folder in one SQLite database (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        database_path: Path,
+        *,
+        ignored: IgnoredPredicate | None = None,
+        limits: IndexLimits = DEFAULT_LIMITS,
+        checker: SyntaxChecker | None = None,
+    ) -> None:
+        """Create the index of ``root``; nothing is opened or read until first used.
+
+        Args:
+            root: The workspace folder.
+            database_path: Where its database lives (`database_path_for`).
+            ignored: The ignore rule (the workbench's ``.gitignore``/``.qodeassistignore``
+                predicate); by default the folder's own ignore files.
+            limits: Caps and switches (the ``[codebase]`` settings).
+            checker: Whose tree-sitter parsers to use (shared with the parse check).
+        """
+        self.root = Path(os.path.abspath(root))
+        self._real_root = real_path(self.root)
+        self.database_path = database_path
+        self._ignored = ignored or default_ignored(self.root)
+        self._limits = limits
+        self._chunker = Chunker(limits, checker)
+        self._store: IndexStore | None = None
+        self._open_lock = threading.Lock()
+        self._build_lock = asyncio.Lock()
+        self._stop = threading.Event()
+        self._closed = False
+        self._state: IndexState = "waiting" if limits.enabled else "off"
+        self._error: str | None = None
+        self._done = 0
+        self._total = 0
+        self._skipped: dict[str, int] = {}
+
+    # -- the protocol --------------------------------------------------------------------------
+    async def build(self, progress: ProgressCallback | None = None) -> IndexStatus:
+        """Bring the index up to date with the folder; re-reads only files that changed."""
+        if not self._limits.enabled or self._closed:
+            return self.status()
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:
+            self._done, self._total = done, total
+            if progress is not None:
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(_call_progress, progress, done, total)
+
+        async with self._build_lock:
+            self._stop.clear()
+            self._state, self._error = "building", None
+            future = loop.run_in_executor(None, self._build_in_thread, report)
+            try:
+                finished = await asyncio.shield(future)
+            except asyncio.CancelledError:
+                self._stop.set()
+                await asyncio.wait({future})
+                self._state = "waiting"
+                raise
+            except Exception as exc:  # the server keeps serving: the status tells the user
+                self._fail(exc)
+            else:
+                self._state = "ready" if finished else "waiting"
+        return self.status()
+
+    async def update(self, path: Path, text: str | None = None) -> None:
+        """Re-index one file from ``text`` (an open buffer), from disk, or drop it if gone."""
+        if not self._limits.enabled or self._closed:
+            return
+        try:
+            await asyncio.to_thread(self._update_in_thread, Path(path), text)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("the index could not update %s: %s", path, exc)
+
+    def search(self, query: str, limit: int = 10) -> list[Snippet]:
+        """Return the chunks best matching ``query`` (BM25), best first."""
+        store = self._open_quietly()
+        if store is None:
+            return []
+        try:
+            return store.search(query, limit)
+        except sqlite3.Error as exc:
+            log.warning("the index search for %r failed: %s", query, exc)
+            return []
+
+    def definitions(self, name: str, limit: int = 5) -> list[SymbolDefinition]:
+        """Return where ``name`` (``Class``, ``func``, or ``Class.method``) is defined."""
+        return self.definitions_of([name], limit)
+
+    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
+        """Return definitions of several names at once (one query; completion's hot path)."""
+        store = self._open_quietly()
+        if store is None:
+            return []
+        try:
+            return store.definitions(names, limit)
+        except sqlite3.Error as exc:
+            log.warning("the index lookup of %s failed: %s", list(names)[:5], exc)
+            return []
+
+    def status(self) -> IndexStatus:
+        """Return the index's state and counts now."""
+        files = chunks = symbols = 0
+        store = self._store
+        if store is not None and not self._closed:
+            with contextlib.suppress(sqlite3.Error):
+                files, chunks, symbols = store.counts()
+        return IndexStatus(
+            state=self._state,
+            root=str(self.root),
+            files=files,
+            chunks=chunks,
+            symbols=symbols,
+            done=self._done,
+            total=self._total,
+            database=str(self.database_path) if self._limits.enabled else "",
+            error=self._error,
+            skipped=dict(self._skipped),
+        )
+
+    async def aclose(self) -> None:
+        """Stop a running build and close the database."""
+        self._closed = True
+        self._stop.set()
+        async with self._build_lock:
+            store, self._store = self._store, None
+            if store is not None:
+                await asyncio.to_thread(store.close)
+
+    # -- opening -------------------------------------------------------------------------------
+    def _open(self) -> IndexStore:
+        with self._open_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the index is closed")
+            if self._store is None:
+                self._store = IndexStore(self.database_path)
+            return self._store
+
+    def _open_quietly(self) -> IndexStore | None:
+        if not self._limits.enabled or self._closed:
+            return None
+        try:
+            return self._open()
+        except (OSError, sqlite3.Error) as exc:
+            self._fail(exc)
+            return None
+
+    def _fail(self, exc: BaseException) -> None:
+        self._state = "failed"
+        self._error = (
+            f"the codebase index of {self.root} failed: {exc} (database {self.database_path}); "
+            "check that the data folder is writable, or turn the index off with "
+            "`enabled = false` in [codebase]"
+        )
+        log.warning("%s", self._error)
+
+    # -- the worker thread ---------------------------------------------------------------------
+    def _build_in_thread(self, report: Callable[[int, int], None]) -> bool:
+        """Run one build; on a corrupt database start it afresh once. True when it finished."""
+        try:
+            return self._scan(self._open(), report)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            log.warning(
+                "the index database %s is damaged (%s): rebuilding", self.database_path, exc
+            )
+            store = self._open()
+            store.reset()
+            return self._scan(store, report)
+
+    def _scan(self, store: IndexStore, report: Callable[[int, int], None]) -> bool:
+        stored = store.signatures()
+        skipped: dict[str, int] = {}
+        scanned: list[ScannedFile] = []
+        for found in walk(self.root, self._limits, self._ignored, skipped, self._stop.is_set):
+            if len(scanned) >= self._limits.max_files:
+                skipped["too_many"] = skipped.get("too_many", 0) + 1
+                continue
+            scanned.append(found)
+        if self._stop.is_set():
+            return False
+        present = {found.relative for found in scanned}
+        deleted = [path for path in stored if path not in present]
+        changed = [
+            found
+            for found in scanned
+            if stored.get(found.relative, (None, None, None))[:2] != (found.mtime_ns, found.size)
+        ]
+        total = len(scanned)
+        done = total - len(changed)
+        report(done, total)
+        records: list[FileRecord] = []
+        touched: list[tuple[str, int, int]] = []
+        started = time.monotonic()
+        for found in changed:
+            if self._stop.is_set():
+                break
+            stored_hash = stored.get(found.relative, (None, None, None))[2]
+            record = self._read(found.relative, found.path, None, stored_hash, found)
+            if record is None:
+                touched.append((found.relative, found.mtime_ns, found.size))
+            else:
+                records.append(record)
+            done += 1
+            if len(records) + len(touched) >= _BATCH_FILES or (
+                time.monotonic() - started >= _BATCH_SECONDS
+            ):
+                store.write(records, deleted, touched)
+                records, touched, deleted = [], [], []
+                started = time.monotonic()
+                report(done, total)
+        if records or touched or deleted:
+            store.write(records, deleted, touched)
+        report(done, total)
+        for reason, count in store.skipped_counts().items():
+            skipped[reason] = skipped.get(reason, 0) + count
+        self._skipped = skipped
+        return not self._stop.is_set()
+
+    def _read(
+        self,
+        relative: str,
+        path: Path,
+        text: str | None,
+        stored_hash: str | None,
+        signature: ScannedFile | None,
+    ) -> FileRecord | None:
+        """Return the new record of one file, or None when its content is what is stored."""
+        if signature is not None:
+            mtime_ns, size = signature.mtime_ns, signature.size
+        else:
+            try:
+                info = path.stat()
+                mtime_ns, size = info.st_mtime_ns, info.st_size
+            except OSError:
+                mtime_ns, size = 0, 0
+        if text is None:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(self._limits.max_file_bytes + 1)
+            except OSError as exc:
+                log.info("the index cannot read %s: %s", path, exc)
+                return FileRecord(relative, mtime_ns, size, None, None, "unreadable")
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+        if len(data) > self._limits.max_file_bytes:
+            return FileRecord(relative, mtime_ns, size, None, None, "too_large")
+        digest = _digest(data)
+        if digest == stored_hash:
+            return None
+        reason = classify_content(data)
+        if reason is not None:
+            return FileRecord(relative, mtime_ns, size, digest, None, reason)
+        if not self._limits.text_files and self._chunker.grammar_for(relative) is None:
+            return FileRecord(relative, mtime_ns, size, digest, None, "no_grammar")
+        content = text if text is not None else data.decode("utf-8", "replace")
+        return FileRecord(relative, mtime_ns, size, digest, self._chunker.chunk(relative, content))
+
+    def _update_in_thread(self, path: Path, text: str | None) -> None:
+        relative = self._relative(path)
+        if relative is None:
+            return
+        store = self._open()
+        absolute = self.root / relative
+        if self._excluded(absolute, relative) or (text is None and not absolute.is_file()):
+            store.write([], [relative])
+            return
+        record = self._read(relative, absolute, text, store.stored_hash(relative), None)
+        if record is None:
+            with contextlib.suppress(OSError):
+                info = absolute.stat()
+                store.write([], [], [(relative, info.st_mtime_ns, info.st_size)])
+            return
+        store.write([record])
+
+    def _relative(self, path: Path) -> str | None:
+        """Return ``path`` relative to the folder (POSIX); None outside it, symlinks followed."""
+        absolute = Path(os.path.abspath(path if path.is_absolute() else self.root / path))
+        for base in (self.root, self._real_root):
+            if absolute.is_relative_to(base) and absolute != base:
+                relative = absolute.relative_to(base).as_posix()
+                if not real_path(self.root / relative).is_relative_to(self._real_root):
+                    return None  # a symlink leading out of the folder
+                return relative
+        return None
+
+    def _excluded(self, absolute: Path, relative: str) -> bool:
+        parts = relative.split("/")
+        pruned = PRUNED_DIRS | self._limits.exclude_dirs
+        if any(part in pruned or part.endswith(".egg-info") for part in parts[:-1]):
+            return True
+        if skip_reason_by_name(parts[-1]) is not None:
+            return True
+        return self._ignored(absolute) is not None
+
+
+def _call_progress(progress: ProgressCallback, done: int, total: int) -> None:
+    try:
+        progress(done, total)
+    except Exception:  # a broken progress reporter must not end the build
+        log.exception("the index progress callback failed")

@@ -1,0 +1,521 @@
+"""The index's database: SQLite with FTS5 (BM25) over chunks, a symbol table and file signatures.
+
+One file per workspace folder. Several processes (two editors on one project, ``serve --http``
+beside an editor) may open it at once: the journal is WAL, so readers never wait for the
+writer, and ``busy_timeout`` makes a second writer wait its turn instead of failing. Every file's
+rows are replaced in one transaction, so a reader sees a file's old chunks or its new ones,
+never half of each. A database this code cannot read — another schema version, or not a
+database at all — is rebuilt from scratch, never a crash: the index is a cache of the folder.
+
+Search text is tokenised by FTS5's ``unicode61`` with ``_`` kept inside tokens (``parse_config``
+is one token, as a user types it) and Porter stemming (``requests`` finds ``request``); beside
+it each chunk stores the split form of its identifiers (``parse_config``, ``ParseConfig`` →
+``parse config``) and of its path, so a question in words finds the code that spells them as
+one identifier.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from qodeassist_lsp.context.codebase.chunker import FileChunks
+from qodeassist_lsp.context.codebase.model import ChunkKind, Snippet, SymbolDefinition
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "FileRecord",
+    "IndexStore",
+    "match_expression",
+    "split_identifier",
+]
+
+log = logging.getLogger("qodeassist.codebase")
+
+SCHEMA_VERSION: Final = 1
+"""Bumped whenever the tables or what goes into them change: an older database is rebuilt."""
+
+_BUSY_TIMEOUT_MS: Final = 10_000
+_NAME_WEIGHT, _PATH_WEIGHT, _TERMS_WEIGHT, _TEXT_WEIGHT = 6.0, 3.0, 1.5, 1.0
+_BM25: Final = f"bm25(chunks_fts, {_NAME_WEIGHT}, {_PATH_WEIGHT}, {_TERMS_WEIGHT}, {_TEXT_WEIGHT})"
+_IDENTIFIER: Final = re.compile(r"[^\W\d][\w]*")
+_WORD: Final = re.compile(r"\w+")
+_PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W_\d]+")
+_STOPWORDS: Final = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "each",
+        "for",
+        "from",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "one",
+        "or",
+        "our",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "too",
+        "use",
+        "used",
+        "using",
+        "want",
+        "was",
+        "way",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+"""Words of a question that say nothing about the code (``how do I …``)."""
+
+_SCHEMA: Final = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,"
+    " hash TEXT, skipped TEXT, chunks INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
+    "CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL,"
+    " end_line INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT)",
+    "CREATE INDEX chunks_by_path ON chunks (path)",
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5 (name, path, terms, text,"
+    " tokenize = 'porter unicode61 tokenchars _')",
+    "CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT NOT NULL, container TEXT,"
+    " kind TEXT NOT NULL, path TEXT NOT NULL, start_line INTEGER NOT NULL,"
+    " end_line INTEGER NOT NULL, signature TEXT NOT NULL, summary TEXT NOT NULL)",
+    "CREATE INDEX symbols_by_name ON symbols (name)",
+    "CREATE INDEX symbols_by_path ON symbols (path)",
+)
+_TABLES: Final = ("chunks_fts", "symbols", "chunks", "files", "meta")
+
+
+def split_identifier(word: str) -> list[str]:
+    """Return an identifier's lower-case words: ``ParseConfig``/``parse_config`` → parse, config."""
+    return [part.lower() for part in _PARTS.findall(word)]
+
+
+def _split_terms(text: str) -> str:
+    """Return the split forms of ``text``'s compound identifiers, each word once."""
+    seen: dict[str, None] = {}
+    for identifier in set(_IDENTIFIER.findall(text)):
+        parts = split_identifier(identifier)
+        if len(parts) > 1:
+            seen.update(dict.fromkeys(parts))
+    return " ".join(seen)
+
+
+def _path_terms(path: str) -> str:
+    words: list[str] = []
+    for piece in re.split(r"[/\\.\-]+", path):
+        words.extend(split_identifier(piece) or ([piece.lower()] if piece else []))
+    return " ".join(dict.fromkeys(words))
+
+
+def match_expression(query: str) -> str | None:
+    """Return the FTS5 query for a user's words or identifiers (any term may match), or None.
+
+    Words that carry no meaning in a question are dropped unless nothing else is left; an
+    identifier also contributes its parts, so ``ParseConfig`` finds ``parse_config``.
+    """
+    terms: dict[str, None] = {}
+    dropped: dict[str, None] = {}
+    for word in _WORD.findall(query):
+        lower = word.lower()
+        (dropped if lower in _STOPWORDS else terms)[lower] = None
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            terms.update((part, None) for part in parts if part not in _STOPWORDS)
+    chosen = terms or dropped
+    if not chosen:
+        return None
+    return " OR ".join(f'"{term}"' for term in chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """One file's new state: its signature and its chunks, or why it was left out."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str | None
+    chunks: FileChunks | None
+    skipped: str | None = None
+
+
+class IndexStore:
+    """The database of one folder's index; methods may be called from any thread."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating, or rebuilding when unreadable or of another schema) the database."""
+        self.path = path
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._writer = self._open_and_check()
+        except sqlite3.DatabaseError as exc:
+            log.warning("the index database %s is unreadable (%s): rebuilding it", path, exc)
+            self._discard_files()
+            self._writer = self._open_and_check()
+        self._reader = self._connect()
+
+    def close(self) -> None:
+        """Close both connections (idempotent)."""
+        with self._write_lock, self._read_lock:
+            for connection in (self._writer, self._reader):
+                with contextlib.suppress(sqlite3.Error):
+                    connection.close()
+
+    # -- opening -------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        return connection
+
+    def _open_and_check(self) -> sqlite3.Connection:
+        connection = self._connect()
+        try:
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                log.info("the index database %s is not in WAL mode (%s)", self.path, mode)
+            connection.execute("PRAGMA synchronous = NORMAL")
+            with _transaction(connection):
+                if self._version(connection) != SCHEMA_VERSION:
+                    for table in _TABLES:
+                        connection.execute(f"DROP TABLE IF EXISTS {table}")
+                    for statement in _SCHEMA:
+                        connection.execute(statement)
+                    connection.execute(
+                        "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+            connection.execute("SELECT count(*) FROM chunks_fts WHERE rowid = 0").fetchone()
+        except sqlite3.DatabaseError:
+            connection.close()
+            raise
+        return connection
+
+    @staticmethod
+    def _version(connection: sqlite3.Connection) -> int | None:
+        exists = connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+        ).fetchone()
+        if exists is None:
+            return None
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        try:
+            return int(row[0]) if row is not None else None
+        except ValueError:
+            return None
+
+    def _discard_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def reset(self) -> None:
+        """Throw the database away and start empty (after it was found corrupt)."""
+        with self._write_lock, self._read_lock:
+            for connection in (self._writer, self._reader):
+                with contextlib.suppress(sqlite3.Error):
+                    connection.close()
+            self._discard_files()
+            self._writer = self._open_and_check()
+            self._reader = self._connect()
+
+    # -- writing -------------------------------------------------------------------------------
+    def signatures(self) -> dict[str, tuple[int, int, str | None]]:
+        """Return every stored file's (mtime_ns, size, hash)."""
+        with self._read_lock:
+            rows = self._reader.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
+        return {path: (mtime, size, digest) for path, mtime, size, digest in rows}
+
+    def stored_hash(self, path: str) -> str | None:
+        """Return the content hash stored for ``path``, or None."""
+        with self._read_lock:
+            row = self._reader.execute("SELECT hash FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else row[0]
+
+    def write(
+        self,
+        records: Sequence[FileRecord],
+        deleted: Iterable[str] = (),
+        touched: Iterable[tuple[str, int, int]] = (),
+    ) -> None:
+        """Replace ``records``' files, drop ``deleted`` ones, re-sign ``touched``: one transaction.
+
+        ``touched`` files (path, mtime_ns, size) get a new signature, their rows unchanged.
+        """
+        with self._write_lock, _transaction(self._writer) as db:
+            for path in deleted:
+                _delete(db, path)
+            for record in records:
+                _delete(db, record.path)
+                count = 0
+                if record.chunks is not None:
+                    count = _insert(db, record.path, record.chunks)
+                db.execute(
+                    "INSERT INTO files (path, mtime_ns, size, hash, skipped, chunks)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (record.path, record.mtime_ns, record.size, record.hash, record.skipped, count),
+                )
+            db.executemany(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                [(mtime_ns, size, path) for path, mtime_ns, size in touched],
+            )
+
+    # -- reading -------------------------------------------------------------------------------
+    def counts(self) -> tuple[int, int, int]:
+        """Return (files indexed, chunks, symbols)."""
+        with self._read_lock:
+            files = self._reader.execute(
+                "SELECT count(*) FROM files WHERE skipped IS NULL"
+            ).fetchone()[0]
+            chunks = self._reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            symbols = self._reader.execute("SELECT count(*) FROM symbols").fetchone()[0]
+        return int(files), int(chunks), int(symbols)
+
+    def skipped_counts(self) -> dict[str, int]:
+        """Return how many stored files were left out after reading them, by reason."""
+        with self._read_lock:
+            rows = self._reader.execute(
+                "SELECT skipped, count(*) FROM files WHERE skipped IS NOT NULL GROUP BY skipped"
+            ).fetchall()
+        return {str(reason): int(count) for reason, count in rows}
+
+    def search(self, query: str, limit: int) -> list[Snippet]:
+        """Return the chunks matching ``query`` best first (BM25, names weigh most)."""
+        expression = match_expression(query)
+        if expression is None or limit <= 0:
+            return []
+        sql = (
+            f"SELECT c.path, c.start_line, c.end_line, c.kind, c.name, f.text, {_BM25} AS score"
+            " FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid"
+            " WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?"
+        )
+        with self._read_lock:
+            rows = self._reader.execute(sql, (expression, limit)).fetchall()
+        return [
+            Snippet(
+                path=path,
+                start_line=start,
+                end_line=end,
+                kind=_kind(kind),
+                name=name,
+                text=text,
+                rank=float(score),
+            )
+            for path, start, end, kind, name, text, score in rows
+        ]
+
+    def definitions(self, names: Sequence[str], limit: int) -> list[SymbolDefinition]:
+        """Return where each of ``names`` (``name`` or ``Container.name``) is defined, in order.
+
+        A plain name matches definitions of that name in any container; ``A.b`` matches ``b``
+        inside ``A`` (or inside a container whose name ends with ``.A``). Classes and functions
+        come before methods, shorter paths before deeper ones.
+        """
+        wanted: list[tuple[str, str | None]] = []
+        for name in names:
+            owner, _, simple = name.strip().rpartition(".")
+            if simple:
+                wanted.append((simple, owner or None))
+        if not wanted or limit <= 0:
+            return []
+        conditions: list[str] = []
+        arguments: list[object] = []
+        for simple, container in wanted:
+            if container is None:
+                conditions.append("name = ?")
+                arguments.append(simple)
+            else:
+                conditions.append("(name = ? AND (container = ? OR container LIKE ? ESCAPE '\\'))")
+                arguments.extend((simple, container, "%." + _like_escape(container)))
+        arguments.append(limit)
+        sql = (
+            "SELECT name, container, kind, path, start_line, end_line, signature, summary"
+            " FROM (SELECT *, row_number() OVER (PARTITION BY name"
+            " ORDER BY kind = 'method', length(path), path, start_line) AS position"
+            f" FROM symbols WHERE {' OR '.join(conditions)}) WHERE position <= ?"
+        )
+        with self._read_lock:
+            rows = self._reader.execute(sql, arguments).fetchall()
+        by_name: dict[str, list[SymbolDefinition]] = {}
+        for name, container, kind, path, start, end, signature, summary in rows:
+            by_name.setdefault(name, []).append(
+                SymbolDefinition(
+                    name=name,
+                    kind=_kind(kind),
+                    path=path,
+                    start_line=start,
+                    end_line=end,
+                    signature=signature,
+                    summary=summary,
+                    container=container,
+                )
+            )
+        found: list[SymbolDefinition] = []
+        seen: set[tuple[str, int]] = set()
+        for simple, container in wanted:
+            for definition in by_name.get(simple, []):
+                if container is not None and not _in_container(definition.container, container):
+                    continue
+                key = (definition.path, definition.start_line)
+                if key in seen:
+                    continue
+                seen.add(key)
+                found.append(definition)
+                if len(found) >= limit:
+                    return found
+        return found
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _in_container(actual: str | None, wanted: str) -> bool:
+    return actual is not None and (actual == wanted or actual.endswith("." + wanted))
+
+
+_KINDS: Final[dict[str, ChunkKind]] = {
+    "function": "function",
+    "method": "method",
+    "class": "class",
+    "lines": "lines",
+}
+
+
+def _kind(value: str) -> ChunkKind:
+    return _KINDS.get(value, "lines")
+
+
+@contextlib.contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _delete(db: sqlite3.Connection, path: str) -> None:
+    db.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (path,)
+    )
+    db.execute("DELETE FROM chunks WHERE path = ?", (path,))
+    db.execute("DELETE FROM symbols WHERE path = ?", (path,))
+    db.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def _insert(db: sqlite3.Connection, path: str, chunks: FileChunks) -> int:
+    path_terms = _path_terms(path)
+    for chunk in chunks.chunks:
+        cursor = db.execute(
+            "INSERT INTO chunks (path, start_line, end_line, kind, name) VALUES (?, ?, ?, ?, ?)",
+            (path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name),
+        )
+        name_terms = ""
+        if chunk.name:
+            words = [chunk.name, *split_identifier(chunk.name.replace(".", "_"))]
+            name_terms = " ".join(dict.fromkeys(words))
+        db.execute(
+            "INSERT INTO chunks_fts (rowid, name, path, terms, text) VALUES (?, ?, ?, ?, ?)",
+            (cursor.lastrowid, name_terms, path_terms, _split_terms(chunk.text), chunk.text),
+        )
+    db.executemany(
+        "INSERT INTO symbols (name, container, kind, path, start_line, end_line, signature,"
+        " summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                symbol.name,
+                symbol.container,
+                symbol.kind,
+                path,
+                symbol.start_line,
+                symbol.end_line,
+                symbol.signature,
+                symbol.summary,
+            )
+            for symbol in chunks.symbols
+        ],
+    )
+    return len(chunks.chunks)
