@@ -370,6 +370,12 @@ class QodeAssistAgent:
         if session is not None:
             session.chats.cancel(session_id)
 
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer ``_qodeassist/<feature>/<op>`` (the SDK hands extension methods here)."""
+        from qodeassist_lsp.acp_agent import operations
+
+        return await operations.call(self.host.bench.features, method, params)
+
     async def aclose(self) -> None:
         """Cancel every turn and next edit; write the chats."""
         self.nes.aclose()

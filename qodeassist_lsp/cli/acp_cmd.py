@@ -55,6 +55,7 @@ async def _serve(config: Any, permission_timeout: float) -> None:
     agent = QodeAssistAgent(host)
     try:
         await host.start()
+        host.bench.features.start()
         # The SDK routes only the methods the agent has; the rest are "method not found".
         # It declares ``nes/*`` and ``document/*`` but routes none: they join its router here
         # (what `acp.run_agent` does, plus that).
@@ -74,4 +75,5 @@ async def _serve(config: Any, permission_timeout: float) -> None:
             await asyncio.shield(conn.close())
     finally:
         await agent.aclose()
+        await host.bench.features.aclose()
         await host.aclose()

@@ -1,14 +1,16 @@
 """The Starlette application of ``serve --http`` and the uvicorn server that runs it.
 
 Routes: ``POST /v1/chat/completions`` and ``GET /v1/models`` (`openai_routes`), the web chat's
-``/v1/qodeassist/…`` (`chat_routes`), ``POST /mcp`` (the tool kit as an MCP server over
-streamable HTTP: the SDK's transport around `mcp.server.build_server`, with the headless gate
-of ``mcp serve``), ``GET /health`` (the ``qodeassist/status`` object) and ``GET /`` (the
-web chat, one static page). `safety.Guard` stands in front of all of them.
+``/v1/qodeassist/…`` (`chat_routes`), the features' operations
+``POST /v1/qodeassist/{feature}/{op}`` (`operation_routes`), ``POST /mcp`` (the tool kit as an
+MCP server over streamable HTTP: the SDK's transport around `mcp.server.build_server`, with the
+headless gate of ``mcp serve``), ``GET /health`` (the ``qodeassist/status`` object) and
+``GET /`` (the web chat, one static page). `safety.Guard` stands in front of all of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Collection
 from importlib import resources
@@ -21,7 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qodeassist_lsp.core.tools import ToolRegistry
-from qodeassist_lsp.http_api import chat_routes, openai_routes
+from qodeassist_lsp.http_api import chat_routes, openai_routes, operation_routes
 from qodeassist_lsp.http_api.errors import exception_handlers
 from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.http_api.safety import Guard
@@ -116,9 +118,13 @@ def build_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with mcp.running():
+            starting = asyncio.create_task(operation_routes.start_features(host))
             try:
                 yield
             finally:
+                starting.cancel()
+                await asyncio.wait([starting])
+                await operation_routes.close_features(host)
                 await host.aclose()
 
     api = "/v1/qodeassist"
@@ -136,6 +142,7 @@ def build_app(
             f"{api}/permissions/{{question_id}}", chat_routes.answer_permission, methods=["POST"]
         ),
         Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+        Route(operation_routes.PATH, operation_routes.call_operation, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers=exception_handlers(), lifespan=lifespan)
     app.state.host = host

@@ -15,6 +15,7 @@ from qodeassist_lsp.lsp import (
     edit_handlers,
     mcp_handlers,
     next_edit_handlers,
+    operation_handlers,
     plan_handlers,
     refactor_handlers,
     rules_handlers,
@@ -39,6 +40,7 @@ FEATURES: tuple[Callable[[QodeAssistServer], None], ...] = (
     skill_handlers.setup,
     edit_handlers.setup,
     tool_handlers.setup,
+    operation_handlers.setup,
     rules_handlers.setup,
 )
 """The ``setup`` function of every part of the server, in registration order."""

@@ -1,0 +1,164 @@
+"""The LSP door of the feature table: ``qodeassist/<feature>/<op>`` for every operation.
+
+`setup` reads the feature table (``workbench/features.py``: the built-ins and the plugins of
+the ``qodeassist_lsp.features`` entry-point group), builds it once with the server's services —
+its folders, the workbench's ignore rule and confinement (reached on first use), ``$/progress``
+as the progress port — hands it to the workbench through ``server.ports``, and registers one
+method per operation. A request waits for the configuration's first load; its params are validated by the operation's request model
+(-32602 naming each field) and its errors answered by `errors.answering` through the one error
+table; a method of no operation is pygls's -32601. Each feature's ``start`` runs once the
+configuration has loaded, its status part joins ``qodeassist/status`` under its name, and it
+hears of ``workspace/didChangeWatchedFiles`` and of every open, change and close.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from qodeassist_lsp.core.operations import FileChange
+from qodeassist_lsp.lsp.feature import LanguageFeature
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.config.configuration import Configuration
+    from qodeassist_lsp.core.operations import FileChangeKind, ProgressTask
+    from qodeassist_lsp.lsp.server import QodeAssistServer
+    from qodeassist_lsp.workbench.features import BoundOperation, FeatureTable
+
+METHOD_PREFIX = "qodeassist/"
+"""What every operation's method starts with: ``qodeassist/<feature>/<op>``."""
+
+_WATCHED: dict[int, FileChangeKind] = {
+    types.FileChangeType.Created.value: "created",
+    types.FileChangeType.Changed.value: "changed",
+    types.FileChangeType.Deleted.value: "deleted",
+}
+
+
+class LspProgress:
+    """The features' progress port: ``$/progress`` with a token the server creates."""
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Report through ``server``."""
+        self._server = server
+
+    async def begin(self, title: str, message: str = "") -> ProgressTask:
+        """Create a token (when the client supports it) and report the start of ``title``."""
+        window = self._server.client_capabilities.window
+        token: str | None = None
+        if window is not None and window.work_done_progress:
+            token = str(uuid.uuid4())
+            try:
+                await self._server.work_done_progress.create_async(token)
+            except Exception:  # a client that refuses progress must not stop the work
+                token = None
+        task = _LspTask(self._server, token)
+        if token is not None:
+            begin = types.WorkDoneProgressBegin(title=title, message=message or None)
+            self._server.work_done_progress.begin(token, begin)
+        return task
+
+
+class _LspTask:
+    def __init__(self, server: QodeAssistServer, token: str | None) -> None:
+        self._server = server
+        self._token = token
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self._token is not None:
+            report = types.WorkDoneProgressReport(message=message, percentage=percentage)
+            self._server.work_done_progress.report(self._token, report)
+
+    def end(self, message: str = "") -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            end = types.WorkDoneProgressEnd(message=message or None)
+            self._server.work_done_progress.end(token, end)
+
+
+class OperationsFeature(LanguageFeature):
+    """The feature table's share of the server's lifecycle: start, reload, close."""
+
+    def __init__(self, table: FeatureTable) -> None:
+        """Drive ``table``."""
+        self.table = table
+
+    async def initialized(self) -> None:
+        """Start every feature's background work (the configuration has loaded)."""
+        self.table.start()
+
+    def reloaded(self, config: Configuration) -> None:
+        """Tell the features the configuration reloaded."""
+        self.table.reloaded()
+
+    async def aclose(self) -> None:
+        """Close every feature."""
+        await self.table.aclose()
+
+
+class FeatureStatus(LanguageFeature):
+    """One feature's part of ``qodeassist/status``, under the feature's name."""
+
+    def __init__(self, table: FeatureTable, name: str) -> None:
+        """Show feature ``name`` of ``table``."""
+        self.table = table
+        self.status_key = name
+
+    def status(self) -> Any:
+        """Return the feature's status part (None if its hook failed)."""
+        return self.table.status().get(self.status_key or "")
+
+
+def _handler(bound: BoundOperation) -> Any:
+    async def operation(ls: QodeAssistServer, params: Any) -> dict[str, Any]:
+        await ls.backend.runtime()  # as at the other doors: the configuration has loaded
+        return await bound.call(params)
+
+    operation.__doc__ = f"Answer ``qodeassist/{bound.path}``: {bound.operation.summary}"
+    operation.__qualname__ = operation.__name__ = f"operation_{bound.path.replace('/', '_')}"
+    return operation
+
+
+def did_change_watched_files(
+    ls: QodeAssistServer, params: types.DidChangeWatchedFilesParams
+) -> None:
+    """Tell the features of files created, changed or deleted on disk."""
+    table = ls.ports.features
+    if table is None:
+        return
+    changes: list[FileChange] = []
+    for event in params.changes:
+        path = to_fs_path(event.uri)
+        kind = _WATCHED.get(int(event.type))
+        if path and kind is not None:
+            changes.append(FileChange(path=Path(path), kind=kind))
+    table.files_changed(changes)
+
+
+def setup(server: QodeAssistServer) -> None:
+    """Build the feature table and register a method per operation on ``server``."""
+    from qodeassist_lsp.workbench import features
+
+    table = features.FeatureTable(
+        features.feature_specs(),
+        features.services(
+            server.backend,
+            server.workspace_folders,
+            ignored_by=lambda path: server.workbench().ignored_by(path),
+            confinement=lambda: server.workbench().confinement(),
+            progress=LspProgress(server),
+        ),
+    )
+    table.watch(server.documents)
+    server.ports.features = table
+    server.add_feature(OperationsFeature(table))
+    for name, feature in table.features.items():
+        if feature.status is not None:
+            server.add_feature(FeatureStatus(table, name))
+    for path, bound in table.operations().items():
+        server.feature(METHOD_PREFIX + path)(_handler(bound))
+    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
