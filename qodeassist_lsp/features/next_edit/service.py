@@ -29,11 +29,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.config.overrides import effective_instance
 from qodeassist_lsp.config.pipelines import NEXT_EDIT
 from qodeassist_lsp.config.settings import Settings
+from qodeassist_lsp.context.codebase.model import CodebaseIndex
 from qodeassist_lsp.context.documents import (
     Document,
     DocumentEvent,
@@ -44,6 +46,7 @@ from qodeassist_lsp.context.documents import (
 )
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.asking import ask
+from qodeassist_lsp.features.next_edit.definitions import CodebaseLookup
 from qodeassist_lsp.features.next_edit.gather import display_path, gather
 from qodeassist_lsp.features.next_edit.model_formats import (
     parse_sweep_answer,
@@ -116,16 +119,21 @@ class NextEditService:
         settings: Callable[[], Settings] | None = None,
         is_ignored: Callable[[Document], bool] | None = None,
         is_ready: Callable[[], bool] = lambda: True,
+        codebase: CodebaseLookup | None = None,
     ) -> None:
         """Serve next edits from ``backend``'s agents for the ``documents``.
 
-        ``is_ready`` says whether the configuration is loaded (no prefetch before).
+        ``is_ready`` says whether the configuration is loaded (no prefetch before);
+        ``codebase``: the index of a file's workspace, or None while it is off or not built
+        (the code behind the newest edit joins the prompt).
         """
         self._backend = backend
         self._documents = documents
         self._settings = settings or (lambda: backend.settings)
         self._is_ignored = is_ignored or (lambda _document: False)
         self._is_ready = is_ready
+        self.codebase = codebase
+        """The index of a file's workspace (``definitions``); None: no definitions."""
         self._recent = RecentFiles(documents, self._name, self._ignored)
         self._jobs: dict[str, _Job] = {}
         self._upstream: dict[str, _Job] = {}
@@ -284,6 +292,7 @@ class NextEditService:
             self._name,
             self._ignored,
             request.diagnostics,
+            index=self._index_of(document),
         )
         kind = format_for(profile)
         prompt = _PROMPTS[kind](ctx)
@@ -372,6 +381,15 @@ class NextEditService:
         job = self._start(NextEditRequest(document, line, column))
         assert job.task is not None
         job.task.add_done_callback(_retrieve)
+
+    def _index_of(self, document: Document) -> CodebaseIndex | None:
+        if self.codebase is None or not document.path:
+            return None
+        try:
+            return self.codebase(Path(document.path))
+        except Exception:  # the prompt goes without definitions, never without an answer
+            log.exception("the codebase index of %s failed", document.path)
+            return None
 
     def _name(self, document: Document) -> str:
         return display_path(document, self._backend.configuration.paths.project)
