@@ -11,6 +11,7 @@ from typing import Any
 
 from qodeassist_lsp.config.settings import Settings, SettingsSection
 from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
+from qodeassist_lsp.features.codebase.settings import CODEBASE_SETTINGS
 from qodeassist_lsp.features.completion.settings import COMPLETION_SETTINGS
 from qodeassist_lsp.features.next_edit.settings import NEXT_EDIT_SETTINGS
 from qodeassist_lsp.features.refactor.settings import REFACTOR_SETTINGS
@@ -20,6 +21,7 @@ SECTIONS: tuple[SettingsSection[Any], ...] = (
     CHAT_SETTINGS,
     REFACTOR_SETTINGS,
     NEXT_EDIT_SETTINGS,
+    CODEBASE_SETTINGS,
 )
 """Every feature's settings section, in the order of the settings reference."""
 

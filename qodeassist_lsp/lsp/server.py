@@ -273,8 +273,13 @@ async def did_change_configuration(
 
 
 async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams) -> None:
-    """Reload the configuration when one of its files was saved in the editor."""
+    """Tell the features of the save; reload the configuration when one of its files was saved."""
     path = to_fs_path(params.text_document.uri)
+    table = ls.ports.features
+    if path and table is not None:
+        from qodeassist_lsp.core.operations import FileChange
+
+        table.files_changed([FileChange(path=Path(path), kind="saved", text=params.text)])
     paths = ls.backend.paths
     if path and paths and _is_config_file(Path(path), paths.config_root, paths.project):
         await ls.backend.reload()

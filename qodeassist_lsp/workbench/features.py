@@ -63,7 +63,9 @@ log = logging.getLogger("qodeassist.features")
 ENTRY_POINT_GROUP = "qodeassist_lsp.features"
 """The entry-point group a plugin's ``FeatureSpec`` is registered in."""
 
-BUILT_IN: tuple[str, ...] = ()
+BUILT_IN: tuple[str, ...] = (
+    "qodeassist_lsp.features.codebase:SPEC",  # the project index (docs/codebase.md)
+)
 """The built-in features, one line each: ``"<module>:<attribute>"`` naming the package's
 ``FeatureSpec`` (the form of an entry point; imported when the table is read)."""
 

@@ -88,8 +88,11 @@ class ChatService:
         folders: Callable[[], Sequence[Path]] | None = None,
         skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
         pool: AgentPool | None = None,
+        codebase: Callable[[], mentions.CodebaseSearch | None] = lambda: None,
     ) -> None:
         self._runtime = runtime
+        self._codebase = codebase
+        """The ``@codebase`` port: the index's snippets for a message; None while it is off."""
         self._documents = documents
         self._sink = sink
         self._workspace = workspace
@@ -265,7 +268,7 @@ class ChatService:
         library = await self._skills() if self._skills is not None else None
         invoked = skill_use.invoked(library, message)
         typed = skill_use.message_text(library, params.message)
-        text = mentions.expand(access, typed) if message else ""
+        text = mentions.expand(access, typed, self._codebase()) if message else ""
         created = chat is None
         if chat is None:
             chat = self._new(params.message or "attachment", agent, params.history)

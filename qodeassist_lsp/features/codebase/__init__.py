@@ -7,6 +7,11 @@ every chat (`tools`), serves ``codebase/search``, ``definition``, ``status`` and
 (`operations`) and provides its `CodebaseService` to the workbench, which hands the other
 features what they need of it (``@codebase`` in chat, the completion context) without them
 importing this package. See docs/codebase.md.
+
+Light on purpose: the feature table imports this module before the language server answers
+``initialize``, so the settings model (pydantic) is imported by ``build`` and registered by
+the host's ``lsp/sections.py`` (which loads in the configuration's worker thread), not named in
+``SPEC``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 from typing import Final
 
 from qodeassist_lsp.core.operations import Feature, FeatureServices, FeatureSpec
-from qodeassist_lsp.features.codebase.settings import CODEBASE_SETTINGS
 
 __all__ = ["SPEC", "build"]
 
@@ -23,6 +27,7 @@ def build(services: FeatureServices) -> Feature:
     """Return the running feature over ``services`` (no work starts before ``start``)."""
     from qodeassist_lsp.features.codebase.operations import operations
     from qodeassist_lsp.features.codebase.service import CodebaseService, CodebaseSources
+    from qodeassist_lsp.features.codebase.settings import CODEBASE_SETTINGS
     from qodeassist_lsp.features.codebase.tools import contributor
 
     service = CodebaseService(
@@ -49,7 +54,6 @@ def build(services: FeatureServices) -> Feature:
 SPEC: Final = FeatureSpec(
     name="codebase",
     build=build,
-    settings=CODEBASE_SETTINGS,
     summary="The project index: search_codebase, find_definition, @codebase, codebase/* ops.",
 )
 """The codebase feature's row of the feature table."""

@@ -59,6 +59,10 @@ def default_factory(
     )
 
 
+def _caps(settings: CodebaseSettings) -> tuple[int, int]:
+    return (settings.max_file_kb, settings.max_files)
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """A search hit in one workspace folder."""
@@ -103,6 +107,8 @@ class _Folder:
     """The index of one folder and its running build."""
 
     index: CodebaseIndex
+    caps: tuple[int, int]
+    """The settings the index was made with: a change makes it anew."""
     build: asyncio.Task[None] | None = None
     state: str = "waiting"
     error: str | None = None
@@ -166,20 +172,22 @@ class CodebaseService:
         """Follow the settings and the folders: start new folders' builds, close what went."""
         if not self._started:
             return
-        wanted = [Path(f) for f in self._sources.folders()] if self.settings.enabled else []
+        settings = self.settings
+        wanted = [Path(f) for f in self._sources.folders()] if settings.enabled else []
+        caps = _caps(settings)
         for root in list(self._folders):
-            if root not in wanted:
+            if root not in wanted or self._folders[root].caps != caps:
                 self._spawn(self._close(self._folders.pop(root)))
         for root in wanted:
             if root not in self._folders:
                 try:
                     index = self._sources.factory(
-                        root, self._sources.data_root(), self.ignored, self.settings
+                        root, self._sources.data_root(), self.ignored, settings
                     )
                 except Exception as exc:  # a broken database must not stop the door
                     log.warning("codebase index of %s could not open: %s", root, exc)
                     continue
-                folder = self._folders[root] = _Folder(index)
+                folder = self._folders[root] = _Folder(index, caps)
                 self._schedule_build(root, folder)
 
     def _schedule_build(self, root: Path, folder: _Folder) -> None:

@@ -219,3 +219,17 @@ async def test_a_failing_build_is_a_failed_state_not_a_crash(project: Path) -> N
     assert progress.seen[-1] == "end failed: disk full"
     assert service.search("parse_config") == []
     await service.aclose()
+
+
+async def test_changed_caps_make_the_index_anew_on_reload(project: Path) -> None:
+    service, factory, _, current = make(project)
+    await service.start()
+    await service.settled()
+    first = factory.made[project]
+    current[0] = CodebaseSettings(max_file_kb=1)
+    service.sync()
+    await service.settled()
+    assert first.closed
+    assert factory.made[project] is not first
+    assert service.status()["state"] == "ready"
+    await service.aclose()
