@@ -3,7 +3,8 @@
 One chat turn from a terminal. An agent with ``enable_tools`` gets the tool kit over
 ``--workspace`` (default: ``--project``, else the current folder) behind
 ``[tools.permissions]``; a question is asked on the terminal (`tool_kit.TerminalAsker`), or
-denied when stdin is not one. Plain mode streams the answer text to stdout as it arrives (tool
+denied when stdin is not one. The workspace's rules files (``AGENTS.md`` …, see
+`qodeassist_lsp.context.rules_files`) go into the system prompt as in every chat. Plain mode streams the answer text to stdout as it arrives (tool
 activity goes to stderr);
 ``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
 model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
@@ -31,6 +32,9 @@ from qodeassist_lsp.cli.common import (
 from qodeassist_lsp.cli.tool_kit import give_tools, workspace_of
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+from qodeassist_lsp.context import rules_files
+from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.rules_files import RulesFinder, ignore_rule
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import (
@@ -79,7 +83,14 @@ def run_chat(args: argparse.Namespace) -> int:
     agent = pick_chat_agent(config, args.agent)
     tools = None if args.no_tools else workspace
     return asyncio.run(
-        _chat(config, agent, args.message, jsonl=args.events == "jsonl", tools=tools)
+        _chat(
+            config,
+            agent,
+            args.message,
+            jsonl=args.events == "jsonl",
+            tools=tools,
+            workspace=workspace,
+        )
     )
 
 
@@ -110,7 +121,13 @@ class _Printer:
 
 
 async def _chat(
-    config: Configuration, agent: str, message: str, *, jsonl: bool, tools: Path | None
+    config: Configuration,
+    agent: str,
+    message: str,
+    *,
+    jsonl: bool,
+    tools: Path | None,
+    workspace: Path,
 ) -> int:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
     hub = None
@@ -122,6 +139,11 @@ async def _chat(
             session = runtime.sessions.create(agent)
         except AgentNotAvailable as exc:
             raise CliError(str(exc)) from exc
+        ignore = IgnoreFilter(workspace)
+        rules = RulesFinder(
+            lambda: config.settings.rules, lambda: [workspace], ignore_rule(lambda _: ignore)
+        )
+        rules_files.set_layer(session.system_prompt, rules.find())
         if session.agent.demo:
             print(f"qodeassist-lsp: {demo_notice(session.agent)}", file=sys.stderr)
         request = session.send(user_text(message))

@@ -8,8 +8,8 @@ before anything is sent or saved; an ignored or ``.gitignore``d file is neither 
 created, and the model is told which file lists it; a path outside the workspace is refused; an
 edit that breaks the file's syntax is flagged to the model; a tool the settings deny is not run
 and the model is told why; a provider failure reaches the user with the provider's message; a
-non-ASCII message is answered intact; a malformed chat request is refused naming the field and
-the door keeps serving.
+non-ASCII message is answered intact; the project's ``AGENTS.md`` is in the system prompt; a
+malformed chat request is refused naming the field and the door keeps serving.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from tests.e2e.conformance.doors import (
 )
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply, tool_call_reply
+from tests.support.system_prompt import system_prompt
 
 ROUTE = "/v1/chat/completions"
 NON_ASCII = "Grüße 👋 — ¿qué tal? 你好 \u00a0ok"
@@ -50,6 +51,8 @@ class Scenario:
     doors: tuple[str, ...]
     check: Callable[[Outcome, Path, ReplayServer], None]
     replies: Callable[[], list[Reply]] = field(default=lambda: [chat_reply("Done.")])
+    files: dict[str, str] = field(default_factory=dict)
+    """Files written into the project before the message is sent."""
 
 
 def calls(tool: str, **arguments: Any) -> Callable[[], list[Reply]]:
@@ -114,6 +117,15 @@ def answered_intact(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
     assert outcome.answer == "Hallo ✓ 你好", outcome
     last = replay.requests[-1].json["messages"][-1]
     assert NON_ASCII in str(last["content"]), last
+
+
+RULE = "Answer in British English (conformance rule 6e0d)."
+
+
+def rules_in_the_system_prompt(outcome: Outcome, home: Path, replay: ReplayServer) -> None:
+    ran(outcome)
+    sent = system_prompt(replay.requests[-1].json)
+    assert "# Project rules (from AGENTS.md)" in sent and f"## AGENTS.md\n\n{RULE}" in sent, sent
 
 
 SCENARIOS = [
@@ -197,6 +209,13 @@ SCENARIOS = [
         answered_intact,
         lambda: [chat_reply("Hallo ✓ ", "你好")],
     ),
+    Scenario(
+        "project-rules-in-the-system-prompt",
+        "hello",
+        ALL,
+        rules_in_the_system_prompt,
+        files={"AGENTS.md": RULE + "\n"},
+    ),
 ]
 
 CASES = [
@@ -217,6 +236,8 @@ async def test_one_outcome_through_every_door(
     scenario: Scenario, door: str, tmp_path: Path, replay: ReplayServer
 ) -> None:
     home = make_home(tmp_path, replay)
+    for name, text in scenario.files.items():
+        (home / "project" / name).write_text(text, encoding="utf-8")
     replay.script(ROUTE, scenario.replies())
     outcome = await DOORS[door](home, scenario.message)
     scenario.check(outcome, home, replay)
