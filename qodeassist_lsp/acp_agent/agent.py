@@ -93,7 +93,7 @@ class QodeAssistAgent:
         self.client: Client | None = None
         self.abilities = ClientAbilities()
         self.sessions: dict[str, AcpSession] = {}
-        self.nes = NesServer(host.runtime, host.documents)
+        self.nes = NesServer(host.bench)
 
     def on_connect(self, conn: Client) -> None:
         """Keep the connection to the client (the SDK calls this first)."""

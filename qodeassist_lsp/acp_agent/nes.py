@@ -1,4 +1,4 @@
-"""ACP's next-edit suggestions (``nes/*``, unstable) on the same `NextEditService` as the LSP's.
+"""ACP's next-edit suggestions (``nes/*``, unstable) on the workbench's `NextEditService`.
 
 The client opens an NES session (``nes/start``), keeps the agent's `DocumentStore` in step with
 ``document/didOpen|didChange|didClose|didFocus`` (which builds the edit history the prompts
@@ -6,6 +6,8 @@ need), asks ``nes/suggest`` at a cursor and answers ``nes/accept``/``nes/reject`
 is the service's edit as one ``NesEditSuggestion``; accepting or rejecting it counts it as
 shown, accepting also as accepted (the statistics of the LSP's ``didShowInlineEdit`` and
 ``qodeassist.nextEditAccepted``). Positions travel in the encoding chosen in ``initialize``.
+A document the ``.qodeassistignore`` of a session's folder excludes gets no edit and never goes
+to a prompt: the workbench's rule, the LSP's too.
 
 SDK 0.12 declares these methods but routes none of them, so `add_routes` adds them to the
 agent's router.
@@ -53,12 +55,11 @@ from pydantic import BaseModel
 
 from qodeassist_lsp.acp_agent.errors import rpc_error
 from qodeassist_lsp.context import positions
-from qodeassist_lsp.context.documents import Document, DocumentStore, uri_to_path
-from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
-from qodeassist_lsp.core.runtime_view import RuntimeView
+from qodeassist_lsp.context.documents import uri_to_path
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.service import NextEditService
 from qodeassist_lsp.wire.errors import InvalidParams, QodeAssistError
+from qodeassist_lsp.workbench.bench import Workbench
 
 __all__ = ["NesServer", "add_routes", "pick_encoding"]
 
@@ -74,14 +75,15 @@ def pick_encoding(offered: list[str] | None) -> str:
 
 
 class NesServer:
-    """The NES sessions of one agent process, over the host's documents and runtime."""
+    """The NES sessions of one agent process, over the host's workbench and its documents."""
 
-    def __init__(self, runtime: RuntimeView, documents: DocumentStore) -> None:
-        """Serve next edits of ``runtime``'s agents for ``documents``."""
-        self._runtime = runtime
-        self._documents = documents
+    def __init__(self, bench: Workbench) -> None:
+        """Serve next edits of ``bench`` for its documents."""
+        self._bench = bench
+        self._documents = bench.ports.documents
         self._service: NextEditService | None = None
-        self.sessions: dict[str, FolderIgnores] = {}
+        self.sessions: dict[str, list[Path]] = {}
+        """The workspace folders of each NES session (their ``.qodeassistignore`` applies)."""
         self.encoding = "utf-16"
 
     @staticmethod
@@ -99,18 +101,13 @@ class NesServer:
         )
 
     def service(self) -> NextEditService:
-        """Return the next-edit service, created on first use."""
+        """Return the workbench's next-edit service (over the folders of every NES session)."""
         if self._service is None:
-            self._service = NextEditService(
-                self._runtime, self._documents, is_ignored=self._is_ignored
-            )
+            self._service = self._bench.next_edit(self._folders)
         return self._service
 
-    def _is_ignored(self, document: Document) -> bool:
-        if not document.path:
-            return False
-        path = Path(document.path)
-        return any(rules.ignored_by(path) is not None for rules in self.sessions.values())
+    def _folders(self) -> list[Path]:
+        return [folder for folders in self.sessions.values() for folder in folders]
 
     def _session(self, session_id: str) -> None:
         if session_id not in self.sessions:
@@ -124,8 +121,7 @@ class NesServer:
             uris = [request.workspace_uri]
         folders = [Path(uri_to_path(u)) for u in uris if u.startswith("file:")]
         session_id = f"nes-{uuid.uuid4().hex[:12]}"
-        # Like the LSP's next edits: each folder's ``.qodeassistignore`` (not ``.gitignore``).
-        self.sessions[session_id] = FolderIgnores([IgnoreFilter(f) for f in folders if f.is_dir()])
+        self.sessions[session_id] = [folder for folder in folders if folder.is_dir()]
         self.service()  # follows the documents from now on (edit pause, typing cancels)
         return StartNesResponse(session_id=session_id)
 

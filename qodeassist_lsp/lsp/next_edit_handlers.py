@@ -59,24 +59,12 @@ class NextEditFeature(LanguageFeature):
         self.created()
 
     def created(self) -> NextEditService:
-        """Return the service, creating it (and its document listeners) now."""
+        """Return the workbench's service, following the documents from now on."""
         if self.service is None:
-            # Imported on first use, like completion: keeps `initialize` fast.
-            from qodeassist_lsp.features.next_edit.service import NextEditService
-
             backend = self.server.backend
-            self.service = NextEditService(
-                backend,
-                self.server.documents,
-                is_ignored=self._is_ignored,
-                is_ready=lambda: backend.loaded,
-            )
+            self.service = self.server.workbench().next_edit(is_ready=lambda: backend.loaded)
             _follow_completion(self.server, self.service)
         return self.service
-
-    def _is_ignored(self, document: Any) -> bool:
-        ignore = self.server.ignore_filter()
-        return bool(document.path) and ignore is not None and ignore.is_ignored(document.path)
 
     async def ready(self) -> NextEditService:
         """Return the service once the configuration is loaded."""

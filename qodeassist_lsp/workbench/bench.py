@@ -31,10 +31,12 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.context.documents import Document
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
     from qodeassist_lsp.features.chat.service import ChatService, EventSink
+    from qodeassist_lsp.features.next_edit.service import NextEditService
     from qodeassist_lsp.mcp.definitions import ServerDefinition
     from qodeassist_lsp.mcp.hub import HubConfig, McpHub
     from qodeassist_lsp.skills.library import SkillLibrary
@@ -73,6 +75,7 @@ class Workbench:
         """MCP servers a door added to ``mcp.json``'s (ACP's ``session/new``), by name."""
         self.gate: ToolGate | None = None
         self._pool: AgentPool | None = None
+        self._next_edit: NextEditService | None = None
         self.features: FeatureTable = ports.features or self._feature_table()
         """The features of the table (``workbench/features.py``), built once per process."""
 
@@ -107,6 +110,26 @@ class Workbench:
     def ignored_by(self, path: Path) -> str | None:
         """Return the ignore file that excludes ``path`` from the tools, or None."""
         return self.ignores().ignored_by(path)
+
+    def ignored_document(
+        self, folders: Callable[[], Sequence[Path]] | None = None
+    ) -> Callable[[Document], bool]:
+        """Return whether the ``.qodeassistignore`` of one of ``folders`` excludes a document.
+
+        The rule of what a feature's prompt may quote from the open documents (next edits);
+        ``folders`` default to the workspace's.
+        """
+        where = folders or self.ports.folders
+
+        def ignored(document: Document) -> bool:
+            path = Path(document.path) if document.path else None
+            return path is not None and any(
+                rules.is_ignored(path)
+                for rules in map(self.qodeassist_ignore, where())
+                if rules is not None
+            )
+
+        return ignored
 
     def qodeassist_ignore(self, folder: Path | None) -> IgnoreFilter | None:
         """Return the ``.qodeassistignore`` of ``folder`` (chat messages, completion context)."""
@@ -274,6 +297,29 @@ class Workbench:
                     if not connecting():
                         break
                     await self._hub_changed.wait()
+
+    # -- next edits ----------------------------------------------------------------------------
+    def next_edit(
+        self,
+        folders: Callable[[], Sequence[Path]] | None = None,
+        *,
+        is_ready: Callable[[], bool] = lambda: True,
+    ) -> NextEditService:
+        """Return the next-edit service of the process (built on first call, over ``folders``).
+
+        Documents the ``.qodeassistignore`` of one of ``folders`` (default: the workspace's)
+        excludes get no edits and never go to a prompt; ``is_ready``: no prefetch before.
+        """
+        if self._next_edit is None:
+            from qodeassist_lsp.features.next_edit.service import NextEditService
+
+            self._next_edit = NextEditService(
+                self.view,
+                self.ports.documents,
+                is_ignored=self.ignored_document(folders),
+                is_ready=is_ready,
+            )
+        return self._next_edit
 
     # -- chats ---------------------------------------------------------------------------------
     def chat_service(

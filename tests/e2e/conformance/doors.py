@@ -150,7 +150,8 @@ class _Lsp:
 
 
 @contextlib.asynccontextmanager
-async def _lsp_server(home: Path) -> AsyncIterator[_Lsp]:
+async def lsp_server(home: Path, *more_folders: Path) -> AsyncIterator[_Lsp]:
+    """Start the server in the project folder, initialized with it (and ``more_folders``)."""
     project = home / "project"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -169,7 +170,10 @@ async def _lsp_server(home: Path) -> AsyncIterator[_Lsp]:
             {
                 "processId": None,
                 "rootUri": project.as_uri(),
-                "workspaceFolders": [{"uri": project.as_uri(), "name": "project"}],
+                "workspaceFolders": [
+                    {"uri": folder.as_uri(), "name": folder.name}
+                    for folder in (project, *more_folders)
+                ],
                 "capabilities": {},
             },
         )
@@ -190,7 +194,7 @@ async def _lsp_server(home: Path) -> AsyncIterator[_Lsp]:
 
 async def via_lsp(home: Path, message: str) -> Outcome:
     """Send ``message`` with ``qodeassist/chat/send``; follow the chat's events to the end."""
-    async with asyncio.timeout(60), _lsp_server(home) as lsp:
+    async with asyncio.timeout(60), lsp_server(home) as lsp:
         answer = await lsp.request("qodeassist/chat/send", {"message": message})
         if "error" in answer:
             return Outcome(refused=str(answer["error"]["message"]))
@@ -317,7 +321,7 @@ DOORS = {"lsp": via_lsp, "acp": via_acp, "http": via_http, "cli": via_cli}
 # -- a malformed chat request, then a good one on the same connection ------------------------------
 async def malformed_lsp(home: Path) -> tuple[str, str]:
     """``chat/send`` whose message is a number; then a good one. Return (error, answer)."""
-    async with asyncio.timeout(60), _lsp_server(home) as lsp:
+    async with asyncio.timeout(60), lsp_server(home) as lsp:
         bad = await lsp.request("qodeassist/chat/send", {"message": 42})
         good = await lsp.request("qodeassist/chat/send", {"message": "hi"})
         await lsp.terminal(good["result"]["requestId"])

@@ -94,7 +94,9 @@ class _BusyChats:
 async def test_a_chat_busy_elsewhere_is_refused_with_invalid_request_and_nothing_cancelled() -> (
     None
 ):
-    host = cast("AcpHost", SimpleNamespace(runtime=None, documents=None))
+    host = cast(
+        "AcpHost", SimpleNamespace(bench=SimpleNamespace(ports=SimpleNamespace(documents=None)))
+    )
     agent = QodeAssistAgent(host)
     chats = _BusyChats()
     session = AcpSession(

@@ -19,13 +19,20 @@ from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.results import NextEditResult, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.rewrite import TextChange
 from qodeassist_lsp.wire.errors import InvalidParams
+from qodeassist_lsp.workbench.bench import Workbench
+from qodeassist_lsp.workbench.ports import Ports
 
 URI = "file:///p/a.py"
 
 
+def _bench(documents: DocumentStore) -> Workbench:
+    """A workbench whose agents are never asked (the next edit's answers are faked)."""
+    return Workbench(cast(RuntimeView, object()), Ports(folders=list, documents=documents))
+
+
 def _server(encoding: str = "utf-16") -> tuple[NesServer, DocumentStore, str]:
     documents = DocumentStore()
-    nes = NesServer(cast(RuntimeView, object()), documents)
+    nes = NesServer(_bench(documents))
     nes.encoding = encoding
     session = nes.start(StartNesRequest()).session_id
     return nes, documents, session
@@ -116,12 +123,13 @@ def test_accept_and_reject_count_shown_and_accepted_once() -> None:
 def test_the_sessions_qodeassistignore_keeps_files_out(tmp_path: Any) -> None:
     (tmp_path / ".qodeassistignore").write_text("secret.py\n")
     (tmp_path / ".gitignore").write_text("built.py\n")
-    nes = NesServer(cast(RuntimeView, object()), DocumentStore())
+    nes = NesServer(_bench(DocumentStore()))
     nes.start(StartNesRequest(workspace_uri=tmp_path.as_uri()))
     documents = DocumentStore()
     secret = documents.open((tmp_path / "secret.py").as_uri(), "", 1)
     built = documents.open((tmp_path / "built.py").as_uri(), "", 1)
-    assert nes._is_ignored(secret) and not nes._is_ignored(built)
+    ignored = nes.service()._is_ignored
+    assert ignored(secret) and not ignored(built)
 
 
 async def test_a_route_answers_the_errors_of_the_tree_by_the_table() -> None:

@@ -29,9 +29,16 @@ from qodeassist_lsp.context.positions import (
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.features.next_edit.window import window_around
 from qodeassist_lsp.lsp.text_sync import apply_change
+from qodeassist_lsp.workbench.bench import Workbench
+from qodeassist_lsp.workbench.ports import Ports
 
 EMOJI = "a😀b"
 LONE = "a\ud800b"
+
+
+def _bench(documents: DocumentStore) -> Workbench:
+    """A workbench whose agents are never asked (the next edit's answers are faked)."""
+    return Workbench(cast(RuntimeView, object()), Ports(folders=list, documents=documents))
 
 
 def test_an_astral_character_is_two_utf16_units_and_four_utf8_bytes() -> None:
@@ -122,7 +129,7 @@ def test_the_old_ports_agree_on_an_emoji_and_a_lone_surrogate() -> None:
 
 def _acp_after_insert(text: str, line: int, character: int) -> str:
     documents = DocumentStore()
-    nes = NesServer(cast(RuntimeView, object()), documents)
+    nes = NesServer(_bench(documents))
     session = nes.start(StartNesRequest()).session_id
     uri = "file:///p/a.txt"
     nes.did_open(
