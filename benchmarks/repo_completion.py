@@ -1,0 +1,362 @@
+"""Repository-level completion: the server with the codebase index against the server without.
+
+Run: .venv/bin/pip install -e '.[bench,local]'
+     .venv/bin/python benchmarks/repo_completion.py [--tasks 40] [--seed N] [--repo DIR] [--json]
+
+Not a test (it needs the embedded model). Lines are sampled afresh each run (the seed is
+printed; ``--seed`` repeats a run) from a real Python project nobody here wrote — the one
+vendored in ``benchmarks/codebase_data/`` (``--repo`` names another; until one is vendored,
+the installed ``httpx`` package) — among the lines that use, outside strings and comments, a
+function or class defined at the top level of *another* module of the project that the
+line's module imports by name (``Response(``, ``primitive_value_to_str(``, ``URL(``), import
+lines, decorators and a definition's own name left out. Each line
+is cut right before that name, as CrossCodeEval cuts its tasks: the document is the file with
+the rest of that line removed, the cursor at the cut, and the right completion is the rest of
+the line (it starts with the name).
+
+Two real language servers over stdio, on a copy of the project as their workspace, ask the same
+model (the embedded llama.cpp server with Gemma 3 270M, started here on a free port) in one run,
+for the same lines, alternating which goes first:
+
+* **index**: the product's defaults; the codebase feature indexes the workspace (waited for
+  before the first line) and completion adds the definitions near the cursor (``[completion]
+  codebase_context``);
+* **plain**: the same with ``[codebase] enabled = false``: no index, the prompt as before.
+
+Each opens the document and answers an invoked ``textDocument/inlineCompletion``; the first
+item's first line is compared with the right one: exact match (whitespace at the ends ignored)
+and edit similarity (rapidfuzz ``fuzz.ratio``, 0-100), and the client-side latency of the
+request. The budget (issue 45): with the index, exact matches and edit similarity at least 5
+points above without, and the latency p50 within 10 % of without's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import contextlib
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.infill_humaneval import machine
+from benchmarks.rpc_client import RpcClient, start_ready_server
+from benchmarks.typing_replay import free_port, start_model
+from tests.support.streams import write_embedded_instances
+
+INVOKED = 1  # InlineCompletionTriggerKind.Invoked
+DATA = ROOT / "benchmarks" / "codebase_data"
+GAIN_POINTS = 5.0
+LATENCY_SLACK = 0.10
+
+
+@dataclass(frozen=True)
+class Task:
+    """One line cut before a name defined in another module."""
+
+    path: str
+    """The module, relative to the project."""
+    line: int
+    character: int
+    name: str
+    document: str
+    """The module with the rest of the line removed."""
+    expected: str
+    """The rest of the line (it starts with ``name``)."""
+
+
+# ---------------------------------------------------------------------------------- the data
+def find_project(repo: str) -> Path:
+    """The project's folder: ``--repo``, the vendored one, or the installed httpx."""
+    if repo:
+        return Path(repo).resolve()
+    if DATA.is_dir():
+        for child in sorted(DATA.iterdir()):
+            if child.is_dir() and any(child.rglob("*.py")):
+                return child
+    import httpx
+
+    return Path(httpx.__file__).resolve().parent
+
+
+def top_level_names(source: str) -> tuple[set[str], set[str]]:
+    """The functions and classes a module defines at its top level, and the names it imports."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set(), set()
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    return defined, imported
+
+
+def load_tasks(project: Path, count: int, seed: int) -> list[Task]:
+    """A seeded sample of ``count`` lines of ``project`` cut before another module's name."""
+    sources = {
+        path.relative_to(project).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(project.rglob("*.py"))
+    }
+    defined: dict[str, set[str]] = {}
+    for rel, source in sources.items():
+        for name in top_level_names(source)[0]:
+            defined.setdefault(name, set()).add(rel)
+    candidates: list[tuple[str, int, int, str]] = []
+    for rel, source in sources.items():
+        own, imported = top_level_names(source)
+        lines = source.split("\n")
+        seen_lines: set[int] = set()
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        except (tokenize.TokenError, SyntaxError):
+            continue
+        for token in tokens:
+            # A name this module imports (a use of the other module's definition), not its own.
+            if token.type != tokenize.NAME or token.string in own or token.string not in imported:
+                continue
+            if not (defined.get(token.string, set()) - {rel}):
+                continue
+            row, col = token.start[0] - 1, token.start[1]
+            text = lines[row]
+            stripped = text.lstrip()
+            if row in seen_lines or stripped.startswith(("import ", "from ", "@")):
+                continue
+            if text[col - 1 : col] == "." or text[:col].rstrip().endswith(("def", "class")):
+                continue  # an attribute of something else, a definition's own name
+            seen_lines.add(row)
+            candidates.append((rel, row, col, token.string))
+    rng = random.Random(seed)
+    picked = rng.sample(candidates, min(count, len(candidates)))
+    tasks = []
+    for rel, row, col, name in picked:
+        lines = sources[rel].split("\n")
+        before = "\n".join([*lines[:row], lines[row][:col]])
+        after = "\n".join(lines[row + 1 :])
+        tasks.append(Task(rel, row, col, name, before + "\n" + after, lines[row][col:]))
+    return tasks
+
+
+# ---------------------------------------------------------------------------------- clients
+class Server:
+    """A language server over stdio on a copy of the project, on the embedded model."""
+
+    def __init__(self, home: Path, label: str) -> None:
+        self.home = home
+        self.label = label
+        self.client: RpcClient | None = None
+
+    async def start(self, index: bool, timeout_s: float) -> None:
+        for name in ("config", "data"):
+            (self.home / name).mkdir(parents=True, exist_ok=True)
+        (self.home / "config" / "settings.toml").write_text(
+            f"[completion]\nfirst_byte_timeout_s = {timeout_s}\nrequest_timeout_s = {timeout_s}\n"
+            + ("" if index else "\n[codebase]\nenabled = false\n")
+        )
+        self.client = await start_ready_server(self.home)
+        if index:
+            status = await self.client.request(
+                "qodeassist/codebase/reindex", {"wait": True}, within=600
+            )
+            print(f"{self.label}: index {json.dumps(status)[:200]}", file=sys.stderr)
+
+    async def stop(self) -> None:
+        if self.client is not None:
+            await self.client.shutdown()
+
+    async def complete(self, task: Task, timeout_s: float) -> tuple[str, float]:
+        """Open the task's document, ask at the cursor, close it; the first line and seconds."""
+        assert self.client is not None
+        uri = (self.home / "project" / task.path).as_uri()
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": task.document}
+        self.client.notify("textDocument/didOpen", {"textDocument": document})
+        params = {
+            "textDocument": {"uri": uri},
+            "position": {"line": task.line, "character": task.character},
+            "context": {"triggerKind": INVOKED},
+        }
+        started = time.perf_counter()
+        try:
+            result = await self.client.request(
+                "textDocument/inlineCompletion", params, within=timeout_s
+            )
+        finally:
+            elapsed = time.perf_counter() - started
+            self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        items = result.get("items") if isinstance(result, dict) else result
+        if not items:
+            return "", elapsed
+        text = items[0].get("insertText")
+        if isinstance(text, dict):
+            text = text.get("value", "")
+        return str(text or "").split("\n", 1)[0], elapsed
+
+
+def exact(expected: str, got: str) -> bool:
+    return expected.strip() == got.strip()
+
+
+def similarity(expected: str, got: str) -> float:
+    return float(fuzz.ratio(expected.strip(), got.strip()))
+
+
+def percentile(values: list[float], share: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(int(share * len(ordered)), len(ordered) - 1)]
+
+
+# ---------------------------------------------------------------------------------- main
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
+    print(f"seed {seed}", file=sys.stderr)
+    project = find_project(args.repo)
+    tasks = load_tasks(project, args.tasks, seed)
+    model: subprocess.Popen[bytes] | None = None
+    url = args.model_url
+    if not url:
+        port = free_port()
+        model = await asyncio.to_thread(start_model, port)
+        url = f"http://127.0.0.1:{port}"
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="repo-completion-") as tmp:
+        servers = {}
+        for label in ("index", "plain"):
+            home = Path(tmp) / label
+            shutil.copytree(project, home / "project" / project.name)
+            (home / "config" / "providers").mkdir(parents=True)
+            write_embedded_instances(home / "config" / "providers", url)
+            servers[label] = Server(home, label)
+        try:
+            await servers["index"].start(True, args.timeout_s)
+            await servers["plain"].start(False, args.timeout_s)
+            for number, task in enumerate(tasks):
+                located = Task(
+                    f"{project.name}/{task.path}",
+                    task.line,
+                    task.character,
+                    task.name,
+                    task.document,
+                    task.expected,
+                )
+                order = ("index", "plain") if number % 2 == 0 else ("plain", "index")
+                row: dict[str, Any] = {
+                    "path": located.path,
+                    "line": task.line + 1,
+                    "name": task.name,
+                    "expected": task.expected,
+                }
+                for label in order:
+                    got, seconds = await servers[label].complete(located, args.timeout_s)
+                    row[label] = got
+                    row[f"{label}_s"] = round(seconds, 3)
+                    row[f"{label}_exact"] = exact(task.expected, got)
+                    row[f"{label}_similarity"] = similarity(task.expected, got)
+                rows.append(row)
+                if args.verbose:
+                    print(json.dumps(row), file=sys.stderr)
+                elif number % 10 == 9:
+                    print(f"{number + 1}/{len(tasks)} lines", file=sys.stderr)
+        finally:
+            for server in servers.values():
+                await server.stop()
+            if model is not None:
+                os.kill(model.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    model.wait(10)
+    count = len(rows)
+
+    def summary(label: str) -> dict[str, float]:
+        latencies = [row[f"{label}_s"] for row in rows]
+        return {
+            "exact_match": 100.0 * sum(row[f"{label}_exact"] for row in rows) / max(count, 1),
+            "edit_similarity": statistics.fmean(row[f"{label}_similarity"] for row in rows)
+            if rows
+            else float("nan"),
+            "latency_p50_s": percentile(latencies, 0.5),
+            "latency_p95_s": percentile(latencies, 0.95),
+            "empty": sum(1 for row in rows if not row[label].strip()),
+        }
+
+    index, plain = summary("index"), summary("plain")
+    checks = {
+        "exact_match_gain": index["exact_match"] - plain["exact_match"] >= GAIN_POINTS,
+        "edit_similarity_gain": index["edit_similarity"] - plain["edit_similarity"] >= GAIN_POINTS,
+        "latency_p50": index["latency_p50_s"] <= plain["latency_p50_s"] * (1 + LATENCY_SLACK),
+    }
+    return {
+        "project": str(project),
+        "lines": count,
+        "seed": seed,
+        "index": index,
+        "plain": plain,
+        "checks": checks,
+        "passed": all(checks.values()),
+        "seconds": round(time.monotonic() - started, 1),
+        "machine": machine(),
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=40, help="lines in the sample (40)")
+    parser.add_argument("--seed", type=int, default=None, help="repeat a run's sample")
+    parser.add_argument("--repo", default="", help="the project (default: the vendored one)")
+    parser.add_argument("--timeout-s", type=float, default=60.0, help="per answer")
+    parser.add_argument(
+        "--model-url", default="", help="a running embedded model server (default: start one)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON (with every line)")
+    parser.add_argument("--verbose", action="store_true", help="print each line as it ends")
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    print(
+        f"repository-level completion: {result['lines']} lines of {result['project']}, "
+        f"seed {result['seed']}"
+    )
+    for label in ("index", "plain"):
+        s = result[label]
+        print(
+            f"  {label:5}  exact {s['exact_match']:5.1f}  similarity {s['edit_similarity']:5.1f}"
+            f"  p50 {s['latency_p50_s']:.2f} s  p95 {s['latency_p95_s']:.2f} s"
+            f"  empty {s['empty']}"
+        )
+    for check, ok in result["checks"].items():
+        print(f"  {check}: {'pass' if ok else 'FAIL'}")
+    print(f"  {result['seconds']} s on {result['machine']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Completion sees the codebase index: a class defined in another module is in the prompt.
+
+The real server over stdio indexes its workspace (the codebase feature, the SQLite engine);
+a completion in one module after ``Segment.`` sends the upstream model (the replay server)
+``Segment``'s definition from the other module: its header and its methods' signatures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.e2e.lsp.conftest import serve_from
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import completion_reply
+
+SEGMENT = '''"""Segments of text."""
+
+
+class Segment:
+    """A run of text with a start."""
+
+    def __init__(self, text: str, start: int = 0) -> None:
+        self.text = text
+        self.start = start
+
+    def split(self, at: int) -> list["Segment"]:
+        """Cut the segment in two at ``at``."""
+        return [Segment(self.text[:at], self.start), Segment(self.text[at:], self.start + at)]
+
+    def _private(self) -> None:
+        pass
+'''
+MAIN = "from text.segment import Segment\n\n\ndef halves(segment):\n    return Segment.\n"
+
+
+@pytest.fixture(autouse=True)
+def embedded_points_at_replay(
+    lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve_from(lsp_home, replay, monkeypatch)
+    (lsp_home / "config/settings.toml").write_text(
+        "[completion]\nwarm_idle_ms = 0\nprefetch_after_accept = false\n"
+    )
+    (lsp_home / "project/text").mkdir()
+    (lsp_home / "project/text/segment.py").write_text(SEGMENT)
+    (lsp_home / "project/main.py").write_text(MAIN)
+
+
+async def complete_after_segment_dot(client, lsp_home: Path, replay: ReplayServer) -> str:
+    """Ask for a completion after ``Segment.`` in main.py; return the prompt sent upstream."""
+    await client.initialize_session(client.init_params)
+    status = await client.protocol.send_request_async("qodeassist/codebase/reindex", {"wait": True})
+    assert status.symbols >= 2, status
+    uri = (lsp_home / "project/main.py").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, MAIN))
+    )
+    await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Invoked
+            ),
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(4, len("    return Segment.")),
+        )
+    )
+    return str(replay.last.json["prompt"])
+
+
+async def test_the_other_modules_definition_is_in_the_prompt(client, lsp_home, replay) -> None:
+    replay.script("/v1/completions", completion_reply("split(len(segment.text) // 2)"))
+    prompt = await complete_after_segment_dot(client, lsp_home, replay)
+    # The Embedded Completion agent sends the prefix alone: the definitions lead it, as
+    # Python comments, the file named first; private members and bodies are left out.
+    assert prompt.startswith(
+        "# text/segment.py\n# class Segment:\n"
+        "#     def __init__(self, text: str, start: int = 0) -> None:\n"
+        '#     def split(self, at: int) -> list["Segment"]:\n'
+    ), prompt
+    assert prompt.endswith("def halves(segment):\n    return Segment.")
+    assert "_private" not in prompt
+
+
+async def test_codebase_context_off_sends_the_prefix_alone(client, lsp_home, replay) -> None:
+    settings = lsp_home / "config/settings.toml"
+    settings.write_text(settings.read_text() + "codebase_context = false\n")
+    replay.script("/v1/completions", completion_reply("split(1)"))
+    prompt = await complete_after_segment_dot(client, lsp_home, replay)
+    assert prompt == MAIN.rstrip("\n")
