@@ -109,7 +109,7 @@ async def test_settings_update_refuses_bad_values_and_writes_the_project_scope(
 
 
 async def test_doctor_command_reports_every_pipeline_agent(
-    client: LanguageClient, replay: ReplayServer
+    client: LanguageClient, replay: ReplayServer, lsp_home: Path
 ) -> None:
     replay.route(
         "/v1/models",
@@ -117,6 +117,7 @@ async def test_doctor_command_reports_every_pipeline_agent(
     )
     replay.script("/v1/chat/completions", [chat_reply("OK"), chat_reply("OK")])  # chat, next edit
     replay.script("/v1/completions", completion_reply("a", " + b"))
+    (lsp_home / "project/AGENTS.md").write_text("Run the tests first.\n")
     await client.initialize_session(client.init_params)
     await wait_ready(client)
 
@@ -132,4 +133,7 @@ async def test_doctor_command_reports_every_pipeline_agent(
     assert names == ["Embedded Completion", "Embedded Chat", "Embedded Next Edit"]
     assert all(agent["checks"]["probe"] == "ok" for agent in report["agents"])
     assert "✓ Embedded Chat" in report["text"]
+    assert [f["path"] for f in report["rules"]["files"]] == ["AGENTS.md"]
+    assert "project rules (in the chat and refactor system prompts" in report["text"]
+    assert "  AGENTS.md (21 characters)" in report["text"]
     await client.shutdown_session()

@@ -217,3 +217,27 @@ def test_the_progress_line_counts_the_seconds_of_the_current_phase() -> None:
     progress = Progress(stream, terminal=False)
     progress.phase("Refactoring with Embedded Quick Refactor…")
     assert progress.tick(73.6) == ("qodeassist-lsp: Refactoring with Embedded Quick Refactor: 73 s")
+
+
+def test_refactor_gets_the_project_rules_nearest_to_the_file_first(
+    run_cli, replay, tmp_path
+) -> None:
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("Root rule 1a.\n")
+    (project / "pkg/CLAUDE.md").write_text("Package rule 2b.\n")
+    (project / ".qodeassistignore").write_text("secret/\n")
+    (project / "pkg/secret").mkdir()
+    (project / "pkg/secret/AGENTS.md").write_text("Ignored rule 3c.\n")
+    path = project / "pkg/secret/mod.py"
+    path.write_text("def add(a, b):\n    return a+b\n")
+    replay.script(CHAT, chat_reply("    return a + b"))
+    code, _out, err = run_cli(
+        "refactor", str(path), "--range", "2:1-2:15", "--project-dir", str(project)
+    )
+    assert code == 0, err
+    system, _user = messages(replay)
+    assert system.index("## pkg/CLAUDE.md\n\nPackage rule 2b.") < system.index(
+        "## AGENTS.md\n\nRoot rule 1a."
+    )
+    assert "Ignored rule 3c." not in system  # .qodeassistignore lists its folder
