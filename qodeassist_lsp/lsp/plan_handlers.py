@@ -1,7 +1,7 @@
 """Plan mode over LSP: ``qodeassist/chat/plan/update``, ``approve``, ``resume`` and ``cancel``.
 
 The plan itself arrives as ``planUpdated`` chat events (``qodeassist/chat/event``) and in
-``chat/get``; the logic is ``features.chat.plan.PlanRunner``, reached through the chat feature.
+``chat/get``; the logic is the workbench's ``features.chat.plan.PlanRunner`` of the chat service.
 Each request answers the plan as it is after the change (``{state, steps}``).
 """
 

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
+    from qodeassist_lsp.features.chat.plan import PlanRunner
+    from qodeassist_lsp.features.chat.plan_host import ChatHost
     from qodeassist_lsp.features.chat.service import ChatService, EventSink
     from qodeassist_lsp.features.next_edit.service import NextEditService
     from qodeassist_lsp.mcp.definitions import ServerDefinition
@@ -345,7 +347,14 @@ class Workbench:
             folders=lambda: list(folders()),
             skills=skills or self.current_skills,
             pool=self._pool,
+            plans=self.plan_runner,
         )
+
+    def plan_runner(self, chats: ChatHost) -> PlanRunner:
+        """Return plan mode for ``chats`` (the plan prompt from the configuration's personas)."""
+        from qodeassist_lsp.features.chat.plan import PlanRunner
+
+        return PlanRunner(chats, lambda: self.view.configuration.paths.personas)
 
     async def aclose(self) -> None:
         """Stop the MCP servers."""

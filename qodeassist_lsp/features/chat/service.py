@@ -60,6 +60,7 @@ from qodeassist_lsp.features.chat.files import (
 from qodeassist_lsp.features.chat.history_check import check_history
 from qodeassist_lsp.features.chat.history_format import ChatFile, encode_message
 from qodeassist_lsp.features.chat.plan import PlanRunner
+from qodeassist_lsp.features.chat.plan_host import ChatHost
 from qodeassist_lsp.features.chat.saver import ChatSaver
 from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 from qodeassist_lsp.features.chat.store import ChatNotFound, ChatStore, title_of, utc_now
@@ -89,6 +90,7 @@ class ChatService:
         skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
         pool: AgentPool | None = None,
         codebase: Callable[[], mentions.CodebaseSearch | None] = lambda: None,
+        plans: Callable[[ChatHost], PlanRunner],
     ) -> None:
         self._runtime = runtime
         self._codebase = codebase
@@ -110,7 +112,8 @@ class ChatService:
             lambda: self.settings.rules, self._folders, rules_files.ignore_rule(lambda _: ignore())
         )
         """The project's rules files of the workspace (every chat's system prompt has them)."""
-        self.plans = PlanRunner(self, lambda: runtime.configuration.paths.personas)
+        self.plans = plans(self)
+        """The plan runner of these chats (built by the workbench)."""
 
     # -- helpers ---------------------------------------------------------------------------
     @property

@@ -68,3 +68,14 @@ def test_every_chat_of_the_process_counts_in_one_agent_pool(bench: Workbench) ->
     first = bench.chat_service(lambda _chat, _event: None)
     second = bench.chat_service(lambda _chat, _event: None, folders=lambda: [Path("/elsewhere")])
     assert first._pool is second._pool
+
+
+def test_the_workbench_builds_each_chat_services_plan_runner(
+    bench: Workbench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plan mode is composed with the chat, once, here: no chat service makes its own."""
+    built: list[object] = []
+    make = bench.plan_runner
+    monkeypatch.setattr(bench, "plan_runner", lambda chats: built.append(chats) or make(chats))
+    service = bench.chat_service(lambda _chat, _event: None)
+    assert built == [service] and service.plans is not None
