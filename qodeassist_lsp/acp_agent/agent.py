@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import logging
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -57,6 +58,7 @@ from qodeassist_lsp import __version__
 from qodeassist_lsp.acp_agent.errors import answering
 from qodeassist_lsp.acp_agent.host import AcpHost, client_servers
 from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
+from qodeassist_lsp.acp_agent.operations import Extensions
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
 from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_reason
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
@@ -370,11 +372,18 @@ class QodeAssistAgent:
         if session is not None:
             session.chats.cancel(session_id)
 
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer ``_qodeassist/<feature>/<op>`` (the SDK hands extension methods here)."""
-        from qodeassist_lsp.acp_agent import operations
+    @functools.cached_property
+    def extensions(self) -> Extensions:
+        """The extension methods: feature operations, ACP's ``nes/*`` and ``document/*``."""
+        return Extensions(lambda: self.host.bench.features, self.nes)
 
-        return await operations.call(self.host.bench.features, method, params)
+    async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
+        """Answer ``_qodeassist/<feature>/<op>`` and ``nes/*`` (the SDK's extension hook)."""
+        return await self.extensions.request(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Handle ``document/*`` and ``nes/accept|reject`` (the SDK's extension hook)."""
+        await self.extensions.notify(method, params)
 
     async def aclose(self) -> None:
         """Cancel every turn and next edit; write the chats."""

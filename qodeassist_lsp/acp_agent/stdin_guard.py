@@ -11,6 +11,13 @@ with the request's ``id`` when it has a usable one, else ``null``. Batches are n
 (ACP sends one message per line): an array, empty or not, gets one ``-32600`` with ``id: null``.
 A response whose ``error`` is not an object reaches the SDK with a well-formed one, so the
 request that waits for it fails instead of breaking the loop; responses are never answered.
+
+ACP's unstable next-edit methods (``nes/*``, ``document/*``, `UNSTABLE_METHODS`) are declared
+by the SDK but routed by none of its agent routes; everything whose name starts with ``_`` it
+hands to the agent's public extension hooks (``ext_method``, ``ext_notification``) with the
+underscore removed. The guard therefore passes those methods on as ``_nes/start`` and the like,
+and the agent's hooks route them (``acp_agent/operations.py``): the client never sees the name,
+as an answer carries only the request's ``id``.
 """
 
 from __future__ import annotations
@@ -21,12 +28,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from acp import RequestError
+from acp import AGENT_METHODS, RequestError
 
 log = logging.getLogger("qodeassist.acp")
 
 _SHOWN_LINE = 200
 """How much of a refused line the log shows."""
+
+UNSTABLE_METHODS: frozenset[str] = frozenset(
+    method for key, method in AGENT_METHODS.items() if key.startswith(("nes_", "document_"))
+)
+"""ACP's next-edit methods the SDK declares but does not route: passed on as extensions."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,9 @@ def _screen_object(message: dict[str, Any], raw: bytes) -> Screened:
             return _invalid('"method" must be a string', request_id)
         if "params" in message and not isinstance(message["params"], dict | list):
             return _invalid('"params" must be an object or an array', request_id)
+        if message["method"] in UNSTABLE_METHODS:
+            extension = {**message, "method": f"_{message['method']}"}
+            return Screened(line=json.dumps(extension).encode() + b"\n")
         return Screened(line=_line(raw))
     if not has_id:
         return _invalid(

@@ -43,12 +43,10 @@ def run_acp(args: argparse.Namespace) -> int:
 async def _serve(config: Any, permission_timeout: float) -> None:
     from acp import Agent, AgentSideConnection
     from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-    from acp.router import MessageRouter
     from acp.stdio import stdio_streams
 
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
     from qodeassist_lsp.acp_agent.host import AcpHost
-    from qodeassist_lsp.acp_agent.nes import add_routes
     from qodeassist_lsp.acp_agent.stdin_guard import StdinGuard
 
     host = AcpHost(config, permission_timeout)
@@ -56,16 +54,12 @@ async def _serve(config: Any, permission_timeout: float) -> None:
     try:
         await host.start()
         host.bench.features.start()
-        # The SDK routes only the methods the agent has; the rest are "method not found".
-        # It declares ``nes/*`` and ``document/*`` but routes none: they join its router here
-        # (what `acp.run_agent` does, plus that).
+        # What `acp.run_agent` does, reading stdin through the guard. The SDK declares ACP's
+        # ``nes/*`` and ``document/*`` but routes none: the guard passes them on as extension
+        # methods, which reach the agent's public ``ext_method``/``ext_notification`` hooks.
         stdin, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         guard = StdinGuard(stdin, writer, DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         conn = AgentSideConnection(cast("Agent", agent), writer, guard.reader, listening=False)
-        router = conn._conn._handler  # SDK 0.12's Connection keeps its MessageRouter here
-        if not isinstance(router, MessageRouter):
-            raise TypeError(f"acp SDK changed: its connection has no MessageRouter ({router!r})")
-        add_routes(router, agent.nes)
         screening = asyncio.create_task(guard.run(), name="qa-acp-stdin")
         try:
             await conn.listen()
