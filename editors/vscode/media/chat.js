@@ -157,10 +157,14 @@
     true,
   );
 
+  // The server refuses a second message into a busy chat (ChatBusy): while an answer runs,
+  // Send (and Enter) wait; Stop (and Escape) end the answer. The draft stays in the input.
   function setBusy(value) {
     busy = !!value;
     $('busy').hidden = !busy;
     stopButton.hidden = !busy;
+    sendButton.disabled = busy;
+    sendButton.title = busy ? 'Wait for the answer, or Stop it (Escape)' : 'Send (Enter)';
   }
 
   function drawState(state) {
@@ -298,7 +302,7 @@
 
   function send() {
     const text = input.value;
-    if (!text.trim() && $('chips').querySelectorAll('.chip.attachment').length === 0) {
+    if (busy || (!text.trim() && $('chips').querySelectorAll('.chip.attachment').length === 0)) {
       return;
     }
     const planMode = /** @type {HTMLInputElement} */ ($('plan-mode'));

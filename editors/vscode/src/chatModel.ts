@@ -153,8 +153,9 @@ export class ChatStore {
     const chat = this.ensure(event.chatId);
     const known = this.findAssistant(chat, event.requestId);
     if (known === undefined && !TERMINAL_KINDS.has(event.kind)) {
-      // The first event of a new request: sending again cancels the previous request, whose
-      // last events may still be on their way, so the newest request is the active one.
+      // The first event of a new request: the newest request is the active one (a cancelled
+      // request's last events may still be on their way; the server refuses a second message
+      // into a busy chat with ChatBusy, so the panel does not send one).
       chat.activeRequestId = event.requestId;
     }
     const message = known ?? this.newAssistant(chat, event.requestId);

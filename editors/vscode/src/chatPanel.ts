@@ -314,6 +314,11 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     }
     const chatId = this.currentChatId;
     const chat = chatId ? this.store.get(chatId) : undefined;
+    if (this.pending !== undefined || isBusy(chat)) {
+      // The server would refuse it (ChatBusy): keep the text for when the answer ends.
+      this.post({ type: 'restoreDraft', text });
+      return;
+    }
     const params: ChatSendParams = { message: text };
     if (mode === 'plan') {
       params.mode = 'plan';

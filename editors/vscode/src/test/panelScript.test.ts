@@ -192,6 +192,29 @@ describe('media/chat.js', () => {
     assert.equal(panel.posted.length, count);
   });
 
+  test('while an answer runs, Send is disabled and Enter keeps the draft; Stop is offered', () => {
+    const input = panel.document.getElementById('input');
+    const sendButton = panel.document.getElementById('send');
+    const busy = (value: boolean) =>
+      panel.patch({ reset: true, chatId: A, title: 't', agent: null, busy: value, compressedFrom: null, length: 0, changed: [] });
+    busy(true);
+    assert.equal(sendButton.disabled, true);
+    assert.match(sendButton.title, /Wait for the answer, or Stop it/);
+    assert.equal(panel.document.getElementById('stop').hidden, false);
+    input.value = 'And the tests?';
+    const count = panel.posted.length;
+    input.dispatchEvent(new panel.window.KeyboardEvent('keydown', { key: 'Enter' }));
+    sendButton.click();
+    assert.equal(panel.posted.length, count); // the server would refuse it (ChatBusy)
+    assert.equal(input.value, 'And the tests?');
+
+    busy(false);
+    assert.equal(sendButton.disabled, false);
+    assert.equal(panel.document.getElementById('stop').hidden, true);
+    input.dispatchEvent(new panel.window.KeyboardEvent('keydown', { key: 'Enter' }));
+    assert.deepEqual(panel.posted.at(-1), { type: 'send', text: 'And the tests?' });
+  });
+
   test('/ at the start of the message completes skill names; Tab or Enter takes one', () => {
     const input = panel.document.getElementById('input');
     const menu = panel.document.getElementById('skill-menu');
