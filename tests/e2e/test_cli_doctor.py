@@ -101,6 +101,8 @@ def test_doctor_text_report_exits_0_when_every_pipeline_works(
     workspace = _workspace(tmp_path, replay, completion=CLAUDE, chat=CLAUDE)
     replay.route("/v1/models", _claude_models(USER_AGENT_MODEL))
     replay.script("/v1/messages", Reply("anthropic/stream_text_hello.sse"))
+    (workspace.project / "AGENTS.md").write_text("Run the tests.\n", encoding="utf-8")
+    (workspace.project / "CLAUDE.md").write_bytes(b"caf\xe9\n")
 
     result = workspace.run("doctor")
 
@@ -108,6 +110,13 @@ def test_doctor_text_report_exits_0_when_every_pipeline_works(
     assert f"✓ {CLAUDE} — Claude / {USER_AGENT_MODEL}" in result.stdout
     assert "chat_compression: off" in result.stdout
     assert "first token after" in result.stdout
+    assert "project rules (in the chat and refactor system prompts, nearest first):\n" in (
+        result.stdout
+    )
+    assert "  AGENTS.md (15 characters)\n" in result.stdout
+    assert "  problem: CLAUDE.md: is not UTF-8 (byte 3); save it as UTF-8 to use it" in (
+        result.stdout
+    )
 
 
 def test_doctor_says_when_a_fim_model_refuses_the_suffix(
