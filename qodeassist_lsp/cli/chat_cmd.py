@@ -29,7 +29,7 @@ from qodeassist_lsp.cli.common import (
     load,
     print_launch_progress,
 )
-from qodeassist_lsp.cli.tool_kit import give_tools, workspace_of
+from qodeassist_lsp.cli.tool_kit import close_tools, give_tools, workspace_of
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.context import rules_files
@@ -130,11 +130,11 @@ async def _chat(
     workspace: Path,
 ) -> int:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
-    hub = None
+    bench = None
     printer = _Printer(jsonl)
     try:
         if tools is not None:
-            hub = await give_tools(runtime, tools, ask=sys.stdin.isatty())
+            bench = await give_tools(runtime, tools, ask=sys.stdin.isatty())
         try:
             session = runtime.sessions.create(agent)
         except AgentNotAvailable as exc:
@@ -157,8 +157,8 @@ async def _chat(
             raise
         terminal = await request.wait()
     finally:
-        if hub is not None:
-            await hub.aclose()
+        if bench is not None:
+            await close_tools(bench)
         await runtime.aclose()
     if isinstance(terminal, FailedEvent):
         error = terminal.error

@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
-from qodeassist_lsp.cli.tool_kit import connected_hub, kit_for, workspace_of
+from qodeassist_lsp.cli.tool_kit import connected_hub, workbench_for, workspace_of
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.settings import Settings
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.core.tools import PermissionClass, ToolContributor, ToolRegistry
     from qodeassist_lsp.mcp.server_gate import Decision
+    from qodeassist_lsp.workbench.bench import Workbench
 
 SETTINGS_PORT = -1
 """``--port`` without a number: ``[mcp] server_port``."""
@@ -78,11 +79,13 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
     from qodeassist_lsp.mcp import server as mcp_server
 
     runtime = Runtime(config)
-    registry = tool_registry(runtime, [kit_for(workspace, runtime).contribute, *extra])
+    bench = workbench_for(runtime, workspace)
+    contributors = [bench.kit().contribute, bench.features.contribute, *extra]
+    registry = tool_registry(runtime, contributors)
     server = mcp_server.build_server(registry)
     try:
         if port is None:
-            asyncio.run(_serve(runtime, mcp_server.serve_stdio(server)))
+            asyncio.run(_serve(runtime, mcp_server.serve_stdio(server), bench))
         else:
             token, source = mcp_server.server_token(config.paths.data_root)
             sys.stderr.write(
@@ -91,7 +94,7 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
                 f"bearer token ({source}): {token}\n"
             )
             sys.stderr.flush()
-            asyncio.run(_serve(runtime, mcp_server.serve_http(server, port, token)))
+            asyncio.run(_serve(runtime, mcp_server.serve_http(server, port, token), bench))
     except KeyboardInterrupt:
         pass
     return EXIT_OK
@@ -120,11 +123,15 @@ def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
     return decision
 
 
-async def _serve(runtime: Runtime, serving: Any) -> None:
+async def _serve(runtime: Runtime, serving: Any, bench: Workbench) -> None:
+    bench.features.start()  # the codebase index builds while the client connects
     try:
         await serving
     finally:
-        await runtime.aclose()
+        try:
+            await bench.features.aclose()
+        finally:
+            await runtime.aclose()
 
 
 # --------------------------------------------------------------------------------- list

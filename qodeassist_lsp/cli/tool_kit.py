@@ -88,14 +88,28 @@ async def connected_hub(config: Configuration) -> McpHub:
     return hub
 
 
-async def give_tools(runtime: Runtime, workspace: Path, ask: bool) -> McpHub | None:
-    """Offer the kit over ``workspace`` and the MCP servers to ``runtime``'s sessions.
+async def give_tools(runtime: Runtime, workspace: Path, ask: bool) -> Workbench:
+    """Offer the kit, the features' tools and the MCP servers to ``runtime``'s sessions.
 
     Every call goes through ``[tools.permissions]``; ``ask``: questions go to the terminal
     (else they are denied). The file-edit tools are not offered: nobody could review an edit.
-    Return the hub of the MCP servers (None when ``mcp.json`` lists none), which the caller
-    closes.
+    The features start (the codebase index builds in the background). Return the workbench,
+    which the caller closes with `close_tools`.
     """
     bench = workbench_for(runtime, workspace, ask)
     bench.wire(runtime.contributors, edits=False)
-    return await bench.start_mcp(lazy=True)
+    bench.features.start()
+    try:
+        await bench.start_mcp(lazy=True)
+    except BaseException:
+        await bench.features.aclose()
+        raise
+    return bench
+
+
+async def close_tools(bench: Workbench) -> None:
+    """Close what `give_tools` started: the features, then the MCP servers."""
+    try:
+        await bench.features.aclose()
+    finally:
+        await bench.aclose()

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
     from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
+    from qodeassist_lsp.features.chat.mentions import CodebaseSearch
     from qodeassist_lsp.features.chat.plan import PlanRunner
     from qodeassist_lsp.features.chat.plan_host import ChatHost
     from qodeassist_lsp.features.chat.service import ChatService, EventSink
@@ -348,7 +349,17 @@ class Workbench:
             skills=skills or self.current_skills,
             pool=self._pool,
             plans=self.plan_runner,
+            codebase=self.codebase_search,
         )
+
+    def codebase_search(self) -> CodebaseSearch | None:
+        """Return ``@codebase``'s port: the codebase feature's snippets; None while it is off."""
+        from qodeassist_lsp.features.codebase.service import CodebaseService
+
+        service = self.features.provided("codebase")
+        if not isinstance(service, CodebaseService) or not service.settings.enabled:
+            return None
+        return lambda query: [(hit.path, hit.snippet) for hit in service.for_mention(query)]
 
     def plan_runner(self, chats: ChatHost) -> PlanRunner:
         """Return plan mode for ``chats`` (the plan prompt from the configuration's personas)."""

@@ -258,6 +258,18 @@ class CodebaseService:
             await self.settled()
         return self.status()
 
+    async def ready(self, within: float) -> bool:
+        """Wait (at most ``within`` seconds) for the running builds; return whether all ended.
+
+        A tool call made while the first build runs would see part of the project; a short
+        wait gives it the whole of a small one, and a big one is searched as far as it got.
+        """
+        builds = [f.build for f in self._folders.values() if f.build and not f.build.done()]
+        if not builds:
+            return True
+        _done, pending = await asyncio.wait(builds, timeout=within)
+        return not pending
+
     async def settled(self) -> None:
         """Wait until no build and no delayed update runs."""
         while True:

@@ -20,6 +20,8 @@ from qodeassist_lsp.tools.base import KitTool, ToolArguments
 
 MAX_SNIPPET_LINES: Final = 60
 MAX_DEFINITIONS: Final = 5
+BUILD_WAIT_S: Final = 10.0
+"""How long a call waits for a build under way before it searches what is indexed so far."""
 
 
 def fence_for(text: str) -> str:
@@ -90,12 +92,12 @@ class SearchCodebaseTool(KitTool[SearchCodebaseArgs]):
         service = self._service()
         if service is None:
             return ToolOutput("Error: the codebase index is off ([codebase] enabled)", True)
+        complete = await service.ready(BUILD_WAIT_S)
         hits = service.search(args.query, args.limit)
+        note = "" if complete else " (the index is still being built: results may be incomplete)"
         if not hits:
-            state = service.status()["state"]
-            note = "" if state == "ready" else f" (the index is {state}; try again shortly)"
             return ToolOutput(f"No snippet matches {args.query!r}{note}.")
-        parts = [f"{len(hits)} snippets for {args.query!r}, best first:"]
+        parts = [f"{len(hits)} snippets for {args.query!r}, best first{note}:"]
         parts += [hit_text(hit) for hit in hits]
         return ToolOutput(cap_output("\n\n".join(parts)))
 
@@ -131,6 +133,7 @@ class FindDefinitionTool(KitTool[FindDefinitionArgs]):
         service = self._service()
         if service is None:
             return ToolOutput("Error: the codebase index is off ([codebase] enabled)", True)
+        await service.ready(BUILD_WAIT_S)
         found = service.definitions(args.symbol, MAX_DEFINITIONS)
         if not found:
             return ToolOutput(
