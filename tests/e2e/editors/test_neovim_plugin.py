@@ -399,7 +399,12 @@ def test_chat_streams_into_its_buffer(
         ],
     )
     run = plugin(
-        "plugin_chat", version, message="What does add do?", first="It adds", second="And sub?"
+        "plugin_chat",
+        version,
+        message="What does add do?",
+        first="It adds",
+        second="And sub?",
+        early="Too early?",
     )
     why = run.explain()
 
@@ -414,6 +419,12 @@ def test_chat_streams_into_its_buffer(
     assert "It adds " in streaming["chat_lines"] and "two numbers." not in str(streaming), why
     assert "⏳ streaming…" in streaming["winbar"], why
     assert streaming["statusline"] == "QA …", why
+    # A message typed while it answers is not sent (the server would refuse it: ChatBusy).
+    busy = run.snapshot("sent_while_busy")
+    assert "Too early?" not in busy["chat_lines"], why
+    assert any(
+        "still answering" in n["msg"] and n["level"] == 3 for n in run.report["notifications"]
+    ), run.report["notifications"]
     # Finished: the transcript, with the thinking in a closed fold.
     finished = run.snapshot("finished")
     assert finished["chat_lines"] == [

@@ -3,6 +3,7 @@
 -- folded, text appended in place, "⏳ streaming…" in the winbar and "QA …" in the status line
 -- until the terminal event). Then start a new chat, reopen the first one from
 -- :QodeAssistChatList, and send a second message that the provider refuses (failed event).
+-- A message sent while the first answer streams is not sent (a warning says to cancel first).
 local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
 local H = dofile(vim.fs.joinpath(here, 'harness.lua'))
 
@@ -68,6 +69,9 @@ H.run(function()
     return has_line(H.params.first) and chat().busy
   end)
   snap('streaming')
+  -- A second message while the chat answers: refused here (the server would answer ChatBusy).
+  vim.cmd('QodeAssistChatSend ' .. H.params.early)
+  snap('sent_while_busy')
   wait_idle('the answer to end')
   snap('finished')
 
