@@ -64,6 +64,7 @@ class RulesFile:
     chars: int
     """The file's length in characters."""
     truncated: bool = False
+    """Cut to fit a budget (a marker says where), or left out."""
     omitted: bool = False
     """Nothing of it fitted into ``[rules] max_chars``."""
 
@@ -111,14 +112,6 @@ class RulesSet:
     def status(self, max_chars: int) -> dict[str, Any]:
         """Return what ``qodeassist/status`` (``rules``) and ``doctor --json`` say of the rules."""
         return {"files": self.to_json(), "problems": list(self.problems), "maxChars": max_chars}
-
-    def lines(self) -> list[str]:
-        """Return one line per file and problem (the doctor's text report)."""
-        found = []
-        for f in self.files:
-            note = " (left out: over max_chars)" if f.omitted else " (cut)" if f.truncated else ""
-            found.append(f"{f.relative} ({f.source}, {f.chars} characters){note}")
-        return found + [f"problem: {p}" for p in self.problems]
 
 
 def _kind(file: RulesFile) -> str:

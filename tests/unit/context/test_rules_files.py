@@ -177,7 +177,11 @@ def test_not_utf8_is_a_problem_never_an_error(
     assert [f.relative for f in found.files] == ["CLAUDE.md"]
     assert found.problems == ("AGENTS.md: is not UTF-8 (byte 3); save it as UTF-8 to use it",)
     assert len([r for r in caplog.records if "not UTF-8" in r.message]) == 1
-    assert "problem: AGENTS.md: is not UTF-8" in found.lines()[-1]
+    assert found.status(32_000) == {
+        "files": [found.files[0].to_json()],
+        "problems": list(found.problems),
+        "maxChars": 32_000,
+    }
 
 
 def test_changed_files_are_read_again_and_deleted_ones_are_gone(tmp_path: Path) -> None:
@@ -206,5 +210,5 @@ def test_set_layer_adds_and_removes_the_rules_layer(tmp_path: Path) -> None:
 
 
 def test_no_folders_no_rules() -> None:
-    rules = RulesFinder(RulesSettings, lambda: [])
+    rules = RulesFinder(RulesSettings, list)
     assert rules.find(Path("/x/y.py")).files == ()
