@@ -25,6 +25,7 @@ key. Nothing here runs when no index is given (the codebase feature off or not b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -199,6 +200,7 @@ LINE_CHARS: Final = 120
 """Longer lines of a summary are cut (a long parameter list)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def compact(summary: str, kind: str) -> str:
     """Return ``summary`` the way a prompt shows it: short, signatures on one line each.
 
@@ -239,22 +241,18 @@ def _join_brackets(text: str) -> str:
     """Join the lines of a bracketed expression (a parameter list) into one."""
     out: list[str] = []
     depth = 0
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(depth - 1, 0)
-        if char == "\n" and depth > 0:
-            while index + 1 < len(text) and text[index + 1] in " \t":
-                index += 1
-            if out and out[-1] not in "([{":
-                out.append(" ")
+    for line in text.split("\n"):
+        if depth > 0 and out:
+            out[-1] = out[-1] + ("" if out[-1].endswith(("(", "[", "{")) else " ") + line.strip()
         else:
-            out.append(char)
-        index += 1
-    return re.sub(r",?\s+([)\]}])", r"\1", "".join(out))
+            out.append(line)
+        opened = line.count("(") + line.count("[") + line.count("{")
+        closed = line.count(")") + line.count("]") + line.count("}")
+        depth = max(depth + opened - closed, 0)
+    return _BEFORE_CLOSER.sub(r"\1", "\n".join(out))
+
+
+_BEFORE_CLOSER: Final = re.compile(r",?\s+([)\]}])")
 
 
 def _tokens(text: str) -> int:
@@ -270,6 +268,7 @@ class CodebaseContext:
         self._cache: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[SymbolDefinition, ...]]
         self._cache = OrderedDict()
         self._imports: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._paths: dict[tuple[str, str], str] = {}
         self.lookups = 0
         """Index queries made (the cache's misses)."""
 
@@ -322,6 +321,21 @@ class CodebaseContext:
         """Drop every cached lookup (the index or the settings changed)."""
         self._cache.clear()
         self._imports.clear()
+        self._paths.clear()
+
+    def _relative(self, index: CodebaseIndex, path: Path) -> str:
+        """Return ``path`` as the index names it (relative to its root), "" when outside."""
+        key = (str(index.root), str(path))
+        own = self._paths.get(key)
+        if own is None:
+            try:
+                own = path.resolve().relative_to(index.root.resolve()).as_posix()
+            except ValueError:
+                own = ""
+            if len(self._paths) >= _CACHE_SIZE:
+                self._paths.clear()
+            self._paths[key] = own
+        return own
 
     def _imported(self, uri: str, text: str) -> tuple[str, ...]:
         head = text[:HEAD_CHARS]
@@ -338,10 +352,7 @@ class CodebaseContext:
         """Look ``names`` up; a name not ``near`` the cursor (only imported) keeps one line."""
         self.lookups += 1
         found = index.definitions_of(names, limit=max(len(names) * 2, 8))
-        try:
-            own = path.resolve().relative_to(index.root.resolve()).as_posix()
-        except ValueError:
-            own = ""
+        own = self._relative(index, path)
         local = {item.name for item in found if item.path == own}
         by_name: dict[str, SymbolDefinition] = {}
         for item in found:
