@@ -47,7 +47,7 @@ class _Demo(LanguageFeature):
 
 def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     server = create_server()
-    assert len(FEATURES) == 13
+    assert len(FEATURES) == 14
     assert {type(f).__name__ for f in server.features} == {
         "CompletionFeature",
         "NextEditFeature",
@@ -58,6 +58,8 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "EditFeature",
         "ToolKitFeature",
         "RulesFeature",
+        "OperationsFeature",
+        "FeatureStatus",
     }
     registered = server.protocol.fm.features
     for method in (
@@ -82,6 +84,7 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
     ):
         assert method in registered
     assert "textDocument/inlineCompletion" in registered
+    assert "qodeassist/codebase/search" in registered  # the feature table's operations
     assert methods.CMD_REFACTOR in server.protocol.fm.commands
     assert methods.CMD_DOCTOR in server.protocol.fm.commands
     assert methods.CMD_NEXT_EDIT_ACCEPTED in server.protocol.fm.commands
