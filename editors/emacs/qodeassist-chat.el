@@ -19,6 +19,8 @@
 ;; With point on an edit block: a applies it, r rejects it, u undoes it (the client sends
 ;; `qodeassist/chat/editFile'; the server changes the file through `workspace/applyEdit').
 ;; Applying an edit that breaks the file asks again (`yes-or-no-p') first.
+;; While an answer runs, sending another message is refused with a message saying how to stop
+;; the answer (the server would refuse it too: ChatBusy).
 ;; Permission questions of the tools ("Allow once" / "Allow for this chat" / "Deny") arrive as
 ;; `window/showMessageRequest', which Eglot and lsp-mode ask with `completing-read'.  The
 ;; `diagnostics' tool asks the editor with `qodeassist/diagnostics';
@@ -39,6 +41,22 @@
 (defvar qodeassist-chat-edit-function nil
   "Function (EDIT-ID ACTION CALLBACK) sending `qodeassist/chat/editFile'.
 Set by the client file.  CALLBACK gets the answer's STATUS and MESSAGE.")
+
+(defvar qodeassist-chat--busy nil
+  "Non-nil from sending a message until its answer's terminal event.
+The server refuses a second message into a chat that is answering (ChatBusy).")
+
+(defun qodeassist-chat-begin-send (cancel-key)
+  "Mark the chat as answering, or refuse while it still is.
+CANCEL-KEY names the command that stops the answer, for the message."
+  (when qodeassist-chat--busy
+    (user-error "QodeAssist: the chat is still answering; stop it first (%s), then send again"
+                cancel-key))
+  (setq qodeassist-chat--busy t))
+
+(defun qodeassist-chat-idle ()
+  "The chat is not answering (its message was not accepted, or a new chat starts)."
+  (setq qodeassist-chat--busy nil))
 
 (defvar qodeassist-chat--edits (make-hash-table :test #'equal)
   "Edit id → (MARKER . FIELDS): its header line's start and last fields.")
@@ -219,10 +237,15 @@ A new edit gets a block; a known one a new header line."
             :message (funcall get :statusMessage)
             :parse-check (funcall get :parseCheck)
             :parse-reason (funcall get :parseReason))))
-    ("finished" (qodeassist-chat-insert (format "\n[finished: %s]\n" (funcall get :stopReason))))
-    ("failed" (qodeassist-chat-insert
-               (format "\n[failed: %s]\n" (funcall get :error :message))))
-    ("cancelled" (qodeassist-chat-insert "\n[cancelled]\n"))))
+    ("finished"
+     (setq qodeassist-chat--busy nil)
+     (qodeassist-chat-insert (format "\n[finished: %s]\n" (funcall get :stopReason))))
+    ("failed"
+     (setq qodeassist-chat--busy nil)
+     (qodeassist-chat-insert (format "\n[failed: %s]\n" (funcall get :error :message))))
+    ("cancelled"
+     (setq qodeassist-chat--busy nil)
+     (qodeassist-chat-insert "\n[cancelled]\n"))))
 
 (defun qodeassist-chat--edit-at-point ()
   "The id of the edit block at point, or an error saying there is none."

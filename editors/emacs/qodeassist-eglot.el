@@ -266,12 +266,18 @@ CALLBACK gets the answer's status and message."
 The answer streams into `qodeassist-eglot-chat-buffer'.  With a prefix
 argument, start a new chat."
   (interactive (list (read-string "QodeAssist chat: ")))
-  (when current-prefix-arg (setq qodeassist-eglot--chat-id nil))
+  (when current-prefix-arg
+    (setq qodeassist-eglot--chat-id nil)
+    (qodeassist-chat-idle))
+  (qodeassist-chat-begin-send "C-c q k")
   (let* ((server (qodeassist-eglot--server))
-         (answer (jsonrpc-request server :qodeassist/chat/send
-                                  `(:message ,message
-                                    ,@(when qodeassist-eglot--chat-id
-                                        `(:chatId ,qodeassist-eglot--chat-id))))))
+         (answer (condition-case err
+                     (jsonrpc-request server :qodeassist/chat/send
+                                      `(:message ,message
+                                        ,@(when qodeassist-eglot--chat-id
+                                            `(:chatId ,qodeassist-eglot--chat-id))))
+                   (error (qodeassist-chat-idle)
+                          (signal (car err) (cdr err))))))
     (setq qodeassist-eglot--chat-id (plist-get answer :chatId)
           qodeassist-eglot--chat-server server
           qodeassist-chat-edit-function #'qodeassist-eglot--edit-file)

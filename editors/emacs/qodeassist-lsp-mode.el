@@ -217,17 +217,30 @@ CALLBACK gets the answer's status and message."
 The answer streams into `qodeassist-lsp-chat-buffer'.  With a prefix
 argument, start a new chat."
   (interactive (list (read-string "QodeAssist chat: ")))
-  (when current-prefix-arg (setq qodeassist-lsp--chat-id nil))
-  (let ((answer (lsp-request "qodeassist/chat/send"
-                             (append (list :message message)
-                                     (when qodeassist-lsp--chat-id
-                                       (list :chatId qodeassist-lsp--chat-id))))))
+  (when current-prefix-arg
+    (setq qodeassist-lsp--chat-id nil)
+    (qodeassist-chat-idle))
+  (qodeassist-chat-begin-send "C-c q k")
+  (let ((answer (condition-case err
+                    (lsp-request "qodeassist/chat/send"
+                                 (append (list :message message)
+                                         (when qodeassist-lsp--chat-id
+                                           (list :chatId qodeassist-lsp--chat-id))))
+                  (error (qodeassist-chat-idle)
+                         (signal (car err) (cdr err))))))
     (setq qodeassist-lsp--chat-id (lsp-get answer :chatId)
           qodeassist-lsp--chat-workspace (lsp-find-workspace 'qodeassist nil)
           qodeassist-chat-edit-function #'qodeassist-lsp--edit-file)
     (qodeassist-lsp--chat-insert "\n>>> " message "\n\n")
     (display-buffer qodeassist-lsp-chat-buffer)
     answer))
+
+(defun qodeassist-lsp-chat-cancel ()
+  "Stop the answer being written."
+  (interactive)
+  (when (and qodeassist-lsp--chat-id qodeassist-lsp--chat-workspace)
+    (with-lsp-workspace qodeassist-lsp--chat-workspace
+      (lsp-request "qodeassist/chat/cancel" (list :chatId qodeassist-lsp--chat-id)))))
 
 (defun qodeassist-lsp--on-chat-event (_workspace event)
   "Show one streamed chat EVENT (of the current chat) in the chat buffer."
@@ -296,6 +309,7 @@ clangd, ...), as lsp-mode shows them."
     (define-key map (kbd "r") #'qodeassist-lsp-refactor)
     (define-key map (kbd "i") #'qodeassist-lsp-refactor-with-instruction)
     (define-key map (kbd "c") #'qodeassist-lsp-chat)
+    (define-key map (kbd "k") #'qodeassist-lsp-chat-cancel)
     (define-key map (kbd "s") #'qodeassist-lsp-status)
     map)
   "QodeAssist commands; bound to C-c q in lsp-mode buffers.")

@@ -20,9 +20,10 @@ from tests.e2e.snippets.conftest import (
     completion_starts,
 )
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, completion_reply
+from tests.support.streams import chat_reply, completion_reply, sse_reply
 
 SNIPPET = EDITORS / "emacs" / "qodeassist-eglot.el"
+SLOW_ANSWER = b'data: {"choices": [{"index": 0, "delta": {"content": "Still thinking"}}]}\n\n'
 
 
 def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer) -> None:
@@ -36,6 +37,7 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
             chat_reply("```python\n", "    return sum(xs)\n", "```\n"),
             chat_reply("    return math.fsum(xs)"),
             chat_reply("Hello", " from the model."),
+            sse_reply(SLOW_ANSWER, hold_open=True),  # streams until it is cancelled
         ],
     )
     run = run_emacs(
@@ -49,6 +51,9 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
         selectionEnd=REFACTOR_SELECTION[1],
         instruction="Use math.fsum",
         chatMessage="Say hello",
+        slowMessage="Think hard",
+        slowText="Still thinking",
+        earlyMessage="Too early?",
         caretAt=[SUB_LINE, 11],
     )
     report = run.report
@@ -86,6 +91,13 @@ def test_eglot_snippet_completes_refactors_chats(run_emacs, replay: ReplayServer
     # Chat: the streamed deltas and the terminal event land in the chat buffer.
     assert "Hello from the model." in report["chatBuffer"], why
     assert "[finished: end_turn]" in report["chatBuffer"], why
+    # While an answer runs, a second message is refused by the client (the server would answer
+    # ChatBusy); C-c q k stops the answer.
+    assert report["sentWhileBusy"] == (
+        "QodeAssist: the chat is still answering; stop it first (C-c q k), then send again"
+    ), why
+    assert "Too early?" not in report["chatAfterCancel"], why
+    assert "[cancelled]" in report["chatAfterCancel"], why
     assert report["status"]["state"] == "ready", why
     assert report["statusNotified"] is True, why
     assert report["lighter"].startswith(" QA[ready"), why

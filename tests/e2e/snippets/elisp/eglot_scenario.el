@@ -136,6 +136,24 @@ Return (CANDIDATE . ITEM)."
      (qa-record :chatBuffer (with-current-buffer qodeassist-eglot-chat-buffer
                               (buffer-substring-no-properties (point-min) (point-max))))
 
+     (qa-step "a second message while the chat answers is refused; C-c q k stops the answer")
+     (qodeassist-eglot-chat (qa-param :slowMessage))
+     (qa-wait (lambda ()
+                (with-current-buffer qodeassist-eglot-chat-buffer
+                  (string-match-p (regexp-quote (qa-param :slowText)) (buffer-string))))
+              20 "the slow answer's first text")
+     (qa-record :sentWhileBusy
+                (condition-case err
+                    (progn (qodeassist-eglot-chat (qa-param :earlyMessage)) "sent")
+                  (user-error (error-message-string err))))
+     (funcall (lookup-key qodeassist-eglot-command-map (kbd "k")))
+     (qa-wait (lambda ()
+                (with-current-buffer qodeassist-eglot-chat-buffer
+                  (string-match-p "\\[cancelled\\]" (buffer-string))))
+              20 "the answer to be cancelled")
+     (qa-record :chatAfterCancel (with-current-buffer qodeassist-eglot-chat-buffer
+                                   (buffer-substring-no-properties (point-min) (point-max))))
+
      (qa-step "status")
      (qa-record :statusNotified (and qodeassist-eglot-status t))
      (qa-record :status (qodeassist-eglot-status))
