@@ -193,6 +193,31 @@ def test_a_message_into_a_busy_chat_shows_why(page: Any, http_server: HttpServer
         stream.close()
 
 
+def test_while_its_answer_runs_the_page_offers_stop_not_send(
+    page: Any, http_server: HttpServer
+) -> None:
+    from tests.e2e.test_cancellation import first_half
+
+    http_server.replay.script("/v1/messages", [first_half(HELLO)])
+    page.goto(f"{http_server.url}/#token={http_server.token}")
+    page.wait_for_function("document.querySelectorAll('#agent option').length > 0")
+    page.locator("#input").fill("long")
+    page.locator("#input").press("Enter")
+    assert http_server.replay.wait_for_requests(1)[0].wait_holding(10)
+    page.locator("#stop").wait_for(state="visible")
+    assert page.locator("#send").is_hidden()
+    # Enter while it answers sends nothing (the server would refuse it: ChatBusy); the draft stays.
+    page.locator("#input").fill("and now?")
+    page.locator("#input").press("Enter")
+    assert page.locator("#input").input_value() == "and now?"
+    assert page.locator(".msg.user", has_text="and now?").count() == 0
+    page.click("#stop")
+    page.locator("#send").wait_for(state="visible")
+    assert page.locator("#stop").is_hidden()
+    assert len(http_server.replay.requests) == 1
+    assert page.locator(".msg.user", has_text="and now?").count() == 0
+
+
 def test_an_edit_that_breaks_the_file_warns_and_apply_asks_again(
     tmp_path: Path, workspace: Workspace, replay: ReplayServer
 ) -> None:
