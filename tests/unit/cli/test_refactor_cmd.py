@@ -226,10 +226,10 @@ def test_refactor_gets_the_project_rules_nearest_to_the_file_first(
     (project / "pkg").mkdir(parents=True)
     (project / "AGENTS.md").write_text("Root rule 1a.\n")
     (project / "pkg/CLAUDE.md").write_text("Package rule 2b.\n")
-    (project / ".qodeassistignore").write_text("secret/\n")
-    (project / "pkg/secret").mkdir()
-    (project / "pkg/secret/AGENTS.md").write_text("Ignored rule 3c.\n")
-    path = project / "pkg/secret/mod.py"
+    (project / ".qodeassistignore").write_text("pkg/sub/AGENTS.md\n")
+    (project / "pkg/sub").mkdir()
+    (project / "pkg/sub/AGENTS.md").write_text("Ignored rule 3c.\n")
+    path = project / "pkg/sub/mod.py"
     path.write_text("def add(a, b):\n    return a+b\n")
     replay.script(CHAT, chat_reply("    return a + b"))
     code, _out, err = run_cli(
@@ -240,4 +240,4 @@ def test_refactor_gets_the_project_rules_nearest_to_the_file_first(
     assert system.index("## pkg/CLAUDE.md\n\nPackage rule 2b.") < system.index(
         "## AGENTS.md\n\nRoot rule 1a."
     )
-    assert "Ignored rule 3c." not in system  # .qodeassistignore lists its folder
+    assert "Ignored rule 3c." not in system  # .qodeassistignore lists it
