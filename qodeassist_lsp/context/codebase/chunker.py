@@ -55,6 +55,8 @@ _SCOPE_ONLY: Final = frozenset({"impl_item"})
 _FUNCTION_VALUES: Final = frozenset({"arrow_function", "function_expression", "function"})
 _SUMMARY_BODY_LINES: Final = 6
 _SUMMARY_MEMBERS: Final = 40
+_SUMMARY_DOCSTRING_LINES: Final = 3
+"""A class's docstring in its summary: the first lines; the members' signatures matter more."""
 _SIGNATURE_CHARS: Final = 400
 
 
@@ -171,7 +173,11 @@ class Chunker:
             members: list[_Definition] = []
             if definition.kind == "class":
                 member_lines = _class_lines(definition, lines, source)
-                summary = "\n".join(member_lines[:_SUMMARY_MEMBERS])
+                summary = "\n".join(
+                    _class_lines(definition, lines, source, _SUMMARY_DOCSTRING_LINES)[
+                        :_SUMMARY_MEMBERS
+                    ]
+                )
                 result.chunks.append(
                     Chunk(
                         definition.start,
@@ -442,11 +448,22 @@ def _skip_bodies(
             keep[member.end] = indent + _signature(member.node, source)
 
 
-def _class_lines(definition: _Definition, lines: list[str], source: bytes) -> list[str]:
-    """Return a class's lines with its methods' bodies left out (their signatures kept)."""
+def _class_lines(
+    definition: _Definition, lines: list[str], source: bytes, docstring_lines: int | None = None
+) -> list[str]:
+    """Return a class's lines with its methods' bodies left out (their signatures kept).
+
+    ``docstring_lines`` cuts the class's own docstring to its first lines (for a summary).
+    """
     skip: set[int] = set()
     keep: dict[int, str] = {}
     _skip_bodies(definition, lines, source, skip, keep)
+    docstring = _docstring(definition.node) if docstring_lines is not None else None
+    if docstring is not None and docstring_lines is not None:
+        first, last = docstring.start_point[0], _end_line(docstring)
+        if last - first + 1 > docstring_lines:
+            skip.update(range(first + docstring_lines, last + 1))
+            keep[first + docstring_lines - 1] = lines[first + docstring_lines - 1] + " …"
     result: list[str] = []
     for number in range(definition.start, min(definition.end, len(lines) - 1) + 1):
         if number in keep:

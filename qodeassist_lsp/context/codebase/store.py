@@ -17,6 +17,7 @@ one identifier.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from qodeassist_lsp.context.codebase.chunker import FileChunks
+from qodeassist_lsp.context.codebase.chunker import Chunk, FileChunks
 from qodeassist_lsp.context.codebase.model import ChunkKind, Snippet, SymbolDefinition
 
 __all__ = [
@@ -35,15 +36,21 @@ __all__ = [
     "FileRecord",
     "IndexStore",
     "match_expression",
+    "query_terms",
     "split_identifier",
 ]
 
 log = logging.getLogger("qodeassist.codebase")
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """Bumped whenever the tables or what goes into them change: an older database is rebuilt."""
 
 _BUSY_TIMEOUT_MS: Final = 10_000
+_READ_BUSY_TIMEOUT_MS: Final = 2_000
+"""A query runs on the event loop: it waits less for a lock (WAL readers rarely wait at all)."""
+_SCORED_ROWS: Final = 2_000
+"""At most about this many chunks are scored per query, so a query stays within milliseconds."""
+_DF_CACHE_SIZE: Final = 4_096
 _NAME_WEIGHT, _PATH_WEIGHT, _TERMS_WEIGHT, _TEXT_WEIGHT = 6.0, 3.0, 1.5, 1.0
 _BM25: Final = f"bm25(chunks_fts, {_NAME_WEIGHT}, {_PATH_WEIGHT}, {_TERMS_WEIGHT}, {_TEXT_WEIGHT})"
 _IDENTIFIER: Final = re.compile(r"[^\W\d][\w]*")
@@ -145,7 +152,7 @@ _SCHEMA: Final = (
     "CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,"
     " hash TEXT, skipped TEXT, chunks INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID",
     "CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL,"
-    " end_line INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT)",
+    " end_line INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT, digest INTEGER NOT NULL)",
     "CREATE INDEX chunks_by_path ON chunks (path)",
     "CREATE VIRTUAL TABLE chunks_fts USING fts5 (name, path, terms, text,"
     " tokenize = 'porter unicode61 tokenchars _')",
@@ -180,8 +187,8 @@ def _path_terms(path: str) -> str:
     return " ".join(dict.fromkeys(words))
 
 
-def match_expression(query: str) -> str | None:
-    """Return the FTS5 query for a user's words or identifiers (any term may match), or None.
+def query_terms(query: str) -> list[str]:
+    """Return the search terms of a user's words or identifiers, each once, in order.
 
     Words that carry no meaning in a question are dropped unless nothing else is left; an
     identifier also contributes its parts, so ``ParseConfig`` finds ``parse_config``.
@@ -194,10 +201,12 @@ def match_expression(query: str) -> str | None:
         parts = split_identifier(word)
         if len(parts) > 1:
             terms.update((part, None) for part in parts if part not in _STOPWORDS)
-    chosen = terms or dropped
-    if not chosen:
-        return None
-    return " OR ".join(f'"{term}"' for term in chosen)
+    return list(terms or dropped)
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """Return the FTS5 expression matching any of ``terms`` (each quoted: no operators)."""
+    return " OR ".join(f'"{term}"' for term in terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +236,8 @@ class IndexStore:
             log.warning("the index database %s is unreadable (%s): rebuilding it", path, exc)
             self._discard_files()
             self._writer = self._open_and_check()
-        self._reader = self._connect()
+        self._reader = self._connect(_READ_BUSY_TIMEOUT_MS)
+        self._frequencies: dict[str, int] = {}
 
     def close(self) -> None:
         """Close both connections (idempotent)."""
@@ -237,14 +247,14 @@ class IndexStore:
                     connection.close()
 
     # -- opening -------------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, busy_timeout_ms: int = _BUSY_TIMEOUT_MS) -> sqlite3.Connection:
         connection = sqlite3.connect(
             self.path,
-            timeout=_BUSY_TIMEOUT_MS / 1000,
+            timeout=busy_timeout_ms / 1000,
             isolation_level=None,
             check_same_thread=False,
         )
-        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
         return connection
 
     def _open_and_check(self) -> sqlite3.Connection:
@@ -296,7 +306,8 @@ class IndexStore:
                     connection.close()
             self._discard_files()
             self._writer = self._open_and_check()
-            self._reader = self._connect()
+            self._reader = self._connect(_READ_BUSY_TIMEOUT_MS)
+            self._frequencies = {}
 
     # -- writing -------------------------------------------------------------------------------
     def signatures(self) -> dict[str, tuple[int, int, str | None]]:
@@ -325,10 +336,12 @@ class IndexStore:
             for path in deleted:
                 _delete(db, path)
             for record in records:
-                _delete(db, record.path)
                 count = 0
-                if record.chunks is not None:
-                    count = _insert(db, record.path, record.chunks)
+                if record.chunks is None:
+                    _delete(db, record.path)
+                else:
+                    count = _replace(db, record.path, record.chunks)
+                    db.execute("DELETE FROM files WHERE path = ?", (record.path,))
                 db.execute(
                     "INSERT INTO files (path, mtime_ns, size, hash, skipped, chunks)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
@@ -359,29 +372,100 @@ class IndexStore:
         return {str(reason): int(count) for reason, count in rows}
 
     def search(self, query: str, limit: int) -> list[Snippet]:
-        """Return the chunks matching ``query`` best first (BM25, names weigh most)."""
-        expression = match_expression(query)
-        if expression is None or limit <= 0:
+        """Return the chunks matching ``query`` best first (BM25; names weigh most).
+
+        BM25 in FTS5 is a sum over the query's terms, and a term in half the chunks or more adds
+        next to nothing, yet scoring every chunk that holds ``self`` costs tens of milliseconds.
+        So the terms are split by how many chunks hold them: the rare ones, together in at most
+        `_SCORED_ROWS` chunks, choose the candidates; the common ones only add to the score of
+        candidates that hold them (an ``AND`` query, scored with all the terms). The result is
+        BM25's exact order among chunks holding a rare term. When even the rarest term is
+        common, the chunks naming it come first, then the first `_SCORED_ROWS` holding it.
+        """
+        terms = query_terms(query)
+        if not terms or limit <= 0:
             return []
-        sql = (
-            f"SELECT c.path, c.start_line, c.end_line, c.kind, c.name, f.text, {_BM25} AS score"
-            " FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid"
-            " WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?"
-        )
         with self._read_lock:
-            rows = self._reader.execute(sql, (expression, limit)).fetchall()
-        return [
-            Snippet(
-                path=path,
-                start_line=start,
-                end_line=end,
-                kind=_kind(kind),
-                name=name,
-                text=text,
-                rank=float(score),
+            counts = {term: self._document_frequency(term) for term in terms}
+            ordered = sorted((term for term in terms if counts[term]), key=counts.__getitem__)
+            if not ordered:
+                return []
+            rare: list[str] = []
+            total = 0
+            for term in ordered:
+                if rare and total + counts[term] > _SCORED_ROWS:
+                    break
+                rare.append(term)
+                total += counts[term]
+            common = ordered[len(rare) :]
+            if total <= _SCORED_ROWS:
+                scores = self._scores(match_expression(rare), limit)
+                if common:
+                    both = f"({match_expression(rare)}) AND ({match_expression(common)})"
+                    scores.update(self._scores(both, limit))
+                best = sorted(scores.items(), key=lambda item: item[1])[:limit]
+            else:
+                names = self._scores(f"{{name path}} : ({match_expression(ordered)})", limit)
+                best = sorted(names.items(), key=lambda item: item[1])
+                if len(best) < limit:
+                    rest = self._scores(match_expression(ordered), None)
+                    floor = best[-1][1] if best else float("-inf")
+                    more = sorted(
+                        (i for i in rest.items() if i[0] not in names), key=lambda i: i[1]
+                    )
+                    best += [(rowid, max(score, floor)) for rowid, score in more]
+                best = best[:limit]
+            return self._snippets(best)
+
+    def _document_frequency(self, term: str) -> int:
+        cached = self._frequencies.get(term)
+        if cached is None:
+            row = self._reader.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
+            ).fetchone()
+            cached = int(row[0])
+            if cached:  # an estimate that may age, but a term new to the index is looked at again
+                if len(self._frequencies) >= _DF_CACHE_SIZE:
+                    self._frequencies.clear()
+                self._frequencies[term] = cached
+        return cached
+
+    def _scores(self, expression: str, limit: int | None) -> dict[int, float]:
+        """Return rowid → BM25 of the best ``limit`` matches, or of the first `_SCORED_ROWS`."""
+        if limit is None:
+            sql = f"SELECT rowid, {_BM25} FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?"
+            arguments: tuple[object, ...] = (expression, _SCORED_ROWS)
+        else:
+            sql = (
+                f"SELECT rowid, {_BM25} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+                " ORDER BY score LIMIT ?"
             )
-            for path, start, end, kind, name, text, score in rows
-        ]
+            arguments = (expression, limit)
+        return {int(rowid): float(score) for rowid, score in self._reader.execute(sql, arguments)}
+
+    def _snippets(self, ranked: Sequence[tuple[int, float]]) -> list[Snippet]:
+        found: list[Snippet] = []
+        for rowid, score in ranked:
+            row = self._reader.execute(
+                "SELECT c.path, c.start_line, c.end_line, c.kind, c.name, f.text"
+                " FROM chunks AS c JOIN chunks_fts AS f ON f.rowid = c.id WHERE c.id = ?",
+                (rowid,),
+            ).fetchone()
+            if row is None:
+                continue
+            path, start, end, kind, name, text = row
+            found.append(
+                Snippet(
+                    path=path,
+                    start_line=start,
+                    end_line=end,
+                    kind=_kind(kind),
+                    name=name,
+                    text=text,
+                    rank=score,
+                )
+            )
+        return found
 
     def definitions(self, names: Sequence[str], limit: int) -> list[SymbolDefinition]:
         """Return where each of ``names`` (``name`` or ``Container.name``) is defined, in order.
@@ -486,12 +570,36 @@ def _delete(db: sqlite3.Connection, path: str) -> None:
     db.execute("DELETE FROM files WHERE path = ?", (path,))
 
 
-def _insert(db: sqlite3.Connection, path: str, chunks: FileChunks) -> int:
+def _chunk_digest(chunk: Chunk) -> int:
+    data = f"{chunk.kind}\0{chunk.name or ''}\0{chunk.text}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
+
+
+def _replace(db: sqlite3.Connection, path: str, chunks: FileChunks) -> int:
+    """Replace one file's chunks and symbols; a chunk whose text is unchanged keeps its row.
+
+    A one-line edit changes one chunk's text and at most the line numbers of the chunks after
+    it: only that chunk is re-tokenised, the others get their new lines (a plain ``UPDATE``).
+    """
+    old: dict[int, list[tuple[int, int, int]]] = {}
+    for rowid, digest, start, end in db.execute(
+        "SELECT id, digest, start_line, end_line FROM chunks WHERE path = ?", (path,)
+    ):
+        old.setdefault(digest, []).append((rowid, start, end))
     path_terms = _path_terms(path)
+    moved: list[tuple[int, int, int]] = []
     for chunk in chunks.chunks:
+        digest = _chunk_digest(chunk)
+        same = old.get(digest)
+        if same:
+            rowid, start, end = same.pop()
+            if (start, end) != (chunk.start_line, chunk.end_line):
+                moved.append((chunk.start_line, chunk.end_line, rowid))
+            continue
         cursor = db.execute(
-            "INSERT INTO chunks (path, start_line, end_line, kind, name) VALUES (?, ?, ?, ?, ?)",
-            (path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name),
+            "INSERT INTO chunks (path, start_line, end_line, kind, name, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name, digest),
         )
         name_terms = ""
         if chunk.name:
@@ -501,6 +609,11 @@ def _insert(db: sqlite3.Connection, path: str, chunks: FileChunks) -> int:
             "INSERT INTO chunks_fts (rowid, name, path, terms, text) VALUES (?, ?, ?, ?, ?)",
             (cursor.lastrowid, name_terms, path_terms, _split_terms(chunk.text), chunk.text),
         )
+    db.executemany("UPDATE chunks SET start_line = ?, end_line = ? WHERE id = ?", moved)
+    gone = [(rowid,) for rows in old.values() for rowid, _, _ in rows]
+    db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", gone)
+    db.executemany("DELETE FROM chunks WHERE id = ?", gone)
+    db.execute("DELETE FROM symbols WHERE path = ?", (path,))
     db.executemany(
         "INSERT INTO symbols (name, container, kind, path, start_line, end_line, signature,"
         " summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
