@@ -4,11 +4,12 @@
 the ``qodeassist_lsp.features`` entry-point group), builds it once with the server's services —
 its folders, the workbench's ignore rule and confinement (reached on first use), ``$/progress``
 as the progress port — hands it to the workbench through ``server.ports``, and registers one
-method per operation. A request waits for the configuration's first load; its params are validated by the operation's request model
-(-32602 naming each field) and its errors answered by `errors.answering` through the one error
-table; a method of no operation is pygls's -32601. Each feature's ``start`` runs once the
-configuration has loaded, its status part joins ``qodeassist/status`` under its name, and it
-hears of ``workspace/didChangeWatchedFiles`` and of every open, change and close.
+method per operation. A request waits for the configuration's first load; its params are
+validated by the operation's request model (-32602 naming each field) and its errors answered
+by `errors.answering` through the one error table; a method of no operation is pygls's -32601.
+Each feature's ``start`` runs once the configuration has loaded, its status part joins
+``qodeassist/status`` under its name, and it hears of ``workspace/didChangeWatchedFiles`` and
+of every open, change and close.
 """
 
 from __future__ import annotations
