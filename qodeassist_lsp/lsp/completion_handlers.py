@@ -188,12 +188,10 @@ class CompletionFeature(LanguageFeature):
         return self.service
 
     def codebase_index(self, path: Path) -> CodebaseIndex | None:
-        """Return the codebase index of the folder holding ``path`` (the codebase feature's)."""
-        table = self.server.ports.features
-        provided = table.provided("codebase") if table is not None else None
-        index_for = getattr(provided, "index_for", None)
-        index: CodebaseIndex | None = index_for(path) if callable(index_for) else None
-        return index
+        """Return the codebase index of the folder holding ``path`` (the workbench's port)."""
+        if self.server.ports.features is None:  # no feature table: no codebase feature
+            return None
+        return self.server.workbench().codebase_index(path)
 
     async def ready(self) -> CompletionService:
         """Return the service once the configuration is loaded."""

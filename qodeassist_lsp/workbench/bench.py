@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.context.codebase.model import CodebaseIndex
     from qodeassist_lsp.context.documents import Document
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
@@ -321,6 +322,7 @@ class Workbench:
                 self.ports.documents,
                 is_ignored=self.ignored_document(folders),
                 is_ready=is_ready,
+                codebase=self.codebase_index,
             )
         return self._next_edit
 
@@ -360,6 +362,18 @@ class Workbench:
         if not isinstance(service, CodebaseService) or not service.settings.enabled:
             return None
         return lambda query: [(hit.path, hit.snippet) for hit in service.for_mention(query)]
+
+    def codebase_index(self, path: Path) -> CodebaseIndex | None:
+        """Return the index of the folder holding ``path`` (completion and next edits' port).
+
+        None while the codebase feature is off, or the folder's index is not built yet.
+        """
+        from qodeassist_lsp.features.codebase.service import CodebaseService
+
+        service = self.features.provided("codebase")
+        if not isinstance(service, CodebaseService) or not service.settings.enabled:
+            return None
+        return service.index_for(path)
 
     def plan_runner(self, chats: ChatHost) -> PlanRunner:
         """Return plan mode for ``chats`` (the plan prompt from the configuration's personas)."""
