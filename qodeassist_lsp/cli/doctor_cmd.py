@@ -53,6 +53,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             _run(Runtime(config, on_launch_progress=print_launch_progress), args.timeout)
         )
         report.rules = _rules(config)
+        report.codebase = _codebase(config)
         hint = None if args.json else asyncio.run(find_setup_hint(config))
     if args.json:
         print_json(report.to_json())
@@ -74,6 +75,26 @@ def _rules(config: Configuration) -> dict[str, Any] | None:
     settings = config.settings.rules
     finder = RulesFinder(lambda: settings, lambda: [project], ignore_rule(lambda _root: ignore))
     return finder.find().status(settings.max_chars)
+
+
+def _codebase(config: Configuration) -> dict[str, Any] | None:
+    """Return the project's codebase index as stored (None without a project folder)."""
+    from qodeassist_lsp.context.codebase.index import database_path_for
+    from qodeassist_lsp.features.codebase.settings import CODEBASE_SETTINGS
+
+    project = config.paths.project
+    if project is None:
+        return None
+    if not config.settings.section(CODEBASE_SETTINGS).enabled:
+        return {"state": "off"}
+    database = database_path_for(config.paths.data_root, project)
+    try:
+        size = database.stat().st_size
+    except OSError:
+        size = 0
+    state = "stored" if size else "not built yet (an editor, ACP, HTTP or mcp serve builds it)"
+    folder = {"root": str(project), "state": state, "database": str(database) if size else ""}
+    return {"state": state, "folders": [{**folder, "size": size}]}
 
 
 class _HeldLogs(logging.Handler):

@@ -141,6 +141,8 @@ class DoctorReport:
     pipelines: dict[str, list[str]]
     rules: dict[str, Any] | None = None
     """The project's rules files in effect for the workspace (the door finds them), or None."""
+    codebase: dict[str, Any] | None = None
+    """The codebase index as the door knows it (``qodeassist/status``'s part), or None."""
 
     @property
     def ok(self) -> bool:
@@ -162,6 +164,7 @@ class DoctorReport:
             ],
             "agents": [a.to_json() for a in self.agents],
             **({"rules": self.rules} if self.rules is not None else {}),
+            **({"codebase": self.codebase} if self.codebase is not None else {}),
         }
 
 

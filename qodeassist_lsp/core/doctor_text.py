@@ -30,6 +30,9 @@ def format_report(report: DoctorReport) -> str:
     if report.rules is not None:
         lines.append("")
         lines.extend(format_rules(report.rules))
+    if report.codebase is not None:
+        lines.append("")
+        lines.extend(format_codebase(report.codebase))
     lines.append("")
     verdict = "all pipelines have a working agent" if report.ok else "some pipelines fail"
     unset = sum(not agent.configured for agent in report.agents)
@@ -81,3 +84,28 @@ def format_rules(rules: dict[str, Any]) -> list[str]:
         lines.append(f"  {found['path']} ({found['chars']} characters{note})")
     lines.extend(f"  problem: {problem}" for problem in problems)
     return lines
+
+
+def format_codebase(part: dict[str, Any]) -> list[str]:
+    """Return the lines of the codebase index (``part`` as ``qodeassist/status`` has it)."""
+    state = part.get("state", "?")
+    if state == "off":
+        return ["codebase index: off ([codebase] enabled = false)"]
+    counts = ""
+    if "files" in part:
+        counts = f" — {part['files']} files, {part.get('symbols', 0)} symbols"
+    lines = [f"codebase index: {state}{counts}"]
+    for folder in part.get("folders", []):
+        size = folder.get("size", 0)
+        where = f"database {_size(size)} at {folder['database']}" if folder.get("database") else ""
+        head = f"  {folder['root']}: {folder.get('state', state)}"
+        lines.append(f"{head}, {where}" if where else head)
+        if folder.get("error"):
+            lines.append(f"    error: {folder['error']}")
+    return lines
+
+
+def _size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB"
+    return f"{size / 1024:.0f} KiB"

@@ -20,6 +20,9 @@ async def doctor(ls: QodeAssistServer, *args: Any) -> dict[str, Any]:
     limit = parse(DoctorParams, args[0] if args else None).timeout or DEFAULT_TIMEOUT_S
     report = await Doctor(await ls.backend.runtime(), limit).run()
     report.rules = finder_of(ls).find().status(ls.backend.settings.rules.max_chars)
+    table = ls.ports.features
+    if table is not None and "codebase" in table.features:
+        report.codebase = table.status().get("codebase")
     return {**report.to_json(), "text": format_report(report)}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
@@ -446,6 +447,10 @@ class CodebaseService:
         except Exception as exc:
             status = IndexStatus(state="failed", root=str(root), error=str(exc))
         state = folder.state if folder.state in ("building", "failed", "waiting") else status.state
+        size = 0
+        if status.database:
+            with contextlib.suppress(OSError):
+                size = os.stat(status.database).st_size
         return {
             "root": str(root),
             "state": state,
@@ -455,6 +460,7 @@ class CodebaseService:
             "done": folder.done if folder.state == "building" else status.done,
             "total": folder.total if folder.state == "building" else status.total,
             "database": status.database,
+            "size": size,
             "error": folder.error or status.error,
             "skipped": dict(status.skipped),
         }
