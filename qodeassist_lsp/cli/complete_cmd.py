@@ -23,10 +23,9 @@ from qodeassist_lsp.cli.common import (
     print_launch_progress,
     read_source,
 )
+from qodeassist_lsp.cli.tool_kit import workbench_for
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CODE_COMPLETION
-from qodeassist_lsp.context.documents import DocumentStore
-from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.completion.service import (
     CompletionRequest,
@@ -100,11 +99,12 @@ async def _complete(
     config: Configuration, path: Path, text: str, line: int, character: int
 ) -> CompletionResult:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
-    documents = DocumentStore()
-    document = documents.open(path.as_uri(), text, 1)
-    project = config.paths.project
-    ignore = IgnoreFilter(project) if project is not None else None
-    service = CompletionService(runtime, documents, ignore=ignore)
+    folder = config.paths.project or path.parent
+    bench = workbench_for(runtime, folder)
+    document = bench.ports.documents.open(path.as_uri(), text, 1)
+    service = CompletionService(
+        runtime, bench.ports.documents, ignore=bench.qodeassist_ignore(folder)
+    )
     try:
         request = CompletionRequest(document, line, character, TriggerKind.INVOKED)
         return await service.complete(request)

@@ -39,10 +39,10 @@ from qodeassist_lsp.cli.common import (
     print_launch_progress,
     read_source,
 )
+from qodeassist_lsp.cli.tool_kit import workbench_for
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import QUICK_REFACTOR
-from qodeassist_lsp.context.documents import DocumentStore, offset_at
-from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.documents import offset_at
 from qodeassist_lsp.context.positions import split_lines
 from qodeassist_lsp.context.rules_files import RulesFinder, ignore_rule
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
@@ -159,22 +159,20 @@ async def _refactor(
     instruction_id: str | None,
 ) -> RefactorResult:
     runtime = Runtime(config, on_launch_progress=print_launch_progress)
-    documents = DocumentStore()
-    document = documents.open(path.as_uri(), text, 1)
-    project = config.paths.project
-    ignore = IgnoreFilter(project) if project is not None else None
+    bench = workbench_for(runtime, config.paths.project or path.parent)
+    document = bench.ports.documents.open(path.as_uri(), text, 1)
     library, problems = load_instructions(config.paths)
     for problem in problems:
         print(f"qodeassist-lsp: {problem.format()}", file=sys.stderr)
     service = RefactorService(
         runtime,
-        documents,
+        bench.ports.documents,
         lambda: library,
-        is_ignored=(lambda d: ignore.is_ignored(d.path)) if ignore is not None else None,
+        is_ignored=bench.ignored_document(),
         rules=RulesFinder(
             lambda: config.settings.rules,
-            lambda: [project or path.parent],
-            ignore_rule(lambda _root: ignore),
+            bench.ports.folders,
+            ignore_rule(bench.qodeassist_ignore),
         ),
     )
     start_line, start_col, end_line, end_col, instruction = span

@@ -86,6 +86,7 @@ class RefactorFeature(LanguageFeature):
                 self.server.backend,
                 self.server.documents,
                 instructions=self.instructions,
+                is_ignored=self.server.workbench().ignored_document(),
                 rules=finder_of(self.server),
             )
         return self._service

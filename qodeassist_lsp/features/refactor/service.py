@@ -130,7 +130,7 @@ class RefactorService:
             backend: The ``Runtime`` (configuration and sessions are read per request).
             documents: The open documents (the version guard reads the current version here).
             instructions: Returns the current instruction library; default: none.
-            is_ignored: Excludes documents from the open-files context (``use_open_files``).
+            is_ignored: Documents never sent: refused, and left out of the open-files context.
             guard: Judges answers before they are offered; default: a ``ResultGuard``.
             rules: Finds the project's rules files for the document; default: none.
         """
@@ -186,6 +186,12 @@ class RefactorService:
         def failed(category: ErrorCategory, message: str, agent: str = "") -> RefactorResult:
             return result("failed", message, agent, error=ErrorInfo(category, message))
 
+        if self._is_ignored(document):
+            return failed(
+                ErrorCategory.VALIDATION,
+                f"{Path(document.path or document.uri).name} is excluded by .qodeassistignore; "
+                "its code is never sent to a model (remove it from .qodeassistignore to refactor)",
+            )
         library = None
         if request.instruction_id:
             library = self._find(request.instruction_id)
