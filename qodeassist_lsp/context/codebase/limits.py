@@ -1,7 +1,7 @@
 """The index's caps and switches: the one place their defaults live.
 
-The ``[codebase]`` settings section maps onto `IndexLimits` field by field (same names); a value
-left out keeps the default here.
+The codebase feature builds an `IndexLimits` from the ``[codebase]`` settings; whatever it does
+not set keeps the default here.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ _READ_BUSY_TIMEOUT_MS: Final = 2_000
 """A query runs on the event loop: it waits less for a lock (WAL readers rarely wait at all)."""
 _SCORED_ROWS: Final = 2_000
 """At most about this many chunks are scored per query, so a query stays within milliseconds."""
+_FALLBACK_ROWS: Final = 1_000
+"""When even the rarest term is in more than `_SCORED_ROWS` chunks: how many of them are scored."""
 _DF_CACHE_SIZE: Final = 4_096
 _NAME_WEIGHT, _PATH_WEIGHT, _TERMS_WEIGHT, _TEXT_WEIGHT = 6.0, 3.0, 1.5, 1.0
 _BM25: Final = f"bm25(chunks_fts, {_NAME_WEIGHT}, {_PATH_WEIGHT}, {_TERMS_WEIGHT}, {_TEXT_WEIGHT})"
@@ -380,7 +382,7 @@ class IndexStore:
         `_SCORED_ROWS` chunks, choose the candidates; the common ones only add to the score of
         candidates that hold them (an ``AND`` query, scored with all the terms). The result is
         BM25's exact order among chunks holding a rare term. When even the rarest term is
-        common, the chunks naming it come first, then the first `_SCORED_ROWS` holding it.
+        common, the chunks naming it come first, then the first `_FALLBACK_ROWS` holding it.
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
@@ -431,10 +433,10 @@ class IndexStore:
         return cached
 
     def _scores(self, expression: str, limit: int | None) -> dict[int, float]:
-        """Return rowid → BM25 of the best ``limit`` matches, or of the first `_SCORED_ROWS`."""
+        """Return rowid → BM25 of the best ``limit`` matches, or of the first `_FALLBACK_ROWS`."""
         if limit is None:
             sql = f"SELECT rowid, {_BM25} FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?"
-            arguments: tuple[object, ...] = (expression, _SCORED_ROWS)
+            arguments: tuple[object, ...] = (expression, _FALLBACK_ROWS)
         else:
             sql = (
                 f"SELECT rowid, {_BM25} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"

@@ -155,3 +155,66 @@ def test_two_processes_write_one_database_and_readers_never_see_half_a_file(
         assert len(store.definitions(["t"], 100)) == 60
     finally:
         store.close()
+
+
+def _many(path: str, count: int, words: str) -> FileRecord:
+    chunks = [
+        Chunk(n, n, "function", f"f{n}", f"def f{n}():\n    {words} {n % 7}\n")
+        for n in range(count)
+    ]
+    return FileRecord(path, 0, 1, "h", FileChunks(chunks, []))
+
+
+def test_common_terms_only_add_to_the_score_of_chunks_with_a_rare_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import qodeassist_lsp.context.codebase.store as store_module
+
+    monkeypatch.setattr(store_module, "_SCORED_ROWS", 5)
+    store = IndexStore(tmp_path / "index.sqlite3")
+    try:
+        store.write(
+            [
+                _many("common.py", 40, "value value"),
+                _many("rare.py", 3, "zebra value"),
+                _many("other.py", 2, "zebra"),
+            ]
+        )
+        found = store.search("zebra value", 10)
+        with sqlite3.connect(store.path) as db:
+            naive = db.execute(
+                f"SELECT c.path, c.name FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+                f' WHERE chunks_fts MATCH \'"zebra" OR "value"\''
+                f" ORDER BY {store_module._BM25} LIMIT 5"
+            ).fetchall()
+        db.close()
+        # the same order as scoring every chunk, among those with the rare term
+        assert [(hit.path, hit.name) for hit in found] == naive
+        assert {hit.path for hit in found} == {"rare.py", "other.py"}
+    finally:
+        store.close()
+
+
+def test_when_every_term_is_common_chunks_naming_it_come_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import qodeassist_lsp.context.codebase.store as store_module
+
+    monkeypatch.setattr(store_module, "_SCORED_ROWS", 5)
+    monkeypatch.setattr(store_module, "_FALLBACK_ROWS", 8)
+    store = IndexStore(tmp_path / "index.sqlite3")
+    try:
+        named = FileRecord(
+            "named.py",
+            0,
+            1,
+            "h",
+            FileChunks([Chunk(0, 1, "class", "Value", "class Value:\n    pass\n")], []),
+        )
+        store.write([_many("common.py", 40, "value"), named])
+        found = store.search("value", 6)
+        assert found[0].name == "Value"
+        assert len(found) == 6
+        assert [hit.rank for hit in found] == sorted(hit.rank for hit in found)
+    finally:
+        store.close()
