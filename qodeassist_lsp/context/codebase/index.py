@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -112,6 +113,10 @@ class SqliteCodebaseIndex:
         self._done = 0
         self._total = 0
         self._skipped: dict[str, int] = {}
+        self._write_guard = threading.Lock()
+        self._sequence = itertools.count()
+        self._updated: dict[str, tuple[int, float]] = {}
+        """Per path: the newest ``update()`` written (its call order, when it was written)."""
 
     # -- the protocol --------------------------------------------------------------------------
     async def build(self, progress: ProgressCallback | None = None) -> IndexStatus:
@@ -147,8 +152,9 @@ class SqliteCodebaseIndex:
         """Re-index one file from ``text`` (an open buffer), from disk, or drop it if gone."""
         if not self._limits.enabled or self._closed:
             return
+        order = next(self._sequence)  # calls are ordered here; their threads may not be
         try:
-            await asyncio.to_thread(self._update_in_thread, Path(path), text)
+            await asyncio.to_thread(self._update_in_thread, Path(path), text, order)
         except (OSError, sqlite3.Error) as exc:
             log.warning("the index could not update %s: %s", path, exc)
 
@@ -182,6 +188,8 @@ class SqliteCodebaseIndex:
         """Return the index's state and counts now."""
         files = chunks = symbols = 0
         store = self._store
+        if store is None and self._limits.enabled and self.database_path.is_file():
+            store = self._open_quietly()  # the last session's index, before any build
         if store is not None and not self._closed:
             with contextlib.suppress(sqlite3.Error):
                 files, chunks, symbols = store.counts()
@@ -250,6 +258,7 @@ class SqliteCodebaseIndex:
             return self._scan(store, report)
 
     def _scan(self, store: IndexStore, report: Callable[[int, int], None]) -> bool:
+        scan_started = time.monotonic()
         stored = store.signatures()
         skipped: dict[str, int] = {}
         scanned: list[ScannedFile] = []
@@ -270,33 +279,55 @@ class SqliteCodebaseIndex:
         total = len(scanned)
         done = total - len(changed)
         report(done, total)
-        records: list[FileRecord] = []
+        records: list[tuple[FileRecord, float]] = []
         touched: list[tuple[str, int, int]] = []
         started = time.monotonic()
         for found in changed:
             if self._stop.is_set():
                 break
             stored_hash = stored.get(found.relative, (None, None, None))[2]
+            read_at = time.monotonic()
             record = self._read(found.relative, found.path, None, stored_hash, found)
             if record is None:
                 touched.append((found.relative, found.mtime_ns, found.size))
             else:
-                records.append(record)
+                records.append((record, read_at))
             done += 1
             if len(records) + len(touched) >= _BATCH_FILES or (
                 time.monotonic() - started >= _BATCH_SECONDS
             ):
-                store.write(records, deleted, touched)
+                self._write_scanned(store, records, deleted, touched, scan_started)
                 records, touched, deleted = [], [], []
                 started = time.monotonic()
                 report(done, total)
         if records or touched or deleted:
-            store.write(records, deleted, touched)
+            self._write_scanned(store, records, deleted, touched, scan_started)
         report(done, total)
         for reason, count in store.skipped_counts().items():
             skipped[reason] = skipped.get(reason, 0) + count
         self._skipped = skipped
         return not self._stop.is_set()
+
+    def _write_scanned(
+        self,
+        store: IndexStore,
+        records: list[tuple[FileRecord, float]],
+        deleted: list[str],
+        touched: list[tuple[str, int, int]],
+        scan_started: float,
+    ) -> None:
+        """Write a build's batch, except what an ``update()`` wrote since the build read it."""
+        with self._write_guard:
+            never: tuple[int, float] = (-1, float("-inf"))
+            store.write(
+                [
+                    record
+                    for record, read_at in records
+                    if self._updated.get(record.path, never)[1] < read_at
+                ],
+                [path for path in deleted if self._updated.get(path, never)[1] < scan_started],
+                [item for item in touched if item[0] not in self._updated],
+            )
 
     def _read(
         self,
@@ -335,24 +366,41 @@ class SqliteCodebaseIndex:
         if not self._limits.text_files and self._chunker.grammar_for(relative) is None:
             return FileRecord(relative, mtime_ns, size, digest, None, "no_grammar")
         content = text if text is not None else data.decode("utf-8", "replace")
-        return FileRecord(relative, mtime_ns, size, digest, self._chunker.chunk(relative, content))
+        try:
+            chunks = self._chunker.chunk(relative, content)
+        except Exception:  # one odd file must not cost the whole index
+            log.exception("the index could not cut %s into chunks", relative)
+            return FileRecord(relative, mtime_ns, size, digest, None, "unparsable")
+        return FileRecord(relative, mtime_ns, size, digest, chunks)
 
-    def _update_in_thread(self, path: Path, text: str | None) -> None:
+    def _update_in_thread(self, path: Path, text: str | None, order: int) -> None:
         relative = self._relative(path)
         if relative is None:
             return
         store = self._open()
         absolute = self.root / relative
         if self._excluded(absolute, relative) or (text is None and not absolute.is_file()):
-            store.write([], [relative])
+            self._write_update(store, relative, order, deleted=True)
             return
         record = self._read(relative, absolute, text, store.stored_hash(relative), None)
         if record is None:
-            with contextlib.suppress(OSError):
-                info = absolute.stat()
-                store.write([], [], [(relative, info.st_mtime_ns, info.st_size)])
-            return
-        store.write([record])
+            return  # the content is what the index holds
+        self._write_update(store, relative, order, record)
+
+    def _write_update(
+        self,
+        store: IndexStore,
+        relative: str,
+        order: int,
+        record: FileRecord | None = None,
+        deleted: bool = False,
+    ) -> None:
+        """Write one ``update()``'s result unless a later call's result is already written."""
+        with self._write_guard:
+            if self._updated.get(relative, (-1, 0.0))[0] > order:
+                return
+            store.write([record] if record is not None else [], [relative] if deleted else [])
+            self._updated[relative] = (order, time.monotonic())
 
     def _relative(self, path: Path) -> str | None:
         """Return ``path`` relative to the folder (POSIX); None outside it, symlinks followed."""

@@ -368,3 +368,63 @@ async def test_cancelling_the_build_task_stops_the_thread(tmp_path: Path) -> Non
     status = await index.build()  # a later build finishes the job
     assert status.state == "ready" and status.files == 200
     await index.aclose()
+
+
+async def test_status_shows_the_last_sessions_index_before_a_build(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    database = tmp_path / "db.sqlite3"
+    first = SqliteCodebaseIndex(root, database)
+    await first.build()
+    await first.aclose()
+    second = SqliteCodebaseIndex(root, database)
+    try:
+        status = second.status()
+        assert (status.state, status.files) == ("waiting", 4)
+        assert second.definitions("Segment")  # usable at once
+    finally:
+        await second.aclose()
+
+
+async def test_a_file_the_chunker_chokes_on_does_not_cost_the_index(
+    project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, index = project
+    original = index._chunker.chunk
+
+    def chunk(relative: str, text: str) -> object:
+        if relative == "src/seg.py":
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(relative, text)
+
+    monkeypatch.setattr(index._chunker, "chunk", chunk)
+    status = await index.build()
+    assert status.state == "ready"
+    assert status.skipped.get("unparsable") == 1
+    assert index.definitions("parse_config")
+
+
+async def test_an_older_update_never_overwrites_a_newer_one(project) -> None:
+    root, index = project
+    await index.build()
+    store = index._open()
+    relative = "src/seg.py"
+    newer = index._read(relative, root / relative, "def newest():\n    pass\n", None, None)
+    older = index._read(relative, root / relative, "def older():\n    pass\n", None, None)
+    assert newer is not None and older is not None
+    index._write_update(store, relative, 7, newer)
+    index._write_update(store, relative, 6, older)  # its thread finished last
+    assert index.definitions("newest") and not index.definitions("older")
+
+
+async def test_a_build_does_not_overwrite_what_an_update_wrote_after_reading(project) -> None:
+    root, index = project
+    await index.build()
+    store = index._open()
+    relative = "src/seg.py"
+    from_disk = index._read(relative, root / relative, "def from_disk():\n    pass\n", None, None)
+    from_buffer = index._read(relative, root / relative, "def typed():\n    pass\n", None, None)
+    assert from_disk is not None and from_buffer is not None
+    read_at = 0.0  # the build read the file before the update below was written
+    index._write_update(store, relative, 1, from_buffer)
+    index._write_scanned(store, [(from_disk, read_at)], [relative], [], read_at)
+    assert index.definitions("typed") and not index.definitions("from_disk")
