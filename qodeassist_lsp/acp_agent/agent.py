@@ -194,7 +194,7 @@ class QodeAssistAgent:
         return SessionModeState(current_mode_id=current, available_modes=modes)
 
     async def _announce_commands(self, session: AcpSession) -> None:
-        library = await self.host.current_skills()
+        library = await self.host.bench.current_skills()
         if library is None:
             return
         commands = [

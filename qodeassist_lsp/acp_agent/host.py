@@ -22,7 +22,6 @@ from qodeassist_lsp.core.events import FileEditEvent, SessionEvent
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.chat.service import ChatService, EventSink
 from qodeassist_lsp.mcp.definitions import ServerDefinition, Transport
-from qodeassist_lsp.skills.library import SkillLibrary
 from qodeassist_lsp.tools.workspace import EditorFiles, ProgramRunner
 from qodeassist_lsp.workbench.bench import Workbench
 from qodeassist_lsp.workbench.ports import Ports
@@ -68,8 +67,6 @@ class AcpHost:
             ),
         )
         self.bench.wire(self.runtime.contributors)
-        self.edits = self.bench.edits
-        self.documents = self.bench.ports.documents
 
     async def start(self) -> None:
         """Scan the skills and start the MCP servers of ``mcp.json``."""
@@ -97,14 +94,6 @@ class AcpHost:
         session = CURRENT.get()
         return ClientTerminal() if session is not None and session.abilities.terminal else None
 
-    def skill_library(self) -> SkillLibrary | None:
-        """Return the skills of the last scan (None while skills are disabled)."""
-        return self.bench.skill_library()
-
-    async def current_skills(self) -> SkillLibrary | None:
-        """Rescan when the skill folders changed; return the library (the chat's source)."""
-        return await self.bench.current_skills()
-
     # -- chats ----------------------------------------------------------------------------
     def chat_service(self, cwd: Path, sink: EventSink) -> ChatService:
         """Return a chat service working in ``cwd`` whose events go to ``sink``."""
@@ -121,7 +110,7 @@ class AcpHost:
 
     def diff_of(self, event: FileEditEvent) -> tuple[str, str | None, str | None] | None:
         """Return (path, old text, new text) of the edit behind ``event``."""
-        edit = self.edits.get(event.edit_id)
+        edit = self.bench.edits.get(event.edit_id)
         if edit is None:
             return None
         return str(edit.path), edit.old_text, edit.new_text

@@ -72,6 +72,11 @@ class ChatFeature(LanguageFeature):
             await self._service.aclose()
 
 
+async def chats(ls: QodeAssistServer) -> ChatService:
+    """Return the server's chat service once the configuration is loaded."""
+    return await ls.feature_of(ChatFeature).service()
+
+
 def _follow(
     service: ChatService, chat_id: str, request: Request, progress: WorkDoneProgress
 ) -> None:
@@ -138,32 +143,27 @@ async def chat_send(ls: QodeAssistServer, args: SendParams) -> dict[str, Any]:
 
 async def chat_cancel(ls: QodeAssistServer, args: ChatIdParams) -> None:
     """Cancel the running request of a chat."""
-    feature = ls.feature_of(ChatFeature)
-    (await feature.service()).cancel(args.chat_id)
+    (await chats(ls)).cancel(args.chat_id)
 
 
 async def chat_list(ls: QodeAssistServer, _params: object) -> list[dict[str, Any]]:
     """List the saved chats, newest first."""
-    feature = ls.feature_of(ChatFeature)
-    return (await feature.service()).list()
+    return (await chats(ls)).list()
 
 
 async def chat_get(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Return one chat with its messages."""
-    feature = ls.feature_of(ChatFeature)
-    return (await feature.service()).get(args.chat_id)
+    return (await chats(ls)).get(args.chat_id)
 
 
 async def chat_delete(ls: QodeAssistServer, args: ChatIdParams) -> None:
     """Delete a chat and its history file."""
-    feature = ls.feature_of(ChatFeature)
-    await (await feature.service()).delete(args.chat_id)
+    await (await chats(ls)).delete(args.chat_id)
 
 
 async def chat_compress(ls: QodeAssistServer, args: CompressParams) -> dict[str, Any]:
     """Summarise a chat into a new, shorter one; answer the new chat's id."""
-    feature = ls.feature_of(ChatFeature)
-    service = await feature.service()
+    service = await chats(ls)
     progress = WorkDoneProgress(ls, args.work_done_token, "QodeAssist: summarising chat")
     await progress.begin(create=False)
     with _ending(progress):
@@ -174,8 +174,7 @@ async def chat_compress(ls: QodeAssistServer, args: CompressParams) -> dict[str,
 
 async def chat_tokens(ls: QodeAssistServer, args: TokensParams) -> dict[str, Any]:
     """Estimate the tokens a chat with this draft and attachments would send."""
-    feature = ls.feature_of(ChatFeature)
-    return (await feature.service()).tokens(args.chat_id, args.draft, args.attachments)
+    return (await chats(ls)).tokens(args.chat_id, args.draft, args.attachments)
 
 
 async def agents_list(ls: QodeAssistServer, args: AgentsParams) -> list[dict[str, Any]]:

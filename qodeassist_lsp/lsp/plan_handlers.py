@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.lsp import methods
-from qodeassist_lsp.lsp.chat_handlers import ChatFeature
+from qodeassist_lsp.lsp.chat_handlers import chats
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
@@ -19,21 +19,18 @@ if TYPE_CHECKING:
 
 async def plan_update(ls: QodeAssistServer, args: PlanUpdateParams) -> dict[str, Any]:
     """Replace the steps of a chat's plan (or write one); answer the plan."""
-    service = await ls.feature_of(ChatFeature).service()
     steps = [step.model_dump(exclude_none=True) for step in args.steps]
-    return service.plans.update(args.chat_id, steps)
+    return (await chats(ls)).plans.update(args.chat_id, steps)
 
 
 async def plan_approve(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Run the plan's pending steps one by one, each as a chat turn with tools."""
-    service = await ls.feature_of(ChatFeature).service()
-    return service.plans.approve(args.chat_id)
+    return (await chats(ls)).plans.approve(args.chat_id)
 
 
 async def plan_cancel(ls: QodeAssistServer, args: ChatIdParams) -> dict[str, Any]:
     """Stop a running plan (the running step is cancelled); it can be resumed."""
-    service = await ls.feature_of(ChatFeature).service()
-    return await service.plans.cancel(args.chat_id)
+    return await (await chats(ls)).plans.cancel(args.chat_id)
 
 
 def setup(server: QodeAssistServer) -> None:
