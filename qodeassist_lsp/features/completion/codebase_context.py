@@ -361,12 +361,12 @@ class CodebaseContext:
             by_name.setdefault(item.name, item)
         chosen: list[SymbolDefinition] = []
         for name in names:
-            item = by_name.get(name)
-            if item is not None:
-                summary = compact(item.summary or item.signature, item.kind)
+            definition = by_name.get(name)
+            if definition is not None:
+                summary = compact(definition.summary or definition.signature, definition.kind)
                 if name not in near:
                     summary = summary.split("\n", 1)[0]
-                chosen.append(dataclasses.replace(item, summary=summary))
+                chosen.append(dataclasses.replace(definition, summary=summary))
         return tuple(chosen)
 
 
