@@ -117,7 +117,8 @@ class _Folder:
     total: int = 0
     again: bool = False
     """A rescan was asked for while a build ran: build once more when it ends."""
-    pending: dict[Path, asyncio.TimerHandle] = field(default_factory=dict)
+    pending: dict[Path, asyncio.Task[None]] = field(default_factory=dict)
+    """Buffer edits waiting to be still for ``update_delay_ms`` (cancelled by the next edit)."""
 
 
 class CodebaseService:
@@ -130,6 +131,7 @@ class CodebaseService:
         self._started = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._exclude: tuple[tuple[str, ...], GitIgnoreSpec | None] = ((), None)
+        self._seen_folders: tuple[Path, ...] = ()
 
     # -- settings and rules --------------------------------------------------------------------
     @property
@@ -174,7 +176,8 @@ class CodebaseService:
         if not self._started:
             return
         settings = self.settings
-        wanted = [Path(f) for f in self._sources.folders()] if settings.enabled else []
+        self._seen_folders = tuple(Path(f) for f in self._sources.folders())
+        wanted = list(self._seen_folders) if settings.enabled else []
         caps = _caps(settings)
         for root in list(self._folders):
             if root not in wanted or self._folders[root].caps != caps:
@@ -292,8 +295,8 @@ class CodebaseService:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _close(self, folder: _Folder) -> None:
-        for handle in folder.pending.values():
-            handle.cancel()
+        for waiting in folder.pending.values():
+            waiting.cancel()
         folder.pending.clear()
         if folder.build is not None and not folder.build.done():
             folder.build.cancel()
@@ -329,13 +332,16 @@ class CodebaseService:
         if old is not None:
             old.cancel()
         delay = self.settings.update_delay_ms / 1000
-        folder.pending[path] = asyncio.get_running_loop().call_later(
-            delay, self._fire, folder, path, text
-        )
+        task = asyncio.get_running_loop().create_task(self._delayed(folder, path, text, delay))
+        folder.pending[path] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-    def _fire(self, folder: _Folder, path: Path, text: str | None) -> None:
-        folder.pending.pop(path, None)
-        self._spawn(self._update(folder, path, text))
+    async def _delayed(self, folder: _Folder, path: Path, text: str | None, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if folder.pending.get(path) is asyncio.current_task():
+            del folder.pending[path]  # from here on the next edit waits its turn, not cancels
+        await self._update(folder, path, text)
 
     async def saved(self, path: Path, text: str | None = None) -> None:
         """Re-index ``path`` now (saved: ``text`` is what was saved, None reads the disk)."""
@@ -366,8 +372,18 @@ class CodebaseService:
             log.warning("re-indexing %s failed: %s", path, exc)
 
     # -- answers ------------------------------------------------------------------------------
+    def _follow_folders(self) -> None:
+        """Index a workspace folder added since the last look; drop a removed one."""
+        if not self._started:
+            return
+        folders = tuple(Path(f) for f in self._sources.folders())
+        if folders != self._seen_folders:
+            self._seen_folders = folders
+            self.sync()
+
     def index_for(self, path: Path) -> CodebaseIndex | None:
         """Return the index of the folder holding ``path``, or None (off, no folder, failed)."""
+        self._follow_folders()
         found = self._folder_of(path)
         if found is None or found[1].state in ("failed", "waiting"):
             return None
@@ -375,6 +391,7 @@ class CodebaseService:
 
     def search(self, query: str, limit: int | None = None) -> list[Hit]:
         """Return the best snippets for ``query`` over every folder, best first."""
+        self._follow_folders()
         cap = self.settings.search_limit
         limit = cap if limit is None else max(1, min(limit, cap))
         if not query.strip():
@@ -394,6 +411,7 @@ class CodebaseService:
 
     def definitions(self, name: str, limit: int = 5) -> list[Found]:
         """Return where ``name`` is defined, over every folder."""
+        self._follow_folders()
         name = name.strip()
         if not name:
             return []

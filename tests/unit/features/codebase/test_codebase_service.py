@@ -131,7 +131,6 @@ async def test_a_rename_is_searchable_after_save_and_after_the_delay(project: Pa
     parser = project / "pkg" / "parser.py"
     renamed = "def read_settings(text):\n    return text\n"
     service.files_changed([FileChange(path=parser, kind="changed", text=renamed)])
-    await asyncio.sleep(0.01)  # the delay is 0 ms: the timer fires on the next loop turns
     await service.settled()
     assert [h.snippet.path for h in service.search("read_settings")] == ["pkg/parser.py"]
     assert service.search("parse_config text") == []
@@ -232,4 +231,45 @@ async def test_changed_caps_make_the_index_anew_on_reload(project: Path) -> None
     assert first.closed
     assert factory.made[project] is not first
     assert service.status()["state"] == "ready"
+    await service.aclose()
+
+
+async def test_edits_in_a_row_are_indexed_once_still(project: Path) -> None:
+    service, factory, _, _ = make(project, CodebaseSettings(update_delay_ms=10000))
+    await service.start()
+    await service.settled()
+    parser = project / "pkg" / "parser.py"
+    for n in range(3):
+        service.files_changed([FileChange(path=parser, kind="changed", text=f"v{n}")])
+    assert factory.made[project].updates == []  # still typing
+    service.files_changed([FileChange(path=parser, kind="saved", text="saved")])
+    await service.settled()
+    assert factory.made[project].updates == [(parser, "saved")]
+    await service.aclose()
+
+
+async def test_an_added_workspace_folder_is_indexed(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "extra.py").write_text("def parse_config_extra():\n    pass\n")
+    folders = [project]
+    factory = FakeFactory()
+    service = CodebaseService(
+        CodebaseSources(
+            settings=CodebaseSettings,
+            folders=lambda: folders,
+            data_root=lambda: tmp_path / "data",
+            factory=factory,
+        )
+    )
+    await service.start()
+    await service.settled()
+    folders.append(other)
+    assert service.search("parse_config_extra") == []  # its build has only begun
+    await service.settled()
+    assert [h.root for h in service.search("parse_config_extra")] == [other]
+    folders.remove(project)
+    service.search("x")
+    await service.settled()
+    assert factory.made[project].closed
     await service.aclose()
