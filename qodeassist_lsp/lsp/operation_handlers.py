@@ -14,6 +14,8 @@ of every open, change and close.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from qodeassist_lsp.core.operations import FileChangeKind, ProgressTask
     from qodeassist_lsp.lsp.server import QodeAssistServer
     from qodeassist_lsp.workbench.features import BoundOperation, FeatureTable
+
+log = logging.getLogger("qodeassist.features")
 
 METHOD_PREFIX = "qodeassist/"
 """What every operation's method starts with: ``qodeassist/<feature>/<op>``."""
@@ -101,6 +105,47 @@ class OperationsFeature(LanguageFeature):
         await self.table.aclose()
 
 
+class FileWatch(LanguageFeature):
+    """Asks the client to report files changed on disk, for the features that follow them.
+
+    Registered dynamically (``client/registerCapability``) for clients that offer it, with one
+    ``**/*`` watcher; the changes arrive as ``workspace/didChangeWatchedFiles``.
+    """
+
+    def __init__(self, server: QodeAssistServer) -> None:
+        """Register with the client of ``server``."""
+        self.server = server
+        self._task: asyncio.Task[None] | None = None
+
+    async def initialized(self) -> None:
+        """Register the watcher in the background (a slow client holds up nothing)."""
+        workspace = self.server.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace is not None else None
+        if watched is not None and watched.dynamic_registration:
+            self._task = asyncio.create_task(self._register(), name="qa-file-watch")
+
+    async def _register(self) -> None:
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern="**/*")]
+        )
+        registration = types.Registration(
+            id=f"qodeassist-files-{uuid.uuid4()}",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
+        )
+        try:
+            await self.server.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # the client refused: the features follow edits and saves only
+            log.info("the client did not register the file watcher: %s", exc)
+
+    async def aclose(self) -> None:
+        """Stop a registration still under way."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
 class FeatureStatus(LanguageFeature):
     """One feature's part of ``qodeassist/status``, under the feature's name."""
 
@@ -163,3 +208,5 @@ def setup(server: QodeAssistServer) -> None:
     for path, bound in table.operations().items():
         server.feature(METHOD_PREFIX + path)(_handler(bound))
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
+    if any(feature.files_changed is not None for feature in table.features.values()):
+        server.add_feature(FileWatch(server))

@@ -65,6 +65,16 @@ async def search(client: Any, query: str) -> list[dict[str, Any]]:
     return snippets
 
 
+async def found_within(client: Any, query: str, seconds: float) -> list[dict[str, Any]]:
+    """Search ``query`` until something is found or ``seconds`` passed; the last answer."""
+    began = time.monotonic()
+    hits = await search(client, query)
+    while not hits and time.monotonic() - began < seconds:
+        await asyncio.sleep(0.02)
+        hits = await search(client, query)
+    return hits
+
+
 def indexing(client: Any) -> list[list[Any]]:
     """The ``$/progress`` reports of every index build the client was shown."""
     return [
@@ -120,13 +130,7 @@ async def test_a_rename_is_found_within_a_second(client: Any, lsp_home: Path) ->
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
     )
-    began = time.monotonic()
-    hits: list[dict[str, Any]] = []
-    while time.monotonic() - began < 1.0:  # the budget of issue 45: a second
-        hits = await search(client, "load_config_document")
-        if hits:
-            break
-        await asyncio.sleep(0.02)
+    hits = await found_within(client, "load_config_document", 1.0)  # issue 45's budget
     assert hits and hits[0]["path"] == "settings_parser.py", hits
     assert "def load_config_document(path):" in hits[0]["text"]
     stale = await search(client, "parse_settings_file")
@@ -157,3 +161,48 @@ async def test_ignored_files_are_never_returned(client: Any, lsp_home: Path) -> 
     assert not {h["path"] for h in await search(client, f"{MARKER}_more")} & IGNORED
     status = await request(client, "codebase/status", {})
     assert status["files"] == 4, status
+
+
+async def test_files_changed_on_disk_follow_watched_file_events(
+    client: Any, lsp_home: Path
+) -> None:
+    await start(client)
+    await request(client, "codebase/reindex", {"wait": True})
+    project = lsp_home / "project"
+    (project / "tokenizer.py").write_text("def split_into_tokens(text):\n    return text.split()\n")
+    (project / "app.py").unlink()
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [
+                types.FileEvent((project / "tokenizer.py").as_uri(), types.FileChangeType.Created),
+                types.FileEvent((project / "app.py").as_uri(), types.FileChangeType.Deleted),
+            ]
+        )
+    )
+    # no rescan: only the events can tell the index (polled; each update takes milliseconds)
+    hits = await found_within(client, "split_into_tokens", 5.0)
+    assert hits and hits[0]["path"] == "tokenizer.py", hits
+    gone: list[dict[str, Any]] = [{"path": "app.py"}]
+    began = time.monotonic()
+    while any(h["path"] == "app.py" for h in gone) and time.monotonic() - began < 5.0:
+        gone = await search(client, "run app toml")
+        await asyncio.sleep(0.02)
+    assert all(h["path"] != "app.py" for h in gone), gone
+
+
+@pytest.mark.parametrize("client", ["visual_studio_code"], indirect=True)
+async def test_a_client_that_offers_it_is_asked_to_watch_the_files(client: Any) -> None:
+    registered: list[Any] = []
+    asked = asyncio.Event()
+
+    @client.feature("client/registerCapability")
+    def on_register(ls: Any, params: Any) -> None:
+        registered.extend(params.registrations)
+        asked.set()
+
+    await start(client)
+    await asyncio.wait_for(asked.wait(), 10)
+    watch = [r for r in registered if r.method == "workspace/didChangeWatchedFiles"]
+    assert watch, registered
+    watchers = watch[0].register_options["watchers"]
+    assert watchers == [{"globPattern": "**/*"}], watchers
