@@ -367,7 +367,7 @@ class SqliteCodebaseIndex:
             return FileRecord(relative, mtime_ns, size, digest, None, "no_grammar")
         content = text if text is not None else data.decode("utf-8", "replace")
         try:
-            chunks = self._chunker.chunk(relative, content)
+            chunks = self._chunker.chunk(relative, content, incremental=text is not None)
         except Exception:  # one odd file must not cost the whole index
             log.exception("the index could not cut %s into chunks", relative)
             return FileRecord(relative, mtime_ns, size, digest, None, "unparsable")

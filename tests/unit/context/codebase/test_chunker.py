@@ -156,3 +156,19 @@ def test_broken_code_and_empty_text_do_not_raise() -> None:
     assert chunker.chunk("empty.py", "").chunks == []
     broken = chunker.chunk("broken.py", "def f(:\n    pass\nclass\n")
     assert broken.chunks  # the lines are still searchable
+
+
+def test_an_edited_file_parsed_from_its_last_tree_gives_what_a_fresh_parse_gives() -> None:
+    import random
+
+    rng = random.Random(45)
+    incremental = _chunker()
+    fresh = _chunker()
+    text = PYTHON.replace("Segment", "Ségment")  # multi-byte characters: byte columns differ
+    incremental.chunk("seg.py", text, incremental=True)
+    pieces = ["x", "\n", "    def added(self) -> None:\n        pass\n", "é", "", "class C:\n"]
+    for _ in range(40):
+        start = rng.randrange(len(text) + 1)
+        end = min(len(text), start + rng.randrange(6))
+        text = text[:start] + rng.choice(pieces) + text[end:]
+        assert incremental.chunk("seg.py", text, incremental=True) == fresh.chunk("seg.py", text)

@@ -391,10 +391,10 @@ async def test_a_file_the_chunker_chokes_on_does_not_cost_the_index(
     _, index = project
     original = index._chunker.chunk
 
-    def chunk(relative: str, text: str) -> object:
+    def chunk(relative: str, text: str, **options: object) -> object:
         if relative == "src/seg.py":
             raise RecursionError("maximum recursion depth exceeded")
-        return original(relative, text)
+        return original(relative, text, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(index._chunker, "chunk", chunk)
     status = await index.build()
