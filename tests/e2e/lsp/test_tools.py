@@ -193,6 +193,7 @@ async def test_read_inside_and_outside_and_terminal_under_ask_and_deny(
 READ_CLASS = {
     "read_file", "list_folder", "find_files", "search_text", "diagnostics",
     "git_status", "git_diff", "git_log", "todo", "memory_read",
+    "search_codebase", "find_definition",  # the codebase feature's (docs/codebase.md)
 }  # fmt: skip
 
 
