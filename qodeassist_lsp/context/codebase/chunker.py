@@ -161,6 +161,8 @@ class Chunker:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        if "\r" in text:  # CRLF: the chunks' text has plain line ends, the line numbers agree
+            lines = [line.removesuffix("\r") for line in lines]
         grammar = self.grammar_for(relative)
         if grammar is not None:
             source = text.encode("utf-8", "surrogatepass")

@@ -172,3 +172,8 @@ def test_an_edited_file_parsed_from_its_last_tree_gives_what_a_fresh_parse_gives
         end = min(len(text), start + rng.randrange(6))
         text = text[:start] + rng.choice(pieces) + text[end:]
         assert incremental.chunk("seg.py", text, incremental=True) == fresh.chunk("seg.py", text)
+
+
+def test_crlf_line_ends_give_the_same_chunks_without_carriage_returns() -> None:
+    crlf = _chunker().chunk("seg.py", PYTHON.replace("\n", "\r\n"))
+    assert crlf == _chunker().chunk("seg.py", PYTHON)
