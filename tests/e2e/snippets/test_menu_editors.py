@@ -115,7 +115,11 @@ async def test_completion_menu_entry_and_refactor_actions(name, home, replay: Re
         session.apply(total, list(change.edits))
         assert session.text(total) == "def total(xs):\n    return sum(xs)\n"
         # While the model ran the editor showed work-done progress (its status line spinner).
-        [reports] = session.client.progress_reports.values()
+        [reports] = [  # the codebase index's build shows its own progress
+            r
+            for r in session.client.progress_reports.values()
+            if r and not str(getattr(r[0], "title", "")).startswith("QodeAssist: indexing")
+        ]
         assert isinstance(reports[0], types.WorkDoneProgressBegin)
         assert isinstance(reports[-1], types.WorkDoneProgressEnd)
 
