@@ -226,6 +226,11 @@ class CodebaseService:
                 status = await folder.index.build(on_progress)
                 if not folder.again:
                     break
+            if status.state == "failed":  # the engine says why (e.g. an unwritable data folder)
+                folder.state, folder.error = "failed", status.error
+                if progress is not None:
+                    progress.end(f"failed: {status.error}")
+                return
             folder.state = "ready"
             if progress is not None:
                 progress.end(f"{status.files} files, {status.symbols} symbols indexed")

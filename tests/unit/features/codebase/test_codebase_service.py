@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from qodeassist_lsp.context.codebase.model import IndexStatus
 from qodeassist_lsp.context.ignore import FolderIgnores, IgnoreFilter
 from qodeassist_lsp.core.operations import FileChange
 from qodeassist_lsp.features.codebase.service import CodebaseService, CodebaseSources
@@ -272,4 +273,22 @@ async def test_an_added_workspace_folder_is_indexed(project: Path, tmp_path: Pat
     service.search("x")
     await service.settled()
     assert factory.made[project].closed
+    await service.aclose()
+
+
+async def test_a_build_the_engine_reports_failed_is_failed(project: Path) -> None:
+    service, factory, progress, _ = make(project)
+    await service.start()
+    await service.settled()
+    index = factory.made[project]
+
+    async def failed(progress: object = None) -> IndexStatus:
+        return IndexStatus(state="failed", root=str(project), error="data folder read-only")
+
+    index.build = failed  # type: ignore[method-assign,assignment]
+    await service.reindex(wait=True)
+    assert service.status()["state"] == "failed"
+    assert service.status()["folders"][0]["error"] == "data folder read-only"
+    assert service.index_for(project / "pkg" / "app.py") is None
+    assert progress.seen[-1] == "end failed: data folder read-only"
     await service.aclose()
