@@ -469,15 +469,13 @@ def _signature(node: Any, source: bytes) -> str:
 
 
 def _docstring(node: Any) -> Any | None:
+    # ``named_child(0)``, not ``named_children[0]``: that builds a node for every statement
     body = node.child_by_field_name("body")
-    if body is None or not body.named_children:
+    if body is None or not body.named_child_count:
         return None
-    first = body.named_children[0]
-    if first.type == "expression_statement" and first.named_children:
-        string = first.named_children[0]
-        if string.type == "string":
-            return first
-    return None
+    first = body.named_child(0)
+    is_string = first.named_child_count and first.named_child(0).type == "string"
+    return first if first.type == "expression_statement" and is_string else None
 
 
 def _signature_end(node: Any, lines: list[str]) -> int:
