@@ -60,6 +60,7 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "RulesFeature",
         "OperationsFeature",
         "FeatureStatus",
+        "FileWatch",
     }
     registered = server.protocol.fm.features
     for method in (
