@@ -19,9 +19,9 @@ Two real language servers over stdio, on a copy of the project as their workspac
 model (the embedded llama.cpp server with Gemma 3 270M, started here on a free port) in one run,
 for the same lines, alternating which goes first:
 
-* **index**: the product's defaults; the codebase feature indexes the workspace (waited for
-  before the first line) and completion adds the definitions near the cursor (``[completion]
-  codebase_context``);
+* **index**: the codebase feature indexes the workspace (waited for before the first line) and
+  completion adds the definitions near the cursor (``[completion] codebase_context``, with
+  ``codebase_context_in_prefix = true``: the embedded agent's prompt is the prefix alone);
 * **plain**: the same with ``[codebase] enabled = false``: no index, the prompt as before.
 
 Each opens the document and answers an invoked ``textDocument/inlineCompletion``; the first
@@ -178,6 +178,8 @@ class Server:
         (self.home / "config" / "settings.toml").write_text(
             f"[completion]\nfirst_byte_timeout_s = {timeout_s}\nrequest_timeout_s = {timeout_s}\n"
             + (f"codebase_context_tokens = {tokens}\n" if tokens is not None else "")
+            # The Embedded Completion agent sends the prefix alone: the definitions go in front.
+            + ("codebase_context_in_prefix = true\n" if index else "")
             + ("" if index else "\n[codebase]\nenabled = false\n")
         )
         self.client = await start_ready_server(self.home)

@@ -12,7 +12,8 @@ and first lines, a class's members' signatures) go into the prompt:
   together exceed ``extra_context_tokens`` (the prompt's start, which the model server's prompt
   cache holds, stays the same);
 * for agents whose prompt is the prefix alone (the Embedded Completion agent), as a comment
-  block in the file's syntax in front of the prefix.
+  block in the file's syntax in front of the prefix — only with ``codebase_context_in_prefix``:
+  on the embedded 270M model it measured no gain and a longer prompt to read.
 
 A name defined in the current file is skipped (the local definition wins), and so is a bare
 name that only names methods (``get`` is a method of many classes: too ambiguous). The most

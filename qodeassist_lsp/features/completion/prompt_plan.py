@@ -25,12 +25,14 @@ from typing import Any
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.features.completion.codebase_context import CodebaseContext, Definitions
+from qodeassist_lsp.features.completion.cold_window import statement_start
 from qodeassist_lsp.features.completion.context_builder import (
     CompletionContext,
     Cursor,
     HeaderCache,
     build_context,
     context_layer,
+    stepped,
 )
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
 from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
@@ -120,15 +122,16 @@ class PromptPlanner:
         cursor = cursor or Cursor.at_position(document.text, 0, 0, 0)
         language = self.languages.detect(document.path, document.language_id)
         header = self._headers.get(document, language) if cs.skip_license_header else None
-        top = self._cold_top(profile, document.uri, cursor.line, cs) if known else None
+        top = self._cold_top(profile, document, cursor.line, cs) if known else None
         context = build_context(document, cursor, cs, header, top)
         healed = ""
         if continues_text(profile.endpoint, profile.body, profile.tags):
             prefix, healed = heal_prefix(context.prefix)
             context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
+        files = uses_extra_context(profile)
         definitions = Definitions()
-        if known and cs.codebase_context:
+        if known and cs.codebase_context and (files or cs.codebase_context_in_prefix):
             definitions = self.codebase.definitions(
                 uri=document.uri,
                 path=document.path,
@@ -138,7 +141,6 @@ class PromptPlanner:
                 line_before=cursor.line_before,
                 budget=cs.codebase_context_tokens,
             )
-        files = uses_extra_context(profile)
         if cs.extra_context_chunks > 0:
             window = context.prefix + context.suffix if known else ""
             chunks = self._ring.for_request(document, cursor.line if known else None, window)
@@ -196,14 +198,20 @@ class PromptPlanner:
         self.codebase.forget(uri)
 
     def _cold_top(
-        self, profile: AgentProfile, uri: str, line: int, cs: CompletionSettings
+        self, profile: AgentProfile, document: Document, line: int, cs: CompletionSettings
     ) -> int | None:
-        """Return the cold window's first line for a request at ``line`` (or None)."""
+        """Return the cold window's first line for a request at ``line`` (or None).
+
+        It starts where the top-level statement around ``cold`` lines above begins
+        (``cold_window``), within the usual window.
+        """
         cold = cs.local_cold_lines_before
         if cold <= 0 or cs.read_full_file or cs.max_context_tokens > 0 or not self._local(profile):
             return None
+        uri = document.uri
         top, last = self._tops.get(uri, (-1, 0))
         if top < 0 or line < top or abs(line - last) > cold:
-            top = max(line - cold, 0)
+            highest = max(line - stepped(line, cs.lines_before), 0)
+            top = statement_start(document.text, max(line - cold, 0), highest)
         self._tops[uri] = (top, line)
         return top

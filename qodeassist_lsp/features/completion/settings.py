@@ -219,17 +219,24 @@ class CompletionSettings(Section):
         description="Add the definitions of the names near the cursor that are defined in "
         "other files of the workspace (the call or attribute chain being typed, names used on "
         "the lines around, names imported at the top) from the codebase index: a function's "
-        "signature and first lines, a class's members' signatures. Nothing is added while the "
-        "index is off or not built.",
+        "signature and first lines, a class's members' signatures. For agents that send the "
+        "extra context (`ctx.files_metadata`); see `codebase_context_in_prefix` for the others. "
+        "Nothing is added while the index is off or not built.",
+    )
+    codebase_context_in_prefix: bool = Field(
+        default=False,
+        description="Add those definitions for agents whose prompt is the prefix alone too "
+        "(the Embedded Completion agent, chat-style agents), as a comment block in front of "
+        "the prefix. Off by default: on the embedded Gemma 3 270M it measured no gain in exact "
+        "matches and a longer prompt to read (`benchmarks/repo_completion.py`).",
     )
     codebase_context_tokens: int = Field(
         default=256,
         ge=0,
         le=8192,
         description="Most estimated tokens of those definitions. For agents that send the "
-        "extra context they come out of `extra_context_tokens` (the newest chunks make room); "
-        "for prefix-only agents (the Embedded Completion agent) they are a comment block in "
-        "front of the prefix. 0 adds none.",
+        "extra context they come out of `extra_context_tokens` (the newest chunks make room). "
+        "0 adds none.",
     )
     warm_idle_ms: int = Field(
         default=300,

@@ -43,6 +43,7 @@ def embedded_points_at_replay(
     serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\nwarm_idle_ms = 0\nprefetch_after_accept = false\n"
+        "codebase_context_in_prefix = true\n"
     )
     (lsp_home / "project/text").mkdir()
     (lsp_home / "project/text/segment.py").write_text(SEGMENT)
@@ -73,8 +74,9 @@ async def complete_after_segment_dot(client, lsp_home: Path, replay: ReplayServe
 async def test_the_other_modules_definition_is_in_the_prompt(client, lsp_home, replay) -> None:
     replay.script("/v1/completions", completion_reply("split(len(segment.text) // 2)"))
     prompt = await complete_after_segment_dot(client, lsp_home, replay)
-    # The Embedded Completion agent sends the prefix alone: the definitions lead it, as
-    # Python comments, the file named first; private members and bodies are left out.
+    # The Embedded Completion agent sends the prefix alone: the definitions lead it
+    # (codebase_context_in_prefix), as Python comments, the file named first; private members
+    # and bodies are left out.
     assert prompt.startswith(
         "# text/segment.py\n# class Segment:\n"
         "#     def __init__(self, text: str, start: int = 0) -> None:\n"

@@ -209,6 +209,7 @@ async def test_a_prefix_only_agent_gets_the_definitions_as_comments_before_the_p
 ) -> None:
     index = FakeIndex(SEGMENT)
     harness.service.codebase = lambda path: index
+    harness.use(codebase_context_in_prefix=True)
     harness.answer("split(3)\n")
     await harness.complete("import sys\n\nparts = Segment.|")
     prompt = harness.bodies[0]["prompt"]
@@ -220,12 +221,14 @@ async def test_a_prefix_only_agent_gets_the_definitions_as_comments_before_the_p
     )
 
 
-async def test_the_setting_turns_it_off(harness: Harness) -> None:
+async def test_the_settings_turn_it_off(harness: Harness) -> None:
     harness.service.codebase = lambda path: FakeIndex(SEGMENT)
-    harness.use(codebase_context=False)
     harness.answer("split(3)\n")
-    await harness.complete("parts = Segment.|")
-    assert harness.bodies[0]["prompt"] == "parts = Segment."
+    await harness.complete("parts = Segment.|")  # prefix-only agents: off by default
+    harness.use(codebase_context=False, codebase_context_in_prefix=True)
+    harness.answer("split(3)\n")
+    await harness.complete("parts = Segment.|\n")
+    assert [body["prompt"] for body in harness.bodies] == ["parts = Segment."] * 2
 
 
 class TestAnExtraContextAgent:
