@@ -503,13 +503,17 @@ export class ChatPanel implements vscode.WebviewViewProvider, vscode.Disposable 
     const edit = this.store.fileEdit(chatId, editId);
     const question = action === 'apply' && edit ? applyQuestion(edit) : undefined;
     if (question) {
-      // An edit that breaks its file is applied only when the user says so a second time.
+      // An edit that breaks its file is applied only when the user says so a second time; the
+      // dialog's default (its first item, Enter) keeps the file.
+      const keep: vscode.MessageItem = { title: "Don't apply" };
+      const confirm: vscode.MessageItem = { title: question.confirm };
       const picked = await vscode.window.showWarningMessage(
         question.message,
         { modal: true, detail: question.detail },
-        question.confirm,
+        keep,
+        confirm,
       );
-      if (picked !== question.confirm) {
+      if (picked !== confirm) {
         return;
       }
     }
