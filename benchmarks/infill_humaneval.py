@@ -224,18 +224,20 @@ def settings_toml(args: argparse.Namespace) -> str:
 def server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
     """The prefix the server sends for a freshly opened document (the cold window).
 
-    As ``context_builder.build_context`` cuts it with the defaults: ``lines_before`` (stepped)
-    lines above the cursor line, but no more than the cold window's ``cold``; the agent then
-    keeps the last 80 of those lines.
+    As ``prompt_plan`` and ``context_builder.build_context`` cut it with the defaults:
+    ``lines_before`` (stepped) lines above the cursor line, but with a cold window from the
+    top-level statement around ``cold`` lines above (``cold_window``); the agent then keeps the
+    last 80 of those lines.
     """
+    from qodeassist_lsp.features.completion.cold_window import statement_start
     from qodeassist_lsp.features.completion.context_builder import stepped
 
     line = task.line
-    back = stepped(line, lines_before)
+    highest = max(line - stepped(line, lines_before), 0)
+    top = highest
     if cold > 0:
-        back = min(back, cold)
-    lines = task.prefix.split("\n")
-    return "\n".join(lines[max(line - back, 0) :][-RAW_LINES:])
+        top = max(statement_start(task.prefix, max(line - cold, 0), highest), highest)
+    return "\n".join(task.prefix.split("\n")[top:][-RAW_LINES:])
 
 
 async def raw_probe(

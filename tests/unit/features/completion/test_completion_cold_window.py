@@ -6,6 +6,7 @@ loopback URL: a model on this machine.
 
 from __future__ import annotations
 
+from qodeassist_lsp.features.completion.cold_window import statement_start
 from tests.unit.features.completion.test_completion_service import (
     Harness,
     completer_agent,
@@ -58,3 +59,42 @@ async def test_zero_turns_it_off(harness: Harness) -> None:
     harness.answer("x\n")
     await harness.complete(at(60))
     assert first_line(harness.bodies[0]["prompt"]) == "value_0 = 0"  # 50 lines and a step more
+
+
+FUNCTION = [
+    "import math",
+    "",
+    "",
+    "def long_function(numbers):",
+    '    """Sum the numbers."""',
+    *[f"    total_{i} = {i}" for i in range(30)],
+    "    return total_29",
+]
+
+
+async def test_the_window_starts_at_the_function_it_cuts_into(harness: Harness) -> None:
+    # Issue 46.3: a window cut 16 lines above the cursor started inside the function, below
+    # its signature; the model then wrote code for another function. It now starts at the
+    # top-level statement its first line is in (within the usual window).
+    harness.use(lines_before=50)
+    line = FUNCTION.index("    total_25 = 25")
+    text = "\n".join([*FUNCTION[:line], "|" + FUNCTION[line], *FUNCTION[line + 1 :]]) + "\n"
+    harness.answer("x\n")
+    await harness.complete(text)
+    assert first_line(harness.bodies[0]["prompt"]) == "def long_function(numbers):"
+
+
+def test_statement_start_finds_the_column_0_line_above() -> None:
+    python = "\n".join(FUNCTION)
+    assert statement_start(python, 20, 0) == 3  # the def, not the import
+    assert statement_start(python, 20, 10) == 20  # not within the usual window: left alone
+    assert statement_start(python, 0, 0) == 0
+
+
+def test_statement_start_skips_a_lone_brace_and_stops_after_a_closed_statement() -> None:
+    c = "int f(void)\n{\n    return 0;\n}\n\nint g(void)\n{\n    int a = 1;\n    int b = 2;\n"
+    assert statement_start(c, 8, 0) == 5  # g's signature, above its lone "{"
+    assert statement_start(c, 4, 0) == 4  # between f's "}" and g: already between statements
+    lua = "local function f()\n  return 1\nend\n  \nlocal x = 1\n"
+    assert statement_start(lua, 3, 0) == 3
+    assert statement_start(lua, 1, 0) == 0
