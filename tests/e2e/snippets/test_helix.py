@@ -4,7 +4,8 @@ Helix is unpacked from Debian testing (package ``hx``, with its own glibc; nothi
 installed) into ``<repo>/.cache/helix-25.07/`` on first use, and run through a launcher script
 that calls the unpacked dynamic loader and sets ``HELIX_RUNTIME``. It runs in a private tmux
 server (``new-session -d -x 120 -y 40``); the test types with ``send-keys`` and reads the
-screen with ``capture-pane -p``, waiting for the text it expects with a deadline.
+screen with ``capture-pane -p``, waiting for the text it expects with a deadline. tmux comes
+from Debian (installed with apt-get when missing, as for Chromium).
 
 What a user does and sees: the snippet is the project's ``.helix/languages.toml``; Helix asks
 whether to trust the workspace (its workspace trust ignores ``.helix/`` until then), the user
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.snippets.conftest import EDITORS, REPO_ROOT, VENV_BIN, chat_requests, server_env
+from tests.support import chromium
 from tests.support.editor_process import fetch_debian, session_processes
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import chat_reply, completion_reply
@@ -83,18 +85,17 @@ def hx() -> Path:
     if configured:
         executable = Path(configured)
     else:
-        if (CACHE / "root" / "usr" / "lib" / "hx" / "hx").is_file():
-            executable = write_launcher(CACHE)
-            if not helix_version(executable).startswith(WANTED_VERSION):
-                shutil.rmtree(CACHE)  # a broken or outdated copy: fetch it again
+        if CACHE.exists() and not helix_version(write_launcher(CACHE)).startswith(WANTED_VERSION):
+            shutil.rmtree(CACHE)  # a broken or outdated copy: fetch it again
         if not CACHE.exists():
             fetch_debian(CACHE, ["hx"], "Helix", binary="usr/lib/hx/hx", env_var="QODEASSIST_HX")
         executable = write_launcher(CACHE)
     version = helix_version(executable)
     if not version.startswith(WANTED_VERSION):
         pytest.fail(f"{executable} is not Helix 25.07 ({version!r})", pytrace=False)
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed: Helix cannot be run in a terminal", pytrace=False)
+    problem = chromium.ensure({"tmux": "tmux"})  # Debian's tmux, installed when missing
+    if problem:
+        pytest.fail(f"no terminal to run Helix in: {problem}", pytrace=False)
     return executable
 
 
