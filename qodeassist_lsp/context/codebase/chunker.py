@@ -12,7 +12,7 @@ summary a prompt can show instead of the whole definition.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -60,6 +60,8 @@ _SUMMARY_DOCSTRING_LINES: Final = 3
 """A class's docstring in its summary: the first lines; the members' signatures matter more."""
 _SIGNATURE_CHARS: Final = 400
 _KEPT_TREES: Final = 4
+_SLICE_BYTES: Final = 8192
+_WHOLE_BYTES: Final = 32 * 1024
 _NEVER_HOLDING: Final = frozenset(
     {
         "expression_statement",
@@ -193,13 +195,13 @@ class Chunker:
             return None
         kept = self._trees.pop(relative, None)
         if not incremental:
-            return parser.parse(source)
+            return parser.parse(_slices(source))
         if kept is not None and kept[0] == grammar:
             old_tree = kept[2]
             _edit(old_tree, kept[1], text)
-            tree = parser.parse(source, old_tree)
+            tree = parser.parse(_slices(source), old_tree)
         else:
-            tree = parser.parse(source)
+            tree = parser.parse(_slices(source))
         self._trees[relative] = (grammar, text, tree)
         while len(self._trees) > _KEPT_TREES:
             self._trees.pop(next(iter(self._trees)))
@@ -280,6 +282,24 @@ class Chunker:
                     )
                 )
             start = max(start, last + 1)
+
+
+def _slices(source: bytes) -> bytes | Callable[[int, Any], bytes]:
+    """Return what tree-sitter parses: a big ``source`` as a reader of `_SLICE_BYTES` slices.
+
+    tree-sitter keeps Python's GIL for the whole parse of a bytestring: parsing a big file in a
+    worker thread would stop the event loop for as long (a third of a second for 700 KB on a
+    busy machine). Read through a Python callback, it gives the other threads their turn at
+    every slice. A small file is handed over whole: its parse is short, and the callback's
+    copies cost memory.
+    """
+    if len(source) <= _WHOLE_BYTES:
+        return source
+
+    def read(offset: int, _point: Any) -> bytes:
+        return source[offset : offset + _SLICE_BYTES]
+
+    return read
 
 
 def _edit(tree: Any, old: str, new: str) -> None:

@@ -177,3 +177,27 @@ def test_an_edited_file_parsed_from_its_last_tree_gives_what_a_fresh_parse_gives
 def test_crlf_line_ends_give_the_same_chunks_without_carriage_returns() -> None:
     crlf = _chunker().chunk("seg.py", PYTHON.replace("\n", "\r\n"))
     assert crlf == _chunker().chunk("seg.py", PYTHON)
+
+
+def test_a_big_file_is_parsed_through_python_callbacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tree-sitter holds the GIL through the parse of a bytestring; read through a callback it
+    # lets the event loop's thread run between slices (a build must not stall the server)
+    import qodeassist_lsp.context.codebase.chunker as chunker_module
+
+    reads: list[int] = []
+    original = chunker_module._slices
+
+    def counting(source: bytes):  # type: ignore[no-untyped-def]
+        read = original(source)
+
+        def spy(offset: int, point: object) -> bytes:
+            reads.append(offset)
+            return read(offset, point)
+
+        return spy
+
+    monkeypatch.setattr(chunker_module, "_slices", counting)
+    text = PYTHON * 200  # about 100 KB
+    result = _chunker().chunk("big.py", text)
+    assert len(reads) >= len(text.encode()) // chunker_module._SLICE_BYTES
+    assert len([s for s in result.symbols if s.name == "parse_config"]) == 200
