@@ -86,13 +86,17 @@ class Workbench:
     def _feature_table(self) -> FeatureTable:
         from qodeassist_lsp.workbench import features
 
+        def folders() -> list[Path]:
+            # Outside a turn ACP has no session folder: the folder the agent started in.
+            return list(self.ports.folders()) or [Path.cwd()]
+
         table = features.FeatureTable(
             features.feature_specs(),
             features.services(
                 self.view,
-                # Outside a turn ACP has no session folder: the folder the agent started in.
-                lambda: list(self.ports.folders()) or [Path.cwd()],
-                ignored_by=self.ignored_by,
+                folders,
+                # The ignore files of the folders the features see (ACP's index: the cwd's).
+                ignored_by=lambda path: self.ignores(folders()).ignored_by(path),
                 confinement=self.confinement,
             ),
         )
