@@ -436,3 +436,24 @@ async def test_a_recorded_bad_answer_is_refused_and_the_editor_is_told(
     [question] = asked
     assert "was not applied" in question.message and "out of the class" in question.message
     assert applied == []
+
+
+async def test_an_ignored_open_file_stays_out_of_the_context(client, lsp_home, replay) -> None:
+    """With ``use_open_files`` the other open documents go along, but never an ignored one."""
+    (lsp_home / "config/settings.toml").write_text("[refactor]\nuse_open_files = true\n")
+    (lsp_home / "project/.qodeassistignore").write_text("secret.py\n")
+    replay.script("/v1/chat/completions", chat_reply("    return sum(xs)"))
+    await client.initialize_session(client.init_params)
+    for name, text in (("secret.py", "TOKEN = 'hunter2'\n"), ("helper.py", "HELPER = 1\n")):
+        path = lsp_home / "project" / name
+        path.write_text(text)
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(path.as_uri(), "python", 1, text)
+            )
+        )
+    uri = await open_doc(client, lsp_home)
+    resolved = await client.code_action_resolve_async((await actions(client, uri))[0])
+    assert resolved.edit is not None
+    system = replay.last.json["messages"][0]["content"]
+    assert "HELPER = 1" in system and "hunter2" not in system
