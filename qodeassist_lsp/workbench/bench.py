@@ -360,12 +360,12 @@ class Workbench:
 
     def codebase_search(self) -> CodebaseSearch | None:
         """Return ``@codebase``'s port: the codebase feature's snippets; None while it is off."""
-        from qodeassist_lsp.features.codebase.service import CodebaseService
+        from qodeassist_lsp.features.codebase.feature import CodebaseFeature
 
-        service = self.features.provided("codebase")
-        if not isinstance(service, CodebaseService) or not service.settings.enabled:
+        codebase = self.features.provided("codebase")
+        if not isinstance(codebase, CodebaseFeature) or not codebase.enabled():
             return None
-        return lambda query: [(hit.path, hit.snippet) for hit in service.for_mention(query)]
+        return lambda query: [(hit.path, hit.snippet) for hit in codebase.for_mention(query)]
 
     def codebase_index(self, path: Path) -> CodebaseIndex | None:
         """Return the index of the folder holding ``path`` (completion and next edits' port).

@@ -8,10 +8,11 @@ every chat (`tools`), serves ``codebase/search``, ``definition``, ``status`` and
 features what they need of it (``@codebase`` in chat, the completion context) without them
 importing this package. See docs/codebase.md.
 
-Light on purpose: the feature table imports this module before the language server answers
-``initialize``, so the settings model (pydantic) is imported by ``build`` and registered by
-the host's ``lsp/sections.py`` (which loads in the configuration's worker thread), not named in
-``SPEC``.
+Light on purpose: the feature table imports this module and runs ``build`` before the language
+server answers ``initialize``, so the settings model is registered by the host's
+``lsp/sections.py`` (loaded in the configuration's worker thread), not named in ``SPEC``, and
+``build`` makes a `feature.CodebaseFeature`, whose service is made on first use; only the
+operations' request and result models (pydantic) are imported then.
 """
 
 from __future__ import annotations
@@ -24,30 +25,20 @@ __all__ = ["SPEC", "build"]
 
 
 def build(services: FeatureServices) -> Feature:
-    """Return the running feature over ``services`` (no work starts before ``start``)."""
+    """Return the running feature over ``services`` (light: the service is made on first use)."""
+    from qodeassist_lsp.features.codebase.feature import CodebaseFeature
     from qodeassist_lsp.features.codebase.operations import operations
-    from qodeassist_lsp.features.codebase.service import CodebaseService, CodebaseSources
-    from qodeassist_lsp.features.codebase.settings import CODEBASE_SETTINGS
-    from qodeassist_lsp.features.codebase.tools import contributor
 
-    service = CodebaseService(
-        CodebaseSources(
-            settings=lambda: services.view.settings.section(CODEBASE_SETTINGS),
-            folders=services.folders,
-            data_root=services.data_root,
-            ignored=services.ignored_by,
-            progress=services.progress,
-        )
-    )
+    feature = CodebaseFeature(services)
     return Feature(
-        operations=operations(lambda: service),
-        start=service.start,
-        aclose=service.aclose,
-        status=service.status,
-        tools=contributor(lambda: service),
-        files_changed=service.files_changed,
-        reloaded=service.sync,
-        provides=service,
+        operations=operations(lambda: feature.service),
+        start=feature.start,
+        aclose=feature.aclose,
+        status=feature.status,
+        tools=feature.tools,
+        files_changed=feature.files_changed,
+        reloaded=feature.reloaded,
+        provides=feature,
     )
 
 

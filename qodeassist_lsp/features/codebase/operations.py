@@ -9,14 +9,16 @@ are 1-based and inclusive, as the tools show them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from qodeassist_lsp.core.operations import Operation
-from qodeassist_lsp.features.codebase.service import CodebaseService, Found, Hit
 from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.features.codebase.service import CodebaseService, Found, Hit
 
 
 class CodebaseOff(QodeAssistError):
