@@ -365,7 +365,7 @@ class Workbench:
         codebase = self.features.provided("codebase")
         if not isinstance(codebase, CodebaseFeature) or not codebase.enabled():
             return None
-        return lambda query: [(hit.path, hit.snippet) for hit in codebase.for_mention(query)]
+        return codebase.for_mention
 
     def codebase_index(self, path: Path) -> CodebaseIndex | None:
         """Return the index of the folder holding ``path`` (completion and next edits' port).

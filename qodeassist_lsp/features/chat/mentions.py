@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ MAX_SCANNED_FILES = 50_000
 CODEBASE = re.compile(r"(?<!\S)@codebase(?![\w./:-])")
 """The ``@codebase`` mention."""
 
-CodebaseSearch = Callable[[str], Sequence[tuple[Path, Snippet]]]
+CodebaseSearch = Callable[[str], Awaitable[Sequence[tuple[Path, Snippet]]]]
 """The index's snippets for a query, best first, within the budget: (the file, the snippet)."""
 
 
@@ -96,20 +96,26 @@ def find_mentions(access: FileAccess, message: str) -> list[Mention]:
     return mentions
 
 
-def expand(access: FileAccess, message: str, codebase: CodebaseSearch | None = None) -> str:
-    """Return ``message`` with every resolvable mention expanded (ignored files refused)."""
-    if codebase is not None and CODEBASE.search(message):
-        return _with_codebase(access, message, codebase)
+def expand(access: FileAccess, message: str) -> str:
+    """Return ``message`` with every resolvable file mention expanded (ignored files refused)."""
     return _expand_files(access, message)
 
 
-def _with_codebase(access: FileAccess, message: str, codebase: CodebaseSearch) -> str:
-    """Expand the file mentions, drop ``@codebase`` and attach the snippets for the rest."""
+async def expand_all(access: FileAccess, message: str, codebase: CodebaseSearch | None) -> str:
+    """Return ``message`` with its file mentions and ``@codebase`` expanded."""
+    if codebase is None or not CODEBASE.search(message):
+        return _expand_files(access, message)
     rest = CODEBASE.sub("", message)
     query = " ".join(rest.split())
+    found = await codebase(query) if query else ()
+    return _with_codebase(access, rest, found)
+
+
+def _with_codebase(access: FileAccess, rest: str, found: Sequence[tuple[Path, Snippet]]) -> str:
+    """Expand the file mentions of ``rest`` and attach the snippets ``found`` for it."""
     text = _expand_files(access, rest).strip()
     shown = []
-    for path, snippet in codebase(query) if query else ():
+    for path, snippet in found:
         try:
             access.check(path)
         except ChatInputError:

@@ -271,7 +271,7 @@ class ChatService:
         library = await self._skills() if self._skills is not None else None
         invoked = skill_use.invoked(library, message)
         typed = skill_use.message_text(library, params.message)
-        text = mentions.expand(access, typed, self._codebase()) if message else ""
+        text = await mentions.expand_all(access, typed, self._codebase()) if message else ""
         created = chat is None
         if chat is None:
             chat = self._new(params.message or "attachment", agent, params.history)

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from qodeassist_lsp.core.operations import FeatureServices, FileChange
 
+MENTION_BUILD_WAIT_S: Final = 10.0
+"""How long ``@codebase`` waits for a build under way before it takes what is indexed."""
+
 if TYPE_CHECKING:
     from qodeassist_lsp.config.pipelines import PipelineSpec
-    from qodeassist_lsp.context.codebase.model import CodebaseIndex
+    from qodeassist_lsp.context.codebase.model import CodebaseIndex, Snippet
     from qodeassist_lsp.core.tools import ToolContributor, ToolRegistry
-    from qodeassist_lsp.features.codebase.service import CodebaseService, Hit
+    from qodeassist_lsp.features.codebase.service import CodebaseService
 
 
 class CodebaseFeature:
@@ -90,6 +93,11 @@ class CodebaseFeature:
         """Whether ``[codebase] enabled`` holds now."""
         return self.service.settings.enabled
 
-    def for_mention(self, query: str) -> list[Hit]:
-        """Return the snippets ``@codebase`` attaches for ``query``, within the budget."""
-        return self.service.for_mention(query)
+    async def for_mention(self, query: str) -> list[tuple[Path, Snippet]]:
+        """Return what ``@codebase`` attaches for ``query``: (file, snippet), within the budget.
+
+        Like the tools, it waits a while for a build under way (`MENTION_BUILD_WAIT_S`).
+        """
+        service = self.service
+        await service.ready(MENTION_BUILD_WAIT_S)
+        return [(hit.path, hit.snippet) for hit in service.for_mention(query)]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+from qodeassist_lsp.context.codebase.model import Snippet
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.context.ignore import IgnoreFilter
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
@@ -104,11 +105,11 @@ async def test_codebase_mention_attaches_the_snippets(service: CodebaseService) 
     access = FileAccess(DocumentStore(), IgnoreFilter(root), root)
     seen: list[str] = []
 
-    def search(query: str) -> list[tuple[Path, object]]:
+    async def search(query: str) -> list[tuple[Path, Snippet]]:
         seen.append(query)
         return [(hit.path, hit.snippet) for hit in service.for_mention(query)]
 
-    text = mentions.expand(access, "Explain  @codebase parse_config", search)  # type: ignore[arg-type]
+    text = await mentions.expand_all(access, "Explain  @codebase parse_config", search)
     assert seen == ["Explain parse_config"]
     assert text.startswith("Explain   parse_config\n\nSnippets of the codebase")
     assert "[parser.py:1-3](file://" in text
@@ -123,11 +124,15 @@ async def test_codebase_mention_never_attaches_an_ignored_file(service: Codebase
     from dataclasses import replace
 
     leaked = replace(secret.snippet, path="secret.py")
-    text = mentions.expand(access, "@codebase parse", lambda _q: [(root / "secret.py", leaked)])
+
+    async def search(_query: str) -> list[tuple[Path, Snippet]]:
+        return [(root / "secret.py", leaked)]
+
+    text = await mentions.expand_all(access, "@codebase parse", search)
     assert "secret" not in text
     assert "no snippet of the codebase index matches" in text
 
 
-def test_codebase_mention_without_an_index_stays_as_typed(tmp_path: Path) -> None:
+async def test_codebase_mention_without_an_index_stays_as_typed(tmp_path: Path) -> None:
     access = FileAccess(DocumentStore(), None, tmp_path)
-    assert mentions.expand(access, "@codebase where", None) == "@codebase where"
+    assert await mentions.expand_all(access, "@codebase where", None) == "@codebase where"
