@@ -4,8 +4,8 @@ One chat turn from a terminal. An agent with ``enable_tools`` gets the tool kit 
 ``--workspace`` (default: ``--project``, else the current folder) behind
 ``[tools.permissions]``; a question is asked on the terminal (`tool_kit.TerminalAsker`), or
 denied when stdin is not one. The workspace's rules files (``AGENTS.md`` …, see
-`qodeassist_lsp.context.rules_files`) go into the system prompt as in every chat. Plain mode streams the answer text to stdout as it arrives (tool
-activity goes to stderr);
+`qodeassist_lsp.context.rules_files`) go into the system prompt as in every chat. Plain
+mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
 ``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
 model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
 configuration error), 2 for an empty message, 130 when interrupted.
