@@ -240,6 +240,15 @@ def server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
     return "\n".join(task.prefix.split("\n")[top:][-RAW_LINES:])
 
 
+def old_server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
+    """The prefix the server sent before the cold window started at a statement (issue 46)."""
+    from qodeassist_lsp.features.completion.context_builder import stepped
+
+    line = task.line
+    top = max(line - min(stepped(line, lines_before), cold), 0)
+    return "\n".join(task.prefix.split("\n")[top:][-RAW_LINES:])
+
+
 async def raw_probe(
     client: httpx.AsyncClient, url: str, prompt: str, n_predict: int = 64
 ) -> tuple[str, bool]:
@@ -317,6 +326,9 @@ def machine() -> str:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     tasks = load_tasks(None if args.all else args.tasks, args.seed)
+    if args.only_window_changed:
+        # An A/B of the cold window's cut: the other tasks' prompts are those of the cut before.
+        tasks = [t for t in tasks if server_window(t) != old_server_window(t)]
     model: subprocess.Popen[bytes] | None = None
     url = args.model_url
     if not url:
@@ -341,7 +353,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             async with httpx.AsyncClient(timeout=args.timeout_s) as raw:
                 for number, task in enumerate(tasks):
                     served = await server.complete(task, number, args.timeout_s)
-                    direct = await raw_middle(raw, url, task)
+                    direct = "" if args.no_raw else await raw_middle(raw, url, task)
                     row = {
                         "task": task.task_id,
                         "line": task.line,
@@ -349,9 +361,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         "server": served,
                         "raw": direct,
                         "server_pass": passes(task, served, args.timeout_s),
-                        "raw_pass": passes(task, direct, args.timeout_s),
+                        "raw_pass": not args.no_raw and passes(task, direct, args.timeout_s),
                     }
-                    if args.explain and (row["server_pass"] != row["raw_pass"]):
+                    if args.explain and not args.no_raw and row["server_pass"] != row["raw_pass"]:
                         row["why"] = await explain(raw, url, task, served, direct, args)
                     rows.append(row)
                     if args.verbose:
@@ -414,6 +426,16 @@ def main() -> None:
         "--full-vocab",
         action="store_true",
         help="serve Gemma with its whole vocabulary, not the code-token head (both clients)",
+    )
+    parser.add_argument(
+        "--no-raw",
+        action="store_true",
+        help="ask the server only (its answers against a known run)",
+    )
+    parser.add_argument(
+        "--only-window-changed",
+        action="store_true",
+        help="only the tasks whose cold window the statement cut changed (an A/B of that rule)",
     )
     parser.add_argument(
         "--explain", action="store_true", help="print each task answered differently, and why"
