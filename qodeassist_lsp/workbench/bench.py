@@ -372,12 +372,12 @@ class Workbench:
 
         None while the codebase feature is off, or the folder's index is not built yet.
         """
-        from qodeassist_lsp.features.codebase.service import CodebaseService
+        from qodeassist_lsp.features.codebase.feature import CodebaseFeature
 
-        service = self.features.provided("codebase")
-        if not isinstance(service, CodebaseService) or not service.settings.enabled:
+        codebase = self.features.provided("codebase")
+        if not isinstance(codebase, CodebaseFeature) or not codebase.enabled():
             return None
-        return service.index_for(path)
+        return codebase.index_for(path)
 
     def plan_runner(self, chats: ChatHost) -> PlanRunner:
         """Return plan mode for ``chats`` (the plan prompt from the configuration's personas)."""
