@@ -20,9 +20,11 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    suggestion after a finished line); a line (or a block of lines) that repeats the one right
    before it ends the suggestion before the repetition (the model is looping); so does a line
    equal to the first non-blank line below the cursor (the model reached code that already
-   exists), and a line indented less than the cursor's line (the model left the cursor's
-   block; a line of closing brackets alone is kept and ends it; not for code out of fences,
-   whose indentation starts anywhere).
+   exists), a line indented less than the cursor's line (the model left the cursor's
+   block; a line of closing brackets alone is kept and ends it), and a line after a
+   ``return``, ``raise``, ``throw``, ``break`` or ``continue`` statement in the same block
+   (code that never runs); the last two not for code out of fences, whose indentation starts
+   anywhere.
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``).
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
@@ -60,6 +62,8 @@ _IN_LINE_LOOP: Final = re.compile(r"(.{4,40}?)\1\1")
 """A piece of a line written three times in a row (a loop, unless it is ``----``-like)."""
 _MAX_BLANK_LINES: Final = 2
 """Blank lines a suggestion after a finished line may start with (two: PEP 8 between defs)."""
+_JUMP: Final = re.compile(r"(?:return|raise|throw|break|continue)\b")
+"""A statement after which the rest of its block never runs."""
 _LOOP_MIN_DISTINCT: Final = 3
 """Distinct non-space characters a looping piece needs: ``0, 0, 0, `` or ``=-=-`` is data."""
 
@@ -215,6 +219,7 @@ class Postprocessor:
         below = opts.next_line.rstrip()
         before = opts.line_before
         level = len(before) if not before.strip() else _indent(before)
+        jumped: int | None = None  # the indentation of a return-like line just before
         for index, line in enumerate(lines):
             repeat = _repeat_start(lines, index)
             if repeat is not None:
@@ -225,6 +230,16 @@ class Postprocessor:
                 # The model left the cursor's block: what follows belongs to code that exists.
                 closing = not line.strip().strip(_CLOSERS + ";,")
                 return lines[: index + 1 if closing else index], True
+            if not line.strip():
+                continue
+            if continued and jumped is not None and _indent(line) >= jumped:
+                # Code after a return in the same block never runs: the model is looping or
+                # writing the next function's body (issue 46.3: HumanEval/59's ``return x``,
+                # ``"""``, ``return x``).
+                return lines[:index], True
+            jumped = None
+            if _JUMP.match(line.strip()) and _ends_statement(line):
+                jumped = level if index == 0 else _indent(line)
         return lines, False
 
     def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
@@ -290,6 +305,13 @@ def _loop_end(line: str) -> int | None:
                 return end
         return first
     return None
+
+
+def _ends_statement(line: str) -> bool:
+    """Whether ``line`` is a whole statement: its brackets closed, no continuation."""
+    return _balanced(line) and not line.rstrip().endswith(
+        ("\\", ",", "+", "-", "*", "/", "&&", "||")
+    )
 
 
 def _balanced(text: str) -> bool:

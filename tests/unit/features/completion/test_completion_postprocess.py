@@ -224,3 +224,20 @@ def test_a_line_indented_less_than_the_cursor_ends_the_block() -> None:
     assert brace.process("x();\n    y();\n}\nint z;").text == "x();\n    y();\n}"  # closer kept
     assert post().process("a()\nb()").text == "a()\nb()"  # at column 0 nothing is less
     assert post(line_before="    if x:").process(" y()\n    z()").text == " y()\n    z()"
+
+
+def test_code_after_a_return_in_the_same_block_ends_the_suggestion() -> None:
+    # Issue 46.3, HumanEval/59 through the server: the first line alone passed, the model's
+    # unreachable lines after it broke the program.
+    p = post(line_before="    ")
+    assert p.process('return largest\n    """\n    return largest') == Processed(
+        "return largest", True
+    )
+    assert p.should_stop('return largest\n    """\n')
+    # A return in a nested block: the code after that block runs, and stays.
+    nested = "if x:\n        return 1\n    return 2"
+    assert p.process(nested).text == nested
+    # Not a whole statement yet: its continuation lines stay.
+    assert p.process("return (a +\n    b)").text == "return (a +\n    b)"
+    assert p.process("raise ValueError(x)\n    y = 1").text == "raise ValueError(x)"
+    assert post(line_before="").process("returns = 1\nx = 2").text == "returns = 1\nx = 2"
