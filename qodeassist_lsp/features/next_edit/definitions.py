@@ -5,8 +5,8 @@ From the newest edit (issue 45, item 4):
 * the definitions of the names it changed or uses, from other files (a call whose arguments
   changed → the called function's signature and first lines; a renamed class → its members);
 * when it changed a signature (a ``def``/``function`` line), the places that call that
-  function in other files (a search of the index for its name): the callers that must change
-  with it.
+  function in other files (a search of the index for its name, the chunks with ``name(`` in
+  them; an import is not a call): the callers that must change with it.
 
 Each becomes a snippet of the prompt (``Recently viewed code``), before the recently viewed
 files' snippets and within ``max_snippets`` in all. Nothing is added without an index.
@@ -86,7 +86,12 @@ def snippets_for_edit(index: CodebaseIndex, path: Path, hunk: Hunk, limit: int) 
                 lines = (item.summary or item.signature).strip("\n").split("\n")
                 found.append(Snippet(item.path, "\n".join(lines[:SUMMARY_LINES])))
     for name in signatures:
-        callers = [s for s in index.search(name, limit=8) if s.path != own and s.name != name]
+        call = re.compile(rf"\b{re.escape(name)}\s*\(")
+        callers = [
+            s
+            for s in index.search(name, limit=8)
+            if s.path != own and s.name != name and call.search(s.text) is not None
+        ]
         for snippet in callers[:MAX_CALLERS]:
             found.append(Snippet(snippet.path, snippet.text.strip("\n")))
     return found[:limit]

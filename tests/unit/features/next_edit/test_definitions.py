@@ -42,6 +42,17 @@ CALLER = Snippet(
 )
 
 
+IMPORT = Snippet(
+    path="main.py",
+    start_line=0,
+    end_line=0,
+    kind="lines",
+    name=None,
+    text="from geo import area",
+    rank=-5.0,
+)
+
+
 class FakeIndex:
     """The `CodebaseIndex` methods next edits use, over fixed answers."""
 
@@ -54,7 +65,7 @@ class FakeIndex:
 
     def search(self, query: str, limit: int = 10) -> list[Snippet]:
         self.searched.append(query)
-        return [CALLER] if query == "area" else []
+        return [IMPORT, CALLER] if query == "area" else []
 
 
 def hunk(original: str, updated: str) -> Hunk:
@@ -94,6 +105,7 @@ async def test_a_changed_signature_brings_its_callers_in_other_files() -> None:
         "def area(w, h):\n    return w * h\n", "def area(w, h, d):\n    return w * h\n", index
     )
     assert "area" in index.searched
+    assert "main.py" not in prompt  # an import is not a call
     assert '<snippet path="report.py">\ndef report(w, h):\n    return area(w, h)\n</snippet>' in (
         prompt
     )
