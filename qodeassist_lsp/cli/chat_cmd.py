@@ -1,24 +1,28 @@
-"""``qodeassist-lsp chat [--agent A] [--events jsonl] [--workspace DIR] [--no-tools] MESSAGE``.
+"""``qodeassist-lsp chat [--agent A] [--chat ID] [--events jsonl] [--workspace DIR] MESSAGE``.
 
-One chat turn from a terminal. An agent with ``enable_tools`` gets the tool kit over
-``--workspace`` (default: ``--project``, else the current folder) behind
-``[tools.permissions]``; a question is asked on the terminal (`tool_kit.TerminalAsker`), or
-denied when stdin is not one. The workspace's rules files (``AGENTS.md`` …, see
-`qodeassist_lsp.context.rules_files`) go into the system prompt as in every chat. Plain
-mode streams the answer text to stdout as it arrives (tool activity goes to stderr);
-``--events jsonl`` prints every session event as one JSON object per line. Exit 0 when the
-model finished, 3 with the typed error on stderr when the request failed (1 when it failed for a
-configuration error), 2 for an empty message, 130 when interrupted.
+One chat turn from a terminal, through the chat service every door uses
+(`Workbench.chat_service`): ``@file`` and ``@codebase`` mentions, the ignore rule, the rules
+files, skills and memory as in an editor, and the chat saved as a history like theirs
+(``--chat ID`` continues one). The command line's ports are ``--workspace`` (default:
+``--project``, else the current folder), a terminal to ask permission questions on
+(`tool_kit.TerminalAsker`; denied when stdin is not one) and ``--no-tools``. Plain mode streams
+the answer text to stdout as it arrives (tool activity goes to stderr); ``--events jsonl``
+prints every chat event as one JSON object per line, as ``qodeassist/chat/event`` carries it.
+Exit 0 when the model finished, 3 with the typed error on stderr when the request failed (1 when
+it failed for a configuration error), 1 when the message is refused, 2 for an empty message,
+130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qodeassist_lsp.cli.common import (
     EXIT_OK,
@@ -29,14 +33,10 @@ from qodeassist_lsp.cli.common import (
     load,
     print_launch_progress,
 )
-from qodeassist_lsp.cli.tool_kit import close_tools, give_tools, workspace_of
+from qodeassist_lsp.cli.tool_kit import chat_workbench, workspace_of
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
-from qodeassist_lsp.context import rules_files
-from qodeassist_lsp.context.ignore import IgnoreFilter
-from qodeassist_lsp.context.rules_files import RulesFinder, ignore_rule
 from qodeassist_lsp.core.agent import AgentNotAvailable, demo_notice
-from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import (
     FailedEvent,
     FinishedEvent,
@@ -47,6 +47,12 @@ from qodeassist_lsp.core.events import (
 )
 from qodeassist_lsp.core.repetition import REPETITION_STOP
 from qodeassist_lsp.core.runtime import Runtime
+from qodeassist_lsp.wire.errors import CategorizedError, QodeAssistError
+
+if TYPE_CHECKING:
+    from qodeassist_lsp.features.chat.service import ChatService, SendInput
+
+TERMINAL = ("finished", "failed", "cancelled")
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -54,6 +60,9 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
     chat = commands.add_parser("chat", parents=[shared], help="one chat turn, streamed")
     chat.add_argument("message", metavar="MESSAGE")
     chat.add_argument("--agent", metavar="A", help="agent name (default: first chat agent)")
+    chat.add_argument(
+        "--chat", metavar="ID", help="continue the saved chat ID (default: a new chat)"
+    )
     chat.add_argument("--events", choices=["jsonl"], help="print typed events, one per line")
     chat.add_argument(
         "--workspace",
@@ -80,28 +89,53 @@ def run_chat(args: argparse.Namespace) -> int:
         raise CliError("nothing to send: the message is empty", EXIT_USAGE)
     workspace = workspace_of(args)
     config = load(args)
-    agent = pick_chat_agent(config, args.agent)
-    tools = None if args.no_tools else workspace
-    return asyncio.run(
-        _chat(
-            config,
-            agent,
-            args.message,
-            jsonl=args.events == "jsonl",
-            tools=tools,
-            workspace=workspace,
-        )
-    )
+    # A continued chat keeps its agent unless --agent names another.
+    agent = None if args.chat and not args.agent else pick_chat_agent(config, args.agent)
+    return asyncio.run(_chat(_any_agent_may_chat(config), workspace, agent, args))
+
+
+def _any_agent_may_chat(config: Configuration) -> Configuration:
+    """Return ``config`` whose chat roster goes on with every other loaded agent.
+
+    ``--agent`` may name any agent (the other doors offer the chat roster only); its first
+    agents, the default, stay first.
+    """
+    roster = config.pipelines.roster(CHAT_ASSISTANT)
+    others = tuple(name for name in config.agents if name not in roster)
+    pipelines = config.pipelines.with_roster(CHAT_ASSISTANT, roster + others)
+    return dataclasses.replace(config, pipelines=pipelines)
 
 
 class _Printer:
+    """The chat service's sink: prints each event and notes the end of the request."""
+
     def __init__(self, jsonl: bool) -> None:
         self.jsonl = jsonl
+        self.notice: Callable[[str], str | None] = lambda _chat_id: None
+        """The demo notice of a chat's agent (None: a real model answers)."""
         self.text_open = False
+        self.answered = False
+        self.chat_id = ""
+        self.terminal: SessionEvent | None = None
+        self.ended = asyncio.Event()
 
-    def __call__(self, event: SessionEvent) -> None:
+    def __call__(self, chat_id: str, event: SessionEvent) -> None:
+        self.chat_id = chat_id
+        if isinstance(event, TextEvent) and not self.answered:
+            notice = self.notice(chat_id)
+            if notice is not None and notice in event.text:  # on stderr, not in the answer
+                print(f"qodeassist-lsp: {notice}", file=sys.stderr)
+                return
+            self.answered = True
+        self._print(chat_id, event)
+        if event.kind in TERMINAL and self.terminal is None:
+            self.terminal = event
+            self.ended.set()
+
+    def _print(self, chat_id: str, event: SessionEvent) -> None:
         if self.jsonl:
-            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+            line = {"chatId": chat_id, **event.to_json()}
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             return
         if isinstance(event, TextEvent):
@@ -113,55 +147,71 @@ class _Printer:
         elif isinstance(event, ToolResultEvent):
             state = "error" if event.is_error else "ok"
             print(f"[tool] {event.name} -> {state}", file=sys.stderr)
-        elif isinstance(event, (FinishedEvent, FailedEvent)) and self.text_open:
+        elif event.kind in TERMINAL and self.text_open:
             sys.stdout.write("\n")
             sys.stdout.flush()
         if isinstance(event, FinishedEvent) and event.stop_reason == REPETITION_STOP:
             print("[stopped: the answer started repeating itself]", file=sys.stderr)
 
 
-async def _chat(
-    config: Configuration,
-    agent: str,
-    message: str,
-    *,
-    jsonl: bool,
-    tools: Path | None,
-    workspace: Path,
-) -> int:
-    runtime = Runtime(config, on_launch_progress=print_launch_progress)
-    bench = None
-    printer = _Printer(jsonl)
+def _demo_notice(runtime: Runtime, agent_name: str) -> str | None:
+    """Return the demo notice of ``agent_name``, or None when a real model answers."""
     try:
-        if tools is not None:
-            bench = await give_tools(runtime, tools, ask=sys.stdin.isatty())
-        try:
-            session = runtime.sessions.create(agent)
-        except AgentNotAvailable as exc:
-            raise CliError(str(exc)) from exc
-        ignore = IgnoreFilter(workspace)
-        rules = RulesFinder(
-            lambda: config.settings.rules, lambda: [workspace], ignore_rule(lambda _: ignore)
-        )
-        rules_files.set_layer(session.system_prompt, rules.find())
-        if session.agent.demo:
-            print(f"qodeassist-lsp: {demo_notice(session.agent)}", file=sys.stderr)
-        request = session.send(user_text(message))
-        try:
-            async for event in request.events():
-                printer(event)
-        except asyncio.CancelledError:
-            request.cancel()
-            async for event in request.events():
-                printer(event)
-            raise
-        terminal = await request.wait()
+        agent = runtime.factory.create(agent_name)
+    except AgentNotAvailable:
+        return None
+    return demo_notice(agent) if agent.demo else None
+
+
+async def _chat(
+    config: Configuration, workspace: Path, agent: str | None, args: argparse.Namespace
+) -> int:
+    from qodeassist_lsp.features.chat.service import SendInput
+    from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
+
+    runtime = Runtime(config, on_launch_progress=print_launch_progress)
+    printer = _Printer(args.events == "jsonl")
+    try:
+        async with chat_workbench(
+            runtime, workspace, ask=sys.stdin.isatty(), tools=not args.no_tools
+        ) as bench:
+            chats = bench.chat_service(printer)
+            printer.notice = lambda chat_id: _demo_notice(runtime, chats.agent_of(chat_id))
+            try:
+                message = SendInput(args.message, chat_id=args.chat, agent=agent)
+                await _turn(chats, printer, message)
+            finally:
+                await chats.aclose()
+            saved = chats.settings.section(CHAT_SETTINGS).autosave
     finally:
-        if bench is not None:
-            await close_tools(bench)
         await runtime.aclose()
-    if isinstance(terminal, FailedEvent):
-        error = terminal.error
+    if saved and not printer.jsonl and sys.stderr.isatty():
+        said = f"saved as chat {printer.chat_id}; continue it with --chat {printer.chat_id}"
+        print(f"qodeassist-lsp: {said}", file=sys.stderr)
+    if isinstance(printer.terminal, FailedEvent):
+        error = printer.terminal.error
         print(f"qodeassist-lsp: {error.category} error: {error.message}", file=sys.stderr)
         return exit_code_for(str(error.category))
     return EXIT_OK
+
+
+async def _turn(chats: ChatService, printer: _Printer, message: SendInput) -> None:
+    """Send ``message``; wait until its last event is printed (cancel it when interrupted)."""
+    from qodeassist_lsp.features.chat.store import ChatNotFound
+
+    try:
+        chat_id, _request = await chats.send(message)
+    except ChatNotFound:
+        where = chats.store().root
+        raise CliError(f"no chat {message.chat_id!r} is saved in {where}") from None
+    except CategorizedError as exc:  # the long chat had to be compressed first, and that failed
+        category = str(exc.info.category)
+        raise CliError(f"{category} error: {exc}", exit_code_for(category)) from None
+    except QodeAssistError as exc:  # refused: an ignored file mentioned, an unusable agent
+        raise CliError(str(exc)) from None
+    try:
+        await printer.ended.wait()
+    except asyncio.CancelledError:
+        chats.cancel(chat_id)
+        await printer.ended.wait()
+        raise

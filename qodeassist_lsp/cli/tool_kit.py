@@ -1,8 +1,9 @@
 """The command line's ports on the workbench: one folder, MCP servers, permission on the terminal.
 
-``mcp serve`` offers the kit to MCP clients; ``chat`` gives it, ``load_skill`` and the servers
-of ``mcp.json`` to its agent, behind the same ``[tools.permissions]`` gate as the editors (all
-built by `workbench.bench.Workbench`). A terminal is the chat's only person to ask: a question
+``mcp serve`` offers the kit to MCP clients; ``chat`` gets its chat service from the workbench
+of `chat_workbench`, which gives the kit, ``load_skill`` and the servers of ``mcp.json`` to its
+agent behind the same ``[tools.permissions]`` gate as the editors (all built by
+`workbench.bench.Workbench`). A terminal is the chat's only person to ask: a question
 goes to stderr and the answer is one line of stdin; without a terminal on stdin nobody can
 answer, so what needs asking is denied and the model is told why. ``mcp list`` starts the
 servers with `connected_hub`.
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -88,28 +90,29 @@ async def connected_hub(config: Configuration) -> McpHub:
     return hub
 
 
-async def give_tools(runtime: Runtime, workspace: Path, ask: bool) -> Workbench:
-    """Offer the kit, the features' tools and the MCP servers to ``runtime``'s sessions.
+@contextlib.asynccontextmanager
+async def chat_workbench(
+    runtime: Runtime, workspace: Path, *, ask: bool, tools: bool
+) -> AsyncIterator[Workbench]:
+    """Yield the workbench of one chat over ``workspace``, its features started.
 
-    Every call goes through ``[tools.permissions]``; ``ask``: questions go to the terminal
-    (else they are denied). The file-edit tools are not offered: nobody could review an edit.
-    The features start (the codebase index builds in the background). Return the workbench,
-    which the caller closes with `close_tools`.
+    The codebase index builds in the background (``@codebase`` and the tools wait for it a
+    while). With ``tools``, the kit, the features' tools, ``load_skill`` and the MCP servers are
+    offered to ``runtime``'s sessions behind ``[tools.permissions]``; ``ask``: questions go to
+    the terminal (else they are denied). The file-edit tools are not offered: nobody could
+    review an edit. Everything started is closed on the way out.
     """
     bench = workbench_for(runtime, workspace, ask)
-    bench.wire(runtime.contributors, edits=False)
+    if tools:
+        bench.wire(runtime.contributors, edits=False)
     bench.features.start()
     try:
-        await bench.start_mcp(lazy=True)
-    except BaseException:
-        await bench.features.aclose()
-        raise
-    return bench
-
-
-async def close_tools(bench: Workbench) -> None:
-    """Close what `give_tools` started: the features, then the MCP servers."""
-    try:
-        await bench.features.aclose()
+        if tools:
+            await bench.start_mcp(lazy=True)
+        await asyncio.sleep(0)  # the features' start tasks run: the index build is under way
+        yield bench
     finally:
-        await bench.aclose()
+        try:
+            await bench.features.aclose()
+        finally:
+            await bench.aclose()

@@ -821,10 +821,10 @@ def _usage(values: list[int]) -> dict[str, Any]:
 def comparable(
     events: list[dict[str, Any]], expected: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``events`` without ``requestId`` (and a tool call's ``toolCallId``/``permission``); a tool
-    call whose expected id is `GENERATED` (the client had to make one up) gets that placeholder
-    when its actual id is non-empty."""
-    out = [{k: v for k, v in e.items() if k != "requestId"} for e in events]
+    """``events`` without ``requestId`` and ``chatId`` (and a tool call's ``toolCallId`` and
+    ``permission``); a tool call whose expected id is `GENERATED` (the client had to make one up)
+    gets that placeholder when its actual id is non-empty."""
+    out = [{k: v for k, v in e.items() if k not in ("requestId", "chatId")} for e in events]
     for event in out:
         if event.get("kind") == "toolCall":
             # SPEC's toolCallId repeats the id; a tool that was not offered has no permission.

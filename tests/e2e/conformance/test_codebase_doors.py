@@ -1,11 +1,12 @@
-"""``search_codebase`` and ``@codebase`` through the LSP server, the ACP agent and the HTTP API.
+"""``search_codebase`` and ``@codebase`` through the LSP server, ACP agent, HTTP API and CLI.
 
 The conformance home gains two modules (``settings_parser.py`` defines ``parse_settings_file``,
 ``app.py`` calls it) and an ignored one. Each door is the real process against the replayed
 provider: after ``codebase/reindex`` (waiting for the build) through the door's own operation
 method, the model's ``search_codebase`` call gives it the snippet of the defining module, and a
 message ``@codebase where do we parse the settings file`` reaches the provider with that snippet
-attached; the ``.qodeassistignore``d file is in neither.
+attached; the ``.qodeassistignore``d file is in neither. ``qodeassist-lsp chat`` has no operation
+method: the command starts the build and ``@codebase`` waits for it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tests.e2e.conformance.doors import (
     make_home,
     sent_to_provider,
     told,
+    via_cli,
 )
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import chat_reply, tool_call_reply
@@ -198,6 +200,19 @@ async def test_codebase_mention_attaches_the_snippet(
     async with asyncio.timeout(90), DOORS[door](home) as (op, send):
         await op("codebase/reindex", {"wait": True})
         await send(QUESTION)
+    _snippet_attached(replay)
+
+
+async def test_codebase_mention_attaches_the_snippet_through_the_cli(
+    home: Path, replay: ReplayServer
+) -> None:
+    replay.script(ROUTE, [chat_reply("In settings_parser.py.")])
+    outcome = await via_cli(home, QUESTION)
+    assert outcome.refused is None, outcome.refused
+    _snippet_attached(replay)
+
+
+def _snippet_attached(replay: ReplayServer) -> None:
     users = [m for m in replay.requests[0].json["messages"] if m["role"] == "user"]
     sent = json.dumps(users[-1]["content"], ensure_ascii=False)
     assert "where do we parse the settings file" in sent, sent

@@ -2,14 +2,15 @@
 
 Each scenario runs through the LSP server (``qodeassist/chat/send``), the ACP agent
 (``session/prompt``), the HTTP API (``POST /v1/chat/completions``) and, where it applies, the
-CLI (``qodeassist-lsp chat``: no ``@file`` mentions, no file-edit tools), each the real process
-against a replayed provider, and expects the same outcome: an ignored file mentioned is refused
-before anything is sent or saved; an ignored or ``.gitignore``d file is neither changed nor
-created, and the model is told which file lists it; a path outside the workspace is refused; an
-edit that breaks the file's syntax is flagged to the model; a tool the settings deny is not run
-and the model is told why; a provider failure reaches the user with the provider's message; a
-non-ASCII message is answered intact; the project's ``AGENTS.md`` is in the system prompt; a
-malformed chat request is refused naming the field and the door keeps serving.
+CLI (``qodeassist-lsp chat``: the same chat service, without the file-edit tools), each the
+real process against a replayed provider, and expects the same outcome: an ignored file
+mentioned is refused before anything is sent or saved; an ignored or ``.gitignore``d file is
+neither changed nor created, and the model is told which file lists it; a path outside the
+workspace is refused; an edit that breaks the file's syntax is flagged to the model; a tool the
+settings deny is not run and the model is told why; a provider failure reaches the user with
+the provider's message; a non-ASCII message is answered intact; the project's ``AGENTS.md`` is
+in the system prompt; a malformed chat request is refused naming the field and the door keeps
+serving.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ ROUTE = "/v1/chat/completions"
 NON_ASCII = "Grüße 👋 — ¿qué tal? 你好 \u00a0ok"
 ALL = ("lsp", "acp", "http", "cli")
 CHATS = ("lsp", "acp", "http")
-"""The doors with the chat service (mentions) and the file-edit tools."""
+"""The doors with the file-edit tools (the CLI offers none: nobody could review an edit)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def rules_in_the_system_prompt(outcome: Outcome, home: Path, replay: ReplayServe
 
 
 SCENARIOS = [
-    Scenario("ignored-file-mentioned", "look at @secret.txt:1-1", CHATS, mention_refused),
+    Scenario("ignored-file-mentioned", "look at @secret.txt:1-1", ALL, mention_refused),
     Scenario(
         "ignored-file-edited",
         "change the secret",

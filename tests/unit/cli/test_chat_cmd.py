@@ -167,3 +167,71 @@ def test_no_tools_offers_none(run_cli, replay: ReplayServer, tool_agent: None) -
         "read_file",
         "terminal",
     }
+
+
+OTHER_AGENT = """schema_version = 1
+extends      = "Embedded Chat"
+name         = "Other Chat"
+model        = "other-model"
+"""
+
+
+def test_the_chat_is_saved_and_continued_with_its_id(
+    run_cli, replay: ReplayServer, config_dir: Path
+) -> None:
+    # Like the other doors, the CLI chat is a saved chat; --chat ID goes on with it, and with
+    # its agent (here one outside pipelines.chat_assistant) unless --agent names another.
+    (config_dir / "agents" / "other.toml").write_text(OTHER_AGENT)
+    replay.script("/v1/chat/completions", chat_reply("Hello, Ada."))
+    code, out, err = run_cli("chat", "--agent", "Other Chat", "--events", "jsonl", "I am Ada.")
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    chat_ids = {event["chatId"] for event in events}
+    assert len(chat_ids) == 1 and events[-1]["kind"] == "finished", events
+    [chat_id] = chat_ids
+
+    replay.script("/v1/chat/completions", chat_reply("You are Ada."))
+    code, out, err = run_cli("chat", "--chat", chat_id, "Who am I?")
+    assert code == 0, err
+    assert out == "You are Ada.\n"
+    sent = replay.requests[-1].json
+    assert sent["model"] == "other-model"
+    said = [(m["role"], str(m["content"])) for m in sent["messages"] if m["role"] != "system"]
+    assert [role for role, _ in said] == ["user", "assistant", "user"], said
+    assert "I am Ada." in said[0][1] and "Hello, Ada." in said[1][1] and "Who am I?" in said[2][1]
+
+
+def test_an_unknown_chat_is_refused(run_cli, replay: ReplayServer) -> None:
+    code, out, err = run_cli("chat", "--chat", "no-such-chat", "hi")
+    assert code == 1 and out == ""
+    assert "qodeassist-lsp: no chat 'no-such-chat' is saved in " in err
+    assert not replay.requests
+
+
+def test_on_a_terminal_the_saved_chat_is_named(
+    run_cli, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replay.script("/v1/chat/completions", chat_reply("Hello!"))
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    code, _out, err = run_cli("chat", "hi")
+    assert code == 0, err
+    [line] = [line for line in err.splitlines() if "--chat" in line]
+    chat_id = line.rsplit(" ", 1)[1]
+    assert line == f"qodeassist-lsp: saved as chat {chat_id}; continue it with --chat {chat_id}"
+
+
+def test_a_mentioned_file_is_attached_and_an_ignored_one_refused(
+    run_cli, replay: ReplayServer, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("the answer is 42\n")
+    (tmp_path / "secret.txt").write_text("hunter2\n")
+    (tmp_path / ".qodeassistignore").write_text("secret.txt\n")
+    code, out, err = run_cli("chat", "what about @secret.txt")
+    assert code == 1 and out == "", err
+    assert "secret.txt is excluded by" in err and ".qodeassistignore" in err, err
+    assert not replay.requests
+    replay.script("/v1/chat/completions", chat_reply("42."))
+    code, _out, err = run_cli("chat", "what does @notes.txt:1 say")
+    assert code == 0, err
+    sent = str(replay.requests[-1].json["messages"][-1]["content"])
+    assert "notes.txt" in sent and "the answer is 42" in sent, sent
