@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 from rapidfuzz import fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.infill_humaneval import machine
 from benchmarks.rpc_client import RpcClient, start_ready_server
-from benchmarks.typing_replay import free_port, start_model
+from benchmarks.typing_replay import free_port, model_idle, start_model
 from tests.support.streams import write_embedded_instances
 
 INVOKED = 1  # InlineCompletionTriggerKind.Invoked
@@ -193,12 +194,32 @@ class Server:
         if self.client is not None:
             await self.client.shutdown()
 
-    async def complete(self, task: Task, timeout_s: float) -> tuple[str, float]:
-        """Open the task's document, ask at the cursor, close it; the first line and seconds."""
+    async def warm_ups(self) -> int:
+        """Return the server's warm-up count (``qodeassist/status``)."""
+        assert self.client is not None
+        status = await self.client.request("qodeassist/status", {})
+        return int(((status or {}).get("completion") or {}).get("warmUps") or 0)
+
+    async def complete(
+        self, task: Task, timeout_s: float, model: httpx.AsyncClient | None = None, url: str = ""
+    ) -> tuple[str, float]:
+        """Open the task's document, ask at the cursor, close it; the first line and seconds.
+
+        With ``model`` (``--dwell``): after the open, wait for the server's open warm-up to be
+        sent and the model to be idle, as when a user opens a file and then moves to a line.
+        """
         assert self.client is not None
         uri = (self.home / "project" / task.path).as_uri()
         document = {"uri": uri, "languageId": "python", "version": 1, "text": task.document}
+        before = await self.warm_ups() if model is not None else 0
         self.client.notify("textDocument/didOpen", {"textDocument": document})
+        if model is not None:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                if await self.warm_ups() != before:
+                    break
+                await asyncio.sleep(0.05)
+            await model_idle(model, url, timeout_s)
         params = {
             "textDocument": {"uri": uri},
             "position": {"line": task.line, "character": task.character},
@@ -260,6 +281,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             (home / "config" / "providers").mkdir(parents=True)
             write_embedded_instances(home / "config" / "providers", url)
             servers[label] = Server(home, label)
+        model_client = httpx.AsyncClient(timeout=30)
         try:
             await servers["index"].start(True, args.timeout_s, args.tokens)
             await servers["plain"].start(False, args.timeout_s)
@@ -280,7 +302,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "expected": task.expected,
                 }
                 for label in order:
-                    got, seconds = await servers[label].complete(located, args.timeout_s)
+                    got, seconds = await servers[label].complete(
+                        located, args.timeout_s, model_client if args.dwell else None, url
+                    )
                     row[label] = got
                     row[f"{label}_s"] = round(seconds, 3)
                     row[f"{label}_exact"] = exact(task.expected, got)
@@ -291,6 +315,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 elif number % 10 == 9:
                     print(f"{number + 1}/{len(tasks)} lines", file=sys.stderr)
         finally:
+            await model_client.aclose()
             for server in servers.values():
                 await server.stop()
             if model is not None:
@@ -325,6 +350,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "plain": plain,
         "checks": checks,
         "passed": all(checks.values()),
+        "dwell": args.dwell,
+        "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "machine": machine(),
         "rows": rows,
@@ -345,6 +372,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--model-url", default="", help="a running embedded model server (default: start one)"
+    )
+    parser.add_argument(
+        "--no-dwell",
+        dest="dwell",
+        action="store_false",
+        help="ask right after opening (default: wait for the open's warm-up and an idle model)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (with every line)")
     parser.add_argument("--verbose", action="store_true", help="print each line as it ends")
@@ -367,7 +400,10 @@ def main() -> None:
         )
     for check, ok in result["checks"].items():
         print(f"  {check}: {'pass' if ok else 'FAIL'}")
-    print(f"  {result['seconds']} s on {result['machine']}")
+    print(
+        f"  {result['seconds']} s on {result['machine']}, dwell {result['dwell']}, load average"
+        f" at the end {' '.join(f'{x:.1f}' for x in result['load_average'])}"
+    )
 
 
 if __name__ == "__main__":

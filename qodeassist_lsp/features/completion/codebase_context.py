@@ -11,9 +11,15 @@ and first lines, a class's members' signatures) go into the prompt:
   the cursor window; ring chunks are dropped from the *newest* end while ring and definitions
   together exceed ``extra_context_tokens`` (the prompt's start, which the model server's prompt
   cache holds, stays the same);
-* for agents whose prompt is the prefix alone (the Embedded Completion agent), as a comment
-  block in the file's syntax in front of the prefix — only with ``codebase_context_in_prefix``:
-  on the embedded 270M model it measured no gain and a longer prompt to read.
+* for agents whose prompt is the prefix alone (the Embedded Completion agent), with
+  ``codebase_context_in_prefix``: a *file block* (`CodebaseContext.file_block`) in front of the
+  prefix, which does not follow the cursor — the definitions of the names the file imports
+  from other files of the workspace, the most used in the file first while they fit, as code
+  under ``# file: <path>`` headers (the repository-level layout of Qwen2.5-Coder's
+  ``<|file_sep|>`` and StarCoder2's ``<file_sep>``), closed by ``# file: <this file>``. It is
+  computed once per file and recomputed only when the names the file imports change (or the
+  file is closed, or the index replaced), so every request in the file starts with the same
+  text and llama.cpp's prompt cache keeps it (the cache warm-up reads it first).
 
 A name defined in the current file is skipped (the local definition wins), and so is a bare
 name that only names methods (``get`` is a method of many classes: too ambiguous). The most
@@ -42,6 +48,7 @@ __all__ = [
     "CodebaseContext",
     "CodebaseLookup",
     "Definitions",
+    "FileBlock",
     "compact",
     "identifiers_near",
     "imported_names",
@@ -260,6 +267,39 @@ def _tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+BLOCK_CLASS_MEMBERS: Final = 6
+"""Most member signatures of a class in a file block."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileBlock:
+    """The definitions a file's imports name, as code in front of its prompt (cached per file)."""
+
+    text: str = ""
+    names: tuple[str, ...] = ()
+    """The imported names it was made for (it is made again when they change)."""
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the block."""
+        return _tokens(self.text)
+
+
+def _block_summary(item: SymbolDefinition) -> list[str]:
+    """Return a definition's lines in a file block: signatures (and a docstring's first line)."""
+    lines = compact(item.summary or item.signature, item.kind).split("\n")
+    if item.kind == "class":
+        return lines[: 1 + BLOCK_CLASS_MEMBERS]
+    kept = lines[:1]
+    if len(lines) > 1 and lines[1].lstrip().startswith(('"""', "'''")):
+        kept.append(lines[1])
+    return kept
+
+
+def _usage(text: str, name: str) -> int:
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", text))
+
+
 class CodebaseContext:
     """Looks up the definitions a completion at some line needs; one per completion service."""
 
@@ -270,6 +310,7 @@ class CodebaseContext:
         self._cache = OrderedDict()
         self._imports: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._paths: dict[tuple[str, str], str] = {}
+        self._blocks: dict[str, tuple[tuple[int, str, int, str], FileBlock]] = {}
         self.lookups = 0
         """Index queries made (the cache's misses)."""
 
@@ -312,8 +353,87 @@ class CodebaseContext:
             self._cache.move_to_end(key)
         return _within(found, budget)
 
+    def file_block(
+        self, *, uri: str, path: str | None, text: str, budget: int, comment_prefix: str
+    ) -> FileBlock:
+        """Return the file block of ``uri`` (the same text until the names it imports change).
+
+        The names the file imports by name that another file of the workspace defines, the
+        most used in the file first while they fit ``budget`` tokens (a class cut to its first
+        members when that is what fits), grouped per file under ``{comment_prefix} file:
+        <path>``, the most used group last; then ``{comment_prefix} file: <this file>``. Empty
+        with no index, an unsaved buffer, or nothing imported from the workspace.
+        """
+        if self.lookup is None or not path or budget <= 0:
+            return FileBlock()
+        index = self.lookup(Path(path))
+        if index is None:
+            return FileBlock()
+        names = self._imported(uri, text)
+        key = (id(index), comment_prefix, budget, str(path))
+        cached = self._blocks.get(uri)
+        if cached is not None and cached[0] == key and cached[1].names == names:
+            return cached[1]
+        block = self._make_block(index, Path(path), text, names, budget, comment_prefix)
+        if len(self._blocks) >= _CACHE_SIZE and uri not in self._blocks:
+            self._blocks.pop(next(iter(self._blocks)))
+        self._blocks[uri] = (key, block)
+        return block
+
+    def _make_block(
+        self,
+        index: CodebaseIndex,
+        path: Path,
+        text: str,
+        names: tuple[str, ...],
+        budget: int,
+        comment_prefix: str,
+    ) -> FileBlock:
+        if not names:
+            return FileBlock(names=names)
+        self.lookups += 1
+        found = index.definitions_of(list(names[:MAX_NAMES]), limit=max(len(names) * 2, 8))
+        own = self._relative(index, path)
+        by_name: dict[str, SymbolDefinition] = {}
+        for item in found:
+            if item.path != own and item.container is None:
+                by_name.setdefault(item.name, item)
+        body = text  # the import itself counts once for every name: the order holds
+        order = {name: number for number, name in enumerate(names)}
+        ranked = sorted(by_name.values(), key=lambda d: (-_usage(body, d.name), order[d.name]))
+        closing = f"{comment_prefix} file: {own or path.name}"
+        used = _tokens(closing) + 1
+        chosen: list[tuple[SymbolDefinition, list[str]]] = []
+        paths: set[str] = set()
+        for item in ranked:
+            lines = _block_summary(item)
+            header = 0 if item.path in paths else _tokens(f"{comment_prefix} file: {item.path}") + 1
+            while lines and used + header + _tokens("\n".join(lines)) + 1 > budget:
+                lines.pop()
+            if not lines:
+                continue
+            used += header + _tokens("\n".join(lines)) + 1
+            paths.add(item.path)
+            chosen.append((item, lines))
+        if not chosen:
+            return FileBlock(names=names)
+        best: dict[
+            str, int
+        ] = {}  # a file's group goes where its most used definition ranks: that one last
+        for rank, (item, _) in enumerate(chosen):
+            best.setdefault(item.path, rank)
+        out: list[str] = []
+        for group in sorted(best, key=lambda group: -best[group]):
+            out.append(f"{comment_prefix} file: {group}")
+            for item, lines in reversed(chosen):
+                if item.path == group:
+                    out.extend(lines)
+        out.append(closing)
+        return FileBlock("\n".join(out) + "\n", names)
+
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (closed)."""
+        self._blocks.pop(uri, None)
         self._imports.pop(uri, None)
         for key in [key for key in self._cache if key[0] == uri]:
             del self._cache[key]
@@ -321,6 +441,7 @@ class CodebaseContext:
     def clear(self) -> None:
         """Drop every cached lookup (the index or the settings changed)."""
         self._cache.clear()
+        self._blocks.clear()
         self._imports.clear()
         self._paths.clear()
 

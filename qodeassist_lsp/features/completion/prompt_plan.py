@@ -131,7 +131,17 @@ class PromptPlanner:
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
         files = uses_extra_context(profile)
         definitions = Definitions()
-        if known and cs.codebase_context and (files or cs.codebase_context_in_prefix):
+        block = ""
+        if cs.codebase_context and not files and cs.codebase_context_in_prefix:
+            # The same text for every request in the file: llama.cpp's prompt cache keeps it.
+            block = self.codebase.file_block(
+                uri=document.uri,
+                path=document.path,
+                text=document.text,
+                budget=cs.codebase_context_tokens,
+                comment_prefix=comment_prefix,
+            ).text
+        if known and cs.codebase_context and files:
             definitions = self.codebase.definitions(
                 uri=document.uri,
                 path=document.path,
@@ -153,15 +163,13 @@ class PromptPlanner:
                     extra.pop()
             context = dataclasses.replace(context, extra=tuple(extra))
         if definitions.items:
-            if files:
-                defined = tuple(
-                    ExtraFile(path, code, f"{comment_prefix} {path}\n")
-                    for path, code in definitions.as_files()
-                )
-                context = dataclasses.replace(context, extra=context.extra + defined)
-            else:
-                block = definitions.as_comment(comment_prefix)
-                context = dataclasses.replace(context, prefix=block + context.prefix)
+            defined = tuple(
+                ExtraFile(path, code, f"{comment_prefix} {path}\n")
+                for path, code in definitions.as_files()
+            )
+            context = dataclasses.replace(context, extra=context.extra + defined)
+        if block:
+            context = dataclasses.replace(context, prefix=block + context.prefix)
         layer = context_layer(
             document,
             mime=mime_type(document.path or document.uri, document.language_id),

@@ -227,16 +227,20 @@ class CompletionSettings(Section):
     )
     codebase_context_in_prefix: bool = Field(
         default=False,
-        description="Add those definitions for agents whose prompt is the prefix alone too "
-        "(the Embedded Completion agent, chat-style agents), as a comment block in front of "
-        "the prefix. Off by default: on the embedded Gemma 3 270M it measured no gain in exact "
-        "matches and a longer prompt to read (`benchmarks/repo_completion.py`).",
+        description="For agents whose prompt is the prefix alone (the Embedded Completion "
+        "agent, chat-style agents): put a file block in front of the prefix, the definitions "
+        "of the names the file imports from other files of the workspace (the most used in "
+        "the file first), as code under `# file: <path>` lines, then `# file: <this file>`. "
+        "It stays the same for every request in the file (made again when its imports "
+        "change), so the model server's prompt cache keeps it. Off by default: see "
+        "docs/performance.md (`benchmarks/repo_completion.py`).",
     )
     codebase_context_tokens: int = Field(
         default=256,
         ge=0,
         le=8192,
-        description="Most estimated tokens of those definitions. For agents that send the "
+        description="Most estimated tokens of those definitions (of the file block, for "
+        "prefix-only agents). For agents that send the "
         "extra context they come out of `extra_context_tokens` (the newest chunks make room). "
         "0 adds none.",
     )

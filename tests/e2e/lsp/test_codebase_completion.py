@@ -74,16 +74,15 @@ async def complete_after_segment_dot(client, lsp_home: Path, replay: ReplayServe
 async def test_the_other_modules_definition_is_in_the_prompt(client, lsp_home, replay) -> None:
     replay.script("/v1/completions", completion_reply("split(len(segment.text) // 2)"))
     prompt = await complete_after_segment_dot(client, lsp_home, replay)
-    # The Embedded Completion agent sends the prefix alone: the definitions lead it
-    # (codebase_context_in_prefix), as Python comments, the file named first; private members
-    # and bodies are left out.
-    assert prompt.startswith(
-        "# text/segment.py\n# class Segment:\n"
-        "#     def __init__(self, text: str, start: int = 0) -> None:\n"
-        '#     def split(self, at: int) -> list["Segment"]:\n'
+    # The Embedded Completion agent sends the prefix alone: the file block leads it
+    # (codebase_context_in_prefix): what main.py imports, as code under its file's name, then
+    # main.py's name; private members and bodies are left out.
+    assert prompt == (
+        "# file: text/segment.py\nclass Segment:\n"
+        "    def __init__(self, text: str, start: int = 0) -> None:\n"
+        '    def split(self, at: int) -> list["Segment"]:\n'
+        "# file: main.py\n" + MAIN.rstrip("\n")
     ), prompt
-    assert prompt.endswith("def halves(segment):\n    return Segment.")
-    assert "_private" not in prompt
 
 
 async def test_codebase_context_off_sends_the_prefix_alone(client, lsp_home, replay) -> None:

@@ -24,6 +24,7 @@ from tests.unit.features.completion.test_completion_service import (
     Harness,
     completer_agent,
     harness,
+    until,
 )
 from tests.unit.features.completion.test_completion_warming import RING_AGENT
 
@@ -204,31 +205,132 @@ def test_no_index_no_definitions() -> None:
 
 
 # -- through the completion service: what goes upstream ---------------------------------------
-async def test_a_prefix_only_agent_gets_the_definitions_as_comments_before_the_prefix(
+# -- the file block: what prefix-only agents get ---------------------------------------------
+IMPORTS = "from io.loading import load\nfrom text.segment import Segment\n\n"
+
+
+def block(ctx: CodebaseContext, text: str, budget: int = 256) -> str:
+    """The file block of /proj/a.py with ``text``."""
+    found = ctx.file_block(
+        uri="file:///proj/a.py", path="/proj/a.py", text=text, budget=budget, comment_prefix="#"
+    )
+    return found.text
+
+
+def test_the_file_block_shows_what_the_file_imports_as_code_under_file_headers() -> None:
+    ctx, _ = context(SEGMENT, LOAD, LOCAL)
+    text = IMPORTS + "s = Segment(load('a'))\nt = Segment(1)\nx = "
+    # Segment is used most: its file comes last, nearest the file's own lines.
+    assert block(ctx, text) == (
+        "# file: io/loading.py\n"
+        "def load(path: str) -> Segment:\n"
+        '    """Read a segment from ``path``."""\n'
+        "# file: text/segment.py\n"
+        "class Segment:\n"
+        "    def split(self, at: int) -> list[Segment]: ...\n"
+        "    def join(self, other: Segment) -> Segment: ...\n"
+        "# file: a.py\n"
+    )
+
+
+def test_the_file_block_is_the_same_on_every_line_and_key_of_the_file() -> None:
+    ctx, index = context(SEGMENT, LOAD)
+    text = IMPORTS + "def go():\n    s = Segment(load('a'))\n"
+    first = block(ctx, text)
+    for typed in ("    return s.", "    return s.spl", "x = load(", "\n\nclass A(Segment):\n"):
+        text += typed
+        assert block(ctx, text) == first
+    assert len(index.asked) == 1  # looked up once for the file
+
+
+def test_the_file_block_is_made_again_when_the_imports_change() -> None:
+    ctx, index = context(SEGMENT, LOAD)
+    text = "from text.segment import Segment\n\nx = Segment(1)\n"
+    assert "def load" not in block(ctx, text)
+    changed = "from io.loading import load\n" + text
+    assert "def load(path: str) -> Segment:" in block(ctx, changed)
+    assert len(index.asked) == 2
+    ctx.forget("file:///proj/a.py")  # closed: looked up again when it opens
+    block(ctx, changed)
+    assert len(index.asked) == 3
+
+
+def test_the_file_block_holds_its_budget() -> None:
+    ctx, _ = context(SEGMENT, LOAD)
+    text = IMPORTS + "s = Segment(load('a'))\nt = Segment(1)\n"
+    whole = block(ctx, text)
+    for budget in (60, 40, 20, 8):
+        small = CodebaseContext(ctx.lookup)
+        found = small.file_block(
+            uri="file:///proj/a.py", path="/proj/a.py", text=text, budget=budget, comment_prefix="#"
+        )
+        assert found.tokens <= budget, (budget, found.text)
+        assert len(found.text) < len(whole)
+    assert block(CodebaseContext(ctx.lookup), text, budget=40) == (
+        "# file: text/segment.py\nclass Segment:\n"
+        "    def split(self, at: int) -> list[Segment]: ...\n# file: a.py\n"
+    )  # the most used first, cut to the members that fit; load does not fit
+
+
+def test_no_index_no_imports_no_block() -> None:
+    assert block(CodebaseContext(lambda path: None), IMPORTS) == ""
+    assert block(context(SEGMENT)[0], "import sys\n\nx = Segment(1)\n") == ""
+
+
+async def test_a_prefix_only_agent_gets_the_file_block_before_the_prefix(
     harness: Harness,
 ) -> None:
     index = FakeIndex(SEGMENT)
     harness.service.codebase = lambda path: index
     harness.use(codebase_context_in_prefix=True)
-    harness.answer("split(3)\n")
-    await harness.complete("import sys\n\nparts = Segment.|")
-    prompt = harness.bodies[0]["prompt"]
-    assert prompt == (
-        "# text/segment.py\n# class Segment:\n"
-        "#     def split(self, at: int) -> list[Segment]: ...\n"
-        "#     def join(self, other: Segment) -> Segment: ...\n"
-        "import sys\n\nparts = Segment."
+    head = "from text.segment import Segment\n\n"
+    expected = (
+        "# file: text/segment.py\nclass Segment:\n"
+        "    def split(self, at: int) -> list[Segment]: ...\n"
+        "    def join(self, other: Segment) -> Segment: ...\n# file: a.py\n"
     )
+    for text in ("parts = Segment.|", "parts = Segment.split(3)\nother = |", "x = 1\ny|"):
+        harness.answer("split(3)\n")
+        await harness.complete(head + text)
+    prompts = [body["prompt"] for body in harness.bodies]
+    # The same block on every line and key: llama.cpp's prompt cache keeps it.
+    assert prompts == [
+        expected + head + "parts = Segment.",
+        expected + head + "parts = Segment.split(3)\nother =",  # healed
+        expected + head + "x = 1\ny",
+    ]
+    assert len(index.asked) == 1
+
+
+async def test_the_warm_up_on_opening_reads_the_file_block_first(harness: Harness) -> None:
+    harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+    harness.use(codebase_context_in_prefix=True, warm_idle_ms=5_000, warm_cursor_window=True)
+    harness.hold()
+    text = "from text.segment import Segment\n\n\ndef halves(s):\n    return s\n"
+    harness.open(text)
+    await until(lambda: len(harness.bodies) == 1, seconds=1.0)  # the open's warm-up
+    warm = harness.bodies[0]["prompt"]
+    assert warm.startswith("# file: text/segment.py\nclass Segment:\n"), warm
+    assert warm.endswith("# file: a.py\n" + text)
+    harness.scripts[0].send("x")
+    await until(harness.scripts[0].closed.is_set)
+    harness.answer("Segment(1)\n")
+    await harness.complete("from text.segment import Segment\n\n\ndef halves(s):\n    return |")
+    block_end = warm.index("# file: a.py\n") + len("# file: a.py\n")
+    # The first request reuses the block (and the lines above) from the model's cache.
+    assert harness.bodies[1]["prompt"].startswith(warm[: block_end + 30])
 
 
 async def test_the_settings_turn_it_off(harness: Harness) -> None:
     harness.service.codebase = lambda path: FakeIndex(SEGMENT)
-    harness.answer("split(3)\n")
-    await harness.complete("parts = Segment.|")  # prefix-only agents: off by default
+    text = "from text.segment import Segment\nparts = Segment.|"
     harness.use(codebase_context=False, codebase_context_in_prefix=True)
     harness.answer("split(3)\n")
-    await harness.complete("parts = Segment.|\n")
-    assert [body["prompt"] for body in harness.bodies] == ["parts = Segment."] * 2
+    await harness.complete(text)
+    harness.use(codebase_context_in_prefix=False)
+    harness.answer("split(3)\n")
+    await harness.complete(text + "\n")
+    assert [body["prompt"] for body in harness.bodies] == [text.replace("|", "")] * 2
 
 
 class TestAnExtraContextAgent:
