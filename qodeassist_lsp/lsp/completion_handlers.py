@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,22 @@ if TYPE_CHECKING:
     from qodeassist_lsp.lsp.params import CursorParams
 
 log = logging.getLogger("qodeassist.server")
+
+
+class _WorkspaceIgnores:
+    """The completion service's ``PathFilter``: the workbench's rule, as next edits have it.
+
+    A file the ``.qodeassistignore`` of any workspace folder lists (read at each call: folders
+    come and go) gets no completion and is never quoted in another file's prompt.
+    """
+
+    def __init__(self, ignored: Callable[[Path], bool]) -> None:
+        self._ignored = ignored
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether a workspace folder's ``.qodeassistignore`` excludes ``path``."""
+        return self._ignored(Path(path))
+
 
 FALLBACK_BUDGET_S = 0.8
 """``textDocument/completion`` answers within this or empty (``isIncomplete``), so it never
@@ -198,7 +215,7 @@ class CompletionFeature(LanguageFeature):
         service = self.created()
         await self.server.backend.runtime()
         if service.ignore is None:
-            service.ignore = self.server.ignore_filter()
+            service.ignore = _WorkspaceIgnores(self.server.workbench().ignored_file())
         return service
 
     async def initialized(self) -> None:

@@ -33,7 +33,6 @@ from qodeassist_lsp.workbench.ports import Ports
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.problems import ConfigProblem
-    from qodeassist_lsp.context.ignore import IgnoreFilter
     from qodeassist_lsp.wire.errors import ErrorInfo
     from qodeassist_lsp.workbench.bench import Workbench
 
@@ -107,13 +106,6 @@ class QodeAssistServer(LanguageServer):
 
             self._bench = Workbench(self.backend, self.ports)
         return self._bench
-
-    def ignore_filter(self) -> IgnoreFilter | None:
-        """Return the project's ``.qodeassistignore`` filter (``None`` without a project)."""
-        paths = self.backend.paths
-        if paths is None or paths.project is None:
-            return None
-        return self.workbench().qodeassist_ignore(paths.project)
 
     def workspace_folders(self) -> list[Path]:
         """Return the editor's workspace folders as they are now (they may change)."""

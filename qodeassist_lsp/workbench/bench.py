@@ -124,14 +124,20 @@ class Workbench:
     ) -> Callable[[Document], bool]:
         """Return whether the ``.qodeassistignore`` of one of ``folders`` excludes a document.
 
-        The rule of what a feature's prompt may quote from the open documents (next edits);
-        ``folders`` default to the workspace's.
+        The rule of what a feature's prompt may quote from the open documents (completion, next
+        edits, the refactor); ``folders`` default to the workspace's.
         """
+        ignored = self.ignored_file(folders)
+        return lambda document: bool(document.path) and ignored(Path(document.path))
+
+    def ignored_file(
+        self, folders: Callable[[], Sequence[Path]] | None = None
+    ) -> Callable[[Path], bool]:
+        """Return whether the ``.qodeassistignore`` of one of ``folders`` excludes a file."""
         where = folders or self.ports.folders
 
-        def ignored(document: Document) -> bool:
-            path = Path(document.path) if document.path else None
-            return path is not None and any(
+        def ignored(path: Path) -> bool:
+            return any(
                 rules.is_ignored(path)
                 for rules in map(self.qodeassist_ignore, where())
                 if rules is not None
