@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -64,6 +65,16 @@ def client_factory() -> LanguageClient:
     @client.feature("qodeassist/status")
     def on_status(ls: LanguageClient, params: Any) -> None:
         ls.statuses.append(params)  # type: ignore[attr-defined]
+
+    # A client that offers dynamic registration (VS Code's capabilities) answers it: the server
+    # asks for a file watcher when a feature follows files on disk (the codebase index).
+    client.registrations = []  # type: ignore[attr-defined]
+    client.registered = asyncio.Event()  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(ls: LanguageClient, params: types.RegistrationParams) -> None:
+        ls.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+        ls.registered.set()  # type: ignore[attr-defined]
 
     return client
 

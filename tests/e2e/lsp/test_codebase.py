@@ -192,16 +192,9 @@ async def test_files_changed_on_disk_follow_watched_file_events(
 
 @pytest.mark.parametrize("client", ["visual_studio_code"], indirect=True)
 async def test_a_client_that_offers_it_is_asked_to_watch_the_files(client: Any) -> None:
-    registered: list[Any] = []
-    asked = asyncio.Event()
-
-    @client.feature("client/registerCapability")
-    def on_register(ls: Any, params: Any) -> None:
-        registered.extend(params.registrations)
-        asked.set()
-
+    registered: list[Any] = client.registrations  # the conftest's client answers and keeps them
     await start(client)
-    await asyncio.wait_for(asked.wait(), 10)
+    await asyncio.wait_for(client.registered.wait(), 10)
     watch = [r for r in registered if r.method == "workspace/didChangeWatchedFiles"]
     assert watch, registered
     watchers = watch[0].register_options["watchers"]
