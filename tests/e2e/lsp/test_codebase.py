@@ -4,7 +4,7 @@ A workspace of two Python modules (``settings_parser.py`` defines ``parse_settin
 ``app.py`` calls it), a ``.qodeassistignore``d and a ``.gitignore``d file. After ``initialize``
 the index builds in the background with server-created ``$/progress`` and the ``codebase`` part
 of ``qodeassist/status`` reaches ``ready``; ``qodeassist/codebase/search`` finds the other
-module's function; a rename (``didChange`` + ``didSave``) is found within a second; the ignored
+module's function; a rename (``didChange`` + ``didSave``) is found once saved; the ignored
 files are never returned, not even after they were edited and saved in the editor.
 """
 
