@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from qodeassist_lsp.context.codebase.model import SymbolDefinition
+from qodeassist_lsp.features.completion import codebase_context
 from qodeassist_lsp.features.completion.codebase_context import (
     CodebaseContext,
     compact,
@@ -253,6 +254,21 @@ def test_the_file_block_is_made_again_when_the_imports_change() -> None:
     ctx.forget("file:///proj/a.py")  # closed: looked up again when it opens
     block(ctx, changed)
     assert len(index.asked) == 3
+
+
+def test_keys_below_the_imports_do_not_parse_them_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx, _ = context(SEGMENT, LOAD)
+    text = "from io.loading import (\n    load,\n)\nfrom text.segment import Segment\n\n"
+    first = block(ctx, text + "# important: x\n")
+    assert "def load" in first and "class Segment" in first
+    parsed: list[str] = []
+    real = codebase_context.imported_names
+    monkeypatch.setattr(
+        codebase_context, "imported_names", lambda head: parsed.append(head) or real(head)
+    )
+    for typed in ("# important: xy\n", "# important: xyz\n", "s = Segment(load(1))\n"):
+        assert block(ctx, text + typed) == first
+    assert parsed == []
 
 
 def test_the_file_block_holds_its_budget() -> None:
