@@ -23,7 +23,6 @@ import hashlib
 import itertools
 import logging
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -50,7 +49,7 @@ from qodeassist_lsp.context.codebase.scanner import (
     skip_reason_by_name,
     walk,
 )
-from qodeassist_lsp.context.codebase.store import FileRecord, IndexStore
+from qodeassist_lsp.context.codebase.store import FileRecord, IndexStore, database_path_for
 from qodeassist_lsp.context.syntax import SyntaxChecker
 
 __all__ = ["SqliteCodebaseIndex", "database_path_for"]
@@ -60,15 +59,6 @@ log = logging.getLogger("qodeassist.codebase")
 _BATCH_FILES: Final = 64
 _BATCH_SECONDS: Final = 0.2
 """A batch is written when it holds this many files or took this long: short write locks."""
-_INDEX_FOLDER: Final = "index"
-
-
-def database_path_for(data_root: Path, root: Path) -> Path:
-    """Return ``<data_root>/index/<folder name>-<hash of its real path>.sqlite3``."""
-    real = real_path(root)
-    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
-    name = re.sub(r"[^\w.-]+", "_", real.name)[:40] or "root"
-    return data_root / _INDEX_FOLDER / f"{name}-{digest}.sqlite3"
 
 
 def _digest(data: bytes) -> str:

@@ -7,8 +7,9 @@ not set keeps the default here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["DEFAULT_LIMITS", "IndexLimits"]
+__all__ = ["DEFAULT_LIMITS", "IndexLimits", "limits_from_json", "limits_to_json"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,3 +40,34 @@ class IndexLimits:
 
 DEFAULT_LIMITS = IndexLimits()
 """The defaults the ``[codebase]`` settings start from."""
+
+
+def limits_to_json(limits: IndexLimits) -> dict[str, Any]:
+    """Return ``limits`` as JSON values (sets as sorted lists)."""
+    return {
+        "enabled": limits.enabled,
+        "max_file_bytes": limits.max_file_bytes,
+        "max_files": limits.max_files,
+        "window_lines": limits.window_lines,
+        "window_overlap": limits.window_overlap,
+        "max_chunk_lines": limits.max_chunk_lines,
+        "languages": None if limits.languages is None else sorted(limits.languages),
+        "text_files": limits.text_files,
+        "exclude_dirs": sorted(limits.exclude_dirs),
+    }
+
+
+def limits_from_json(data: dict[str, Any]) -> IndexLimits:
+    """Return the `IndexLimits` of `limits_to_json`'s output."""
+    languages = data.get("languages")
+    return IndexLimits(
+        enabled=bool(data["enabled"]),
+        max_file_bytes=int(data["max_file_bytes"]),
+        max_files=int(data["max_files"]),
+        window_lines=int(data["window_lines"]),
+        window_overlap=int(data["window_overlap"]),
+        max_chunk_lines=int(data["max_chunk_lines"]),
+        languages=None if languages is None else frozenset(languages),
+        text_files=bool(data["text_files"]),
+        exclude_dirs=frozenset(data["exclude_dirs"]),
+    )

@@ -26,15 +26,19 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from qodeassist_lsp.context.codebase.chunker import Chunk, FileChunks
+from qodeassist_lsp.config.confinement import real_path
 from qodeassist_lsp.context.codebase.model import ChunkKind, Snippet, SymbolDefinition
+
+if TYPE_CHECKING:  # the server reads the store and never loads the chunker (the child writes)
+    from qodeassist_lsp.context.codebase.chunker import Chunk, FileChunks
 
 __all__ = [
     "SCHEMA_VERSION",
     "FileRecord",
     "IndexStore",
+    "database_path_for",
     "match_expression",
     "query_terms",
     "split_identifier",
@@ -221,6 +225,17 @@ class FileRecord:
     hash: str | None
     chunks: FileChunks | None
     skipped: str | None = None
+
+
+_INDEX_FOLDER: Final = "index"
+
+
+def database_path_for(data_root: Path, root: Path) -> Path:
+    """Return ``<data_root>/index/<folder name>-<hash of its real path>.sqlite3``."""
+    real = real_path(root)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    name = re.sub(r"[^\w.-]+", "_", real.name)[:40] or "root"
+    return data_root / _INDEX_FOLDER / f"{name}-{digest}.sqlite3"
 
 
 class IndexStore:

@@ -2,10 +2,10 @@
 
 The service owns the lifecycle of the indexes the engine (`context.codebase`) provides: it
 creates one per workspace folder (its database under the data root), builds it in a task after
-the door is up (the engine parses in a worker thread, so a completion is never held up) and
-reports the build through a progress port, re-indexes a file when its open buffer has been still
-for ``update_delay_ms``, when it is saved and when the editor reports it created, changed or
-deleted, and closes everything when ``[codebase] enabled`` turns off.
+the door is up (the engine parses and writes in a child process, so a completion is never held
+up) and reports the build through a progress port, re-indexes a file when its open buffer has
+been still for ``update_delay_ms``, when it is saved and when the editor reports it created,
+changed or deleted, and closes everything when ``[codebase] enabled`` turns off.
 
 The one ignore rule is the workbench's (``.qodeassistignore`` and ``.gitignore``) plus
 ``[codebase] exclude``: an ignored file is never handed to the index, and every answer is
@@ -48,20 +48,34 @@ IndexFactory = Callable[[Path, Path, Callable[[Path], str | None], CodebaseSetti
 
 
 def default_factory(
-    root: Path, data_root: Path, ignored: Callable[[Path], str | None], settings: CodebaseSettings
+    root: Path,
+    data_root: Path,
+    ignored: Callable[[Path], str | None],
+    settings: CodebaseSettings,
+    folders: Sequence[Path] = (),
 ) -> CodebaseIndex:
-    """Return the engine's SQLite index of ``root`` (its database under ``data_root``)."""
-    from qodeassist_lsp.context.codebase.index import SqliteCodebaseIndex, database_path_for
+    """Return the engine's index of ``root``: read here, parsed and written in a child process.
+
+    ``ignored`` is a callable and cannot cross into the child: the child applies the same rule
+    from its parts (the ignore files of ``folders``, ``[codebase] exclude``), and the service
+    filters every answer with ``ignored`` again.
+    """
+    from qodeassist_lsp.context.codebase.client import ChildCodebaseIndex
     from qodeassist_lsp.context.codebase.limits import IndexLimits
+    from qodeassist_lsp.context.codebase.store import database_path_for
 
     limits = IndexLimits(max_file_bytes=settings.max_file_kb * 1024, max_files=settings.max_files)
-    return SqliteCodebaseIndex(
-        root, database_path_for(data_root, root), ignored=ignored, limits=limits
+    return ChildCodebaseIndex(
+        root,
+        database_path_for(data_root, root),
+        folders=list(folders) or [root],
+        exclude=list(settings.exclude),
+        limits=limits,
     )
 
 
-def _caps(settings: CodebaseSettings) -> tuple[int, int]:
-    return (settings.max_file_kb, settings.max_files)
+def _caps(settings: CodebaseSettings) -> tuple[Any, ...]:
+    return (settings.max_file_kb, settings.max_files, tuple(settings.exclude))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +122,9 @@ class _Folder:
     """The index of one folder and its running build."""
 
     index: CodebaseIndex
-    caps: tuple[int, int]
-    """The settings the index was made with: a change makes it anew."""
+    caps: tuple[Any, ...]
+    """The settings the index was made with (the child applies ``exclude``): a change makes it
+    anew."""
     build: asyncio.Task[None] | None = None
     state: str = "waiting"
     error: str | None = None
@@ -185,9 +200,13 @@ class CodebaseService:
         for root in wanted:
             if root not in self._folders:
                 try:
-                    index = self._sources.factory(
-                        root, self._sources.data_root(), self.ignored, settings
-                    )
+                    data_root = self._sources.data_root()
+                    if self._sources.factory is default_factory:  # the child needs the folders
+                        index = default_factory(
+                            root, data_root, self.ignored, settings, self._seen_folders
+                        )
+                    else:
+                        index = self._sources.factory(root, data_root, self.ignored, settings)
                 except Exception as exc:  # a broken database must not stop the door
                     log.warning("codebase index of %s could not open: %s", root, exc)
                     continue
