@@ -221,6 +221,13 @@ class Server:
                 if await self.warm_ups() != before:
                     break
                 await asyncio.sleep(0.05)
+            # Counted when launched: wait for the model to start reading it, then to be done.
+            deadline = time.monotonic() + WARM_UP_WAIT_S
+            while time.monotonic() < deadline:
+                slots = (await model.get(url + "/slots")).json()
+                if any(slot.get("is_processing") for slot in slots):
+                    break
+                await asyncio.sleep(0.02)
             await model_idle(model, url, timeout_s)
         params = {
             "textDocument": {"uri": uri},

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,8 +296,8 @@ def _block_summary(item: SymbolDefinition) -> list[str]:
     return kept
 
 
-def _usage(text: str, name: str) -> int:
-    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", text))
+_BARE_NAME: Final = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+"""A name not after a dot (``Request``, not ``self.request``)."""
 
 
 class CodebaseContext:
@@ -398,9 +398,10 @@ class CodebaseContext:
         for item in found:
             if item.path != own and item.container is None:
                 by_name.setdefault(item.name, item)
-        body = text  # the import itself counts once for every name: the order holds
+        # The import itself counts once for every name: the order holds.
+        uses = Counter(_BARE_NAME.findall(text))
         order = {name: number for number, name in enumerate(names)}
-        ranked = sorted(by_name.values(), key=lambda d: (-_usage(body, d.name), order[d.name]))
+        ranked = sorted(by_name.values(), key=lambda d: (-uses[d.name], order[d.name]))
         closing = f"{comment_prefix} file: {own or path.name}"
         used = _tokens(closing) + 1
         chosen: list[tuple[SymbolDefinition, list[str]]] = []
