@@ -83,6 +83,7 @@ class IndexWorker:
         self._waiting: dict[int, tuple[asyncio.Future[dict[str, Any]], ProgressHandler | None]]
         self._waiting = {}
         self._users = 0
+        self._closes = 0
         self.starts = 0
         """How many children were started (tests and the benchmark read it)."""
 
@@ -116,12 +117,13 @@ class IndexWorker:
         self, op: str, payload: dict[str, Any], progress: ProgressHandler | None = None
     ) -> dict[str, Any]:
         """Send one request and return its result; a dead child is replaced once."""
+        closes = self._closes
         for attempt in range(_ATTEMPTS):
             try:
                 return await self._request_once(op, payload, progress)
             except WorkerGone:
-                if attempt + 1 == _ATTEMPTS:
-                    raise
+                if attempt + 1 == _ATTEMPTS or self._closes != closes:
+                    raise  # a second death, or `aclose` ended it on purpose
                 log.info("the indexer ended during %s: starting it again", op)
         raise AssertionError("unreachable")
 
@@ -243,6 +245,7 @@ class IndexWorker:
     # -- ending --------------------------------------------------------------------------------
     async def aclose(self) -> None:
         """End the child: close its input, let it stop between files, kill it if it lingers."""
+        self._closes += 1
         async with self._start_lock:
             process, self._process = self._process, None
             if process is not None:

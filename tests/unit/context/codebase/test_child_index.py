@@ -83,7 +83,7 @@ async def test_an_idle_child_ends_and_the_next_update_starts_it(project: Path) -
     assert process is not None
     assert await process.wait() == 0  # it ended on its own, and was waited for
     await index.update(project / "pkg" / "app.py", "def after_idle():\n    pass\n")
-    assert worker.starts == 2
+    assert worker.starts >= 2  # (a loaded machine may see it idle out once more meanwhile)
     assert [d.path for d in index.definitions("after_idle")] == ["pkg/app.py"]
     await index.aclose()
 
@@ -152,3 +152,25 @@ async def test_the_shared_worker_is_one_per_loop_and_ends_with_its_last_index(
     assert process.returncode is None
     await second.aclose()
     assert process.returncode is not None
+
+
+async def test_cancelling_a_build_stops_it_in_the_child_and_keeps_the_child(
+    project: Path,
+) -> None:
+    for n in range(300):
+        (project / "pkg" / f"mod_{n}.py").write_text(f"def function_{n}(x):\n    return x\n")
+    worker = IndexWorker()
+    index = make(project, worker)
+    started = asyncio.Event()
+    build = asyncio.create_task(index.build(lambda _done, _total: started.set()))
+    await started.wait()
+    build.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await build
+    assert index.status().state == "waiting"
+    assert worker.pid is not None  # the child answered the stop and serves the next request
+    status = await index.build()
+    assert status.state == "ready"
+    assert [d.path for d in index.definitions("function_299")] == ["pkg/mod_299.py"]
+    assert worker.starts == 1
+    await index.aclose()
