@@ -201,3 +201,38 @@ async def test_a_client_that_offers_it_is_asked_to_watch_the_files(client: Any) 
     assert watch, registered
     watchers = watch[0].register_options["watchers"]
     assert watchers == [{"globPattern": "**/*"}], watchers
+
+
+async def test_the_server_parses_nothing_itself_the_indexer_child_does(
+    client: Any, lsp_home: Path
+) -> None:
+    """Issues 45/46: tree-sitter is loaded only in the indexer child, never in the server."""
+    await start(client)
+    await request(client, "codebase/reindex", {"wait": True})
+    path = lsp_home / "project/app.py"
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, APP))
+    )
+    edited = APP + "\n\ndef only_in_the_buffer():\n    pass\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [types.TextDocumentContentChangeWholeDocument(edited)],
+        )
+    )
+    hits = await found_within(client, "only_in_the_buffer", 10.0)
+    assert hits and hits[0]["path"] == "app.py", hits
+    server = client._server.pid
+    assert "tree_sitter" not in _proc(server, "maps")
+    children = _proc(server, f"task/{server}/children").split()
+    indexers = [
+        pid for pid in children if "qodeassist_lsp.context.codebase.worker" in _proc(pid, "cmdline")
+    ]
+    assert len(indexers) == 1, children
+    assert "tree_sitter" in _proc(indexers[0], "maps")
+
+
+def _proc(pid: int | str, name: str) -> str:
+    """Read ``/proc/<pid>/<name>`` (a sync helper: the reads are of the kernel's memory)."""
+    return Path(f"/proc/{pid}/{name}").read_text(errors="replace")
