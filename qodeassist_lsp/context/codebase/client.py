@@ -118,6 +118,8 @@ class IndexWorker:
     ) -> dict[str, Any]:
         """Send one request and return its result; a dead child is replaced once."""
         closes = self._closes
+        if op == "close":  # only to a running child: never started, nor restarted, for it
+            return await self._request_once(op, payload, progress, start=False)
         for attempt in range(_ATTEMPTS):
             try:
                 return await self._request_once(op, payload, progress)
@@ -128,9 +130,14 @@ class IndexWorker:
         raise AssertionError("unreachable")
 
     async def _request_once(
-        self, op: str, payload: dict[str, Any], progress: ProgressHandler | None
+        self,
+        op: str,
+        payload: dict[str, Any],
+        progress: ProgressHandler | None,
+        *,
+        start: bool = True,
     ) -> dict[str, Any]:
-        process = await self._running()
+        process = await self._running(start)
         ident = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = (future, progress)
@@ -166,12 +173,14 @@ class IndexWorker:
             raise WorkerGone("the indexer's input is closed")
         stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
-    async def _running(self) -> asyncio.subprocess.Process:
+    async def _running(self, start: bool = True) -> asyncio.subprocess.Process:
         async with self._start_lock:
             process = self._process
             reader = self._reader
             if process is not None and process.returncode is None and reader and not reader.done():
                 return process
+            if not start:
+                raise WorkerGone("the indexer is not running")
             if process is not None:
                 await self._end(process, kill=True)
             return await self._start()

@@ -174,3 +174,16 @@ async def test_cancelling_a_build_stops_it_in_the_child_and_keeps_the_child(
     assert [d.path for d in index.definitions("function_299")] == ["pkg/mod_299.py"]
     assert worker.starts == 1
     await index.aclose()
+
+
+async def test_closing_after_the_child_died_starts_no_new_one(project: Path) -> None:
+    worker = IndexWorker()
+    index = make(project, worker)
+    await index.build()
+    process = worker._process
+    assert process is not None
+    process.kill()
+    await process.wait()
+    await index.aclose()
+    assert worker.starts == 1
+    assert worker.pid is None
