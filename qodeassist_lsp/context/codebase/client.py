@@ -23,7 +23,6 @@ import itertools
 import json
 import logging
 import os
-import sqlite3
 import sys
 import weakref
 from collections.abc import Callable, Sequence
@@ -32,14 +31,8 @@ from typing import Any, ClassVar, Final
 
 import qodeassist_lsp
 from qodeassist_lsp.context.codebase.limits import DEFAULT_LIMITS, IndexLimits, limits_to_json
-from qodeassist_lsp.context.codebase.model import (
-    IndexState,
-    IndexStatus,
-    ProgressCallback,
-    Snippet,
-    SymbolDefinition,
-)
-from qodeassist_lsp.context.codebase.store import IndexStore
+from qodeassist_lsp.context.codebase.model import IndexStatus, ProgressCallback
+from qodeassist_lsp.context.codebase.reader import IndexReader
 
 __all__ = ["ChildCodebaseIndex", "IndexWorker", "WorkerGone"]
 
@@ -281,7 +274,7 @@ class IndexWorker:
         self._reader = None
 
 
-class ChildCodebaseIndex:
+class ChildCodebaseIndex(IndexReader):
     """The `CodebaseIndex` of one folder: read here, built and updated by the indexer child."""
 
     def __init__(
@@ -304,9 +297,7 @@ class ChildCodebaseIndex:
             limits: Caps and switches (the ``[codebase]`` settings).
             worker: The indexer child to use (default: the running loop's shared one).
         """
-        self.root = Path(os.path.abspath(root))
-        self.database_path = database_path
-        self._limits = limits
+        super().__init__(root, database_path, limits)
         self._worker = worker
         self._spec: dict[str, Any] = {
             "root": str(self.root),
@@ -315,15 +306,8 @@ class ChildCodebaseIndex:
             "exclude": list(exclude),
             "limits": limits_to_json(limits),
         }
-        self._store: IndexStore | None = None
         self._build_lock = asyncio.Lock()
         self._building: asyncio.Task[dict[str, Any]] | None = None
-        self._closed = False
-        self._state: IndexState = "waiting" if limits.enabled else "off"
-        self._error: str | None = None
-        self._done = 0
-        self._total = 0
-        self._skipped: dict[str, int] = {}
 
     def _child(self) -> IndexWorker:
         if self._worker is None:
@@ -383,54 +367,6 @@ class ChildCodebaseIndex:
         except (WorkerGone, RuntimeError) as exc:
             log.warning("the index could not update %s: %s", path, exc)
 
-    def search(self, query: str, limit: int = 10) -> list[Snippet]:
-        """Return the chunks best matching ``query`` (BM25), best first."""
-        store = self._open_quietly()
-        if store is None:
-            return []
-        try:
-            return store.search(query, limit)
-        except sqlite3.Error as exc:
-            log.warning("the index search for %r failed: %s", query, exc)
-            return []
-
-    def definitions(self, name: str, limit: int = 5) -> list[SymbolDefinition]:
-        """Return where ``name`` (``Class``, ``func``, or ``Class.method``) is defined."""
-        return self.definitions_of([name], limit)
-
-    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
-        """Return definitions of several names at once (one query; completion's hot path)."""
-        store = self._open_quietly()
-        if store is None:
-            return []
-        try:
-            return store.definitions(names, limit)
-        except sqlite3.Error as exc:
-            log.warning("the index lookup of %s failed: %s", list(names)[:5], exc)
-            return []
-
-    def status(self) -> IndexStatus:
-        """Return the index's state and counts now."""
-        files = chunks = symbols = 0
-        store = self._store
-        if store is None and self._limits.enabled and self.database_path.is_file():
-            store = self._open_quietly()
-        if store is not None and not self._closed:
-            with contextlib.suppress(sqlite3.Error):
-                files, chunks, symbols = store.counts()
-        return IndexStatus(
-            state=self._state,
-            root=str(self.root),
-            files=files,
-            chunks=chunks,
-            symbols=symbols,
-            done=self._done,
-            total=self._total,
-            database=str(self.database_path) if self._limits.enabled else "",
-            error=self._error,
-            skipped=dict(self._skipped),
-        )
-
     async def aclose(self) -> None:
         """Stop a running build, close the database here and in the child, release the child."""
         if self._closed:
@@ -454,23 +390,3 @@ class ChildCodebaseIndex:
     def _is_closed(self) -> bool:
         """Whether `aclose` ran (a method: it may change across an await)."""
         return self._closed
-
-    def _open_quietly(self) -> IndexStore | None:
-        if not self._limits.enabled or self._closed:
-            return None
-        if self._store is None:
-            try:
-                self._store = IndexStore(self.database_path)
-            except (OSError, sqlite3.Error) as exc:
-                self._fail(exc)
-                return None
-        return self._store
-
-    def _fail(self, exc: BaseException) -> None:
-        self._state = "failed"
-        self._error = (
-            f"the codebase index of {self.root} failed: {exc} (database {self.database_path}); "
-            "check that the data folder is writable, or turn the index off with "
-            "`enabled = false` in [codebase]"
-        )
-        log.warning("%s", self._error)

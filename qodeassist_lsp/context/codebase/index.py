@@ -26,20 +26,15 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from qodeassist_lsp.config.confinement import real_path
 from qodeassist_lsp.context.codebase.chunker import Chunker
 from qodeassist_lsp.context.codebase.limits import DEFAULT_LIMITS, IndexLimits
-from qodeassist_lsp.context.codebase.model import (
-    IndexState,
-    IndexStatus,
-    ProgressCallback,
-    Snippet,
-    SymbolDefinition,
-)
+from qodeassist_lsp.context.codebase.model import IndexStatus, ProgressCallback
+from qodeassist_lsp.context.codebase.reader import IndexReader
 from qodeassist_lsp.context.codebase.scanner import (
     PRUNED_DIRS,
     IgnoredPredicate,
@@ -65,7 +60,7 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
-class SqliteCodebaseIndex:
+class SqliteCodebaseIndex(IndexReader):
     """The index of one workspace folder in one SQLite database (see the module docstring)."""
 
     def __init__(
@@ -87,22 +82,12 @@ class SqliteCodebaseIndex:
             limits: Caps and switches (the ``[codebase]`` settings).
             checker: Whose tree-sitter parsers to use (shared with the parse check).
         """
-        self.root = Path(os.path.abspath(root))
+        super().__init__(root, database_path, limits)
         self._real_root = real_path(self.root)
-        self.database_path = database_path
         self._ignored = ignored or default_ignored(self.root)
-        self._limits = limits
         self._chunker = Chunker(limits, checker)
-        self._store: IndexStore | None = None
-        self._open_lock = threading.Lock()
         self._build_lock = asyncio.Lock()
         self._stop = threading.Event()
-        self._closed = False
-        self._state: IndexState = "waiting" if limits.enabled else "off"
-        self._error: str | None = None
-        self._done = 0
-        self._total = 0
-        self._skipped: dict[str, int] = {}
         self._write_guard = threading.Lock()
         self._sequence = itertools.count()
         self._updated: dict[str, tuple[int, float]] = {}
@@ -148,54 +133,6 @@ class SqliteCodebaseIndex:
         except (OSError, sqlite3.Error) as exc:
             log.warning("the index could not update %s: %s", path, exc)
 
-    def search(self, query: str, limit: int = 10) -> list[Snippet]:
-        """Return the chunks best matching ``query`` (BM25), best first."""
-        store = self._open_quietly()
-        if store is None:
-            return []
-        try:
-            return store.search(query, limit)
-        except sqlite3.Error as exc:
-            log.warning("the index search for %r failed: %s", query, exc)
-            return []
-
-    def definitions(self, name: str, limit: int = 5) -> list[SymbolDefinition]:
-        """Return where ``name`` (``Class``, ``func``, or ``Class.method``) is defined."""
-        return self.definitions_of([name], limit)
-
-    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
-        """Return definitions of several names at once (one query; completion's hot path)."""
-        store = self._open_quietly()
-        if store is None:
-            return []
-        try:
-            return store.definitions(names, limit)
-        except sqlite3.Error as exc:
-            log.warning("the index lookup of %s failed: %s", list(names)[:5], exc)
-            return []
-
-    def status(self) -> IndexStatus:
-        """Return the index's state and counts now."""
-        files = chunks = symbols = 0
-        store = self._store
-        if store is None and self._limits.enabled and self.database_path.is_file():
-            store = self._open_quietly()  # the last session's index, before any build
-        if store is not None and not self._closed:
-            with contextlib.suppress(sqlite3.Error):
-                files, chunks, symbols = store.counts()
-        return IndexStatus(
-            state=self._state,
-            root=str(self.root),
-            files=files,
-            chunks=chunks,
-            symbols=symbols,
-            done=self._done,
-            total=self._total,
-            database=str(self.database_path) if self._limits.enabled else "",
-            error=self._error,
-            skipped=dict(self._skipped),
-        )
-
     async def aclose(self) -> None:
         """Stop a running build and close the database."""
         self._closed = True
@@ -204,33 +141,6 @@ class SqliteCodebaseIndex:
             store, self._store = self._store, None
             if store is not None:
                 await asyncio.to_thread(store.close)
-
-    # -- opening -------------------------------------------------------------------------------
-    def _open(self) -> IndexStore:
-        with self._open_lock:
-            if self._closed:
-                raise sqlite3.ProgrammingError("the index is closed")
-            if self._store is None:
-                self._store = IndexStore(self.database_path)
-            return self._store
-
-    def _open_quietly(self) -> IndexStore | None:
-        if not self._limits.enabled or self._closed:
-            return None
-        try:
-            return self._open()
-        except (OSError, sqlite3.Error) as exc:
-            self._fail(exc)
-            return None
-
-    def _fail(self, exc: BaseException) -> None:
-        self._state = "failed"
-        self._error = (
-            f"the codebase index of {self.root} failed: {exc} (database {self.database_path}); "
-            "check that the data folder is writable, or turn the index off with "
-            "`enabled = false` in [codebase]"
-        )
-        log.warning("%s", self._error)
 
     # -- the worker thread ---------------------------------------------------------------------
     def _build_in_thread(self, report: Callable[[int, int], None]) -> bool:
