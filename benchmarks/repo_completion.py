@@ -20,11 +20,13 @@ model (the embedded llama.cpp server with Gemma 3 270M, started here on a free p
 for the same lines, alternating which goes first:
 
 * **index**: the codebase feature indexes the workspace (waited for before the first line) and
-  completion adds the definitions near the cursor (``[completion] codebase_context``, with
-  ``codebase_context_in_prefix = true``: the embedded agent's prompt is the prefix alone);
+  completion puts the file block in front of the prompt (``[completion] codebase_context`` and
+  ``codebase_context_in_prefix``: the embedded agent's prompt is the prefix alone);
 * **plain**: the same with ``[codebase] enabled = false``: no index, the prompt as before.
 
-Each opens the document and answers an invoked ``textDocument/inlineCompletion``; the first
+Each opens the document, and (``--dwell``, the default; ``--no-dwell``: not) waits for the
+warm-up the open sends to be read by the model, as when a user opens a file and then goes to a
+line, then answers an invoked ``textDocument/inlineCompletion``; the first
 item's first line is compared with the right one: exact match (whitespace at the ends ignored)
 and edit similarity (rapidfuzz ``fuzz.ratio``, 0-100), and the client-side latency of the
 request. The budget (issue 45): with the index, exact matches and edit similarity at least 5

@@ -226,14 +226,14 @@ class CompletionSettings(Section):
         "Nothing is added while the index is off or not built.",
     )
     codebase_context_in_prefix: bool = Field(
-        default=False,
+        default=True,
         description="For agents whose prompt is the prefix alone (the Embedded Completion "
         "agent, chat-style agents): put a file block in front of the prefix, the definitions "
         "of the names the file imports from other files of the workspace (the most used in "
         "the file first), as code under `# file: <path>` lines, then `# file: <this file>`. "
         "It stays the same for every request in the file (made again when its imports "
-        "change), so the model server's prompt cache keeps it. Off by default: see "
-        "docs/performance.md (`benchmarks/repo_completion.py`).",
+        "change), so the model server's prompt cache keeps it. On the embedded Gemma 3 270M it "
+        "raised edit similarity by 10-17 points at the same latency: docs/performance.md.",
     )
     codebase_context_tokens: int = Field(
         default=256,

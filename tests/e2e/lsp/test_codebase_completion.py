@@ -43,7 +43,6 @@ def embedded_points_at_replay(
     serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/settings.toml").write_text(
         "[completion]\nwarm_idle_ms = 0\nprefetch_after_accept = false\n"
-        "codebase_context_in_prefix = true\n"
     )
     (lsp_home / "project/text").mkdir()
     (lsp_home / "project/text/segment.py").write_text(SEGMENT)
@@ -75,8 +74,8 @@ async def test_the_other_modules_definition_is_in_the_prompt(client, lsp_home, r
     replay.script("/v1/completions", completion_reply("split(len(segment.text) // 2)"))
     prompt = await complete_after_segment_dot(client, lsp_home, replay)
     # The Embedded Completion agent sends the prefix alone: the file block leads it
-    # (codebase_context_in_prefix): what main.py imports, as code under its file's name, then
-    # main.py's name; private members and bodies are left out.
+    # (codebase_context_in_prefix, on by default): what main.py imports, as code under its
+    # file's name, then main.py's name; private members and bodies are left out.
     assert prompt == (
         "# file: text/segment.py\nclass Segment:\n"
         "    def __init__(self, text: str, start: int = 0) -> None:\n"
