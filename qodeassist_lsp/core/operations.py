@@ -201,6 +201,11 @@ class FeatureSpec:
     """Its ``[section]`` of ``settings.toml``, registered with the core sections."""
     summary: str = ""
     """One line for docs and listings."""
+    operations: tuple[str, ...] = ()
+    """Its operations' names, when known without building it: the language server registers
+    their methods before ``initialize`` and builds the feature after it (the operations'
+    models are not imported on the way to the answer). Empty: built when the table is read.
+    The built feature must serve exactly these (a difference is logged)."""
 
     def __post_init__(self) -> None:
         """Refuse a name that is not one path segment."""

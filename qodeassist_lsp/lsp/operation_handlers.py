@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.core.operations import FileChangeKind, ProgressTask
     from qodeassist_lsp.lsp.server import QodeAssistServer
-    from qodeassist_lsp.workbench.features import BoundOperation, FeatureTable
+    from qodeassist_lsp.workbench.features import FeatureTable
 
 log = logging.getLogger("qodeassist.features")
 
@@ -93,7 +93,8 @@ class OperationsFeature(LanguageFeature):
         self.table = table
 
     async def initialized(self) -> None:
-        """Start every feature's background work (the configuration has loaded)."""
+        """Build the features (in a worker thread), then start their background work."""
+        await asyncio.to_thread(self.table.build)
         self.table.start()
 
     def reloaded(self, config: Configuration) -> None:
@@ -112,13 +113,16 @@ class FileWatch(LanguageFeature):
     ``**/*`` watcher; the changes arrive as ``workspace/didChangeWatchedFiles``.
     """
 
-    def __init__(self, server: QodeAssistServer) -> None:
-        """Register with the client of ``server``."""
+    def __init__(self, server: QodeAssistServer, table: FeatureTable) -> None:
+        """Register with the client of ``server`` when a feature of ``table`` follows files."""
         self.server = server
+        self.table = table
         self._task: asyncio.Task[None] | None = None
 
     async def initialized(self) -> None:
         """Register the watcher in the background (a slow client holds up nothing)."""
+        if not any(f.files_changed is not None for f in self.table.features.values()):
+            return
         workspace = self.server.client_capabilities.workspace
         watched = workspace.did_change_watched_files if workspace is not None else None
         if watched is not None and watched.dynamic_registration:
@@ -147,7 +151,7 @@ class FileWatch(LanguageFeature):
 
 
 class FeatureStatus(LanguageFeature):
-    """One feature's part of ``qodeassist/status``, under the feature's name."""
+    """One feature's part of ``qodeassist/status``, under the feature's name (None: it has none)."""
 
     def __init__(self, table: FeatureTable, name: str) -> None:
         """Show feature ``name`` of ``table``."""
@@ -155,17 +159,21 @@ class FeatureStatus(LanguageFeature):
         self.status_key = name
 
     def status(self) -> Any:
-        """Return the feature's status part (None if its hook failed)."""
+        """Return the feature's status part (``waiting`` before it is built; None: none)."""
+        if not self.table.built:
+            return {"state": "waiting"}
         return self.table.status().get(self.status_key or "")
 
 
-def _handler(bound: BoundOperation) -> Any:
+def _handler(table: FeatureTable, path: str, summary: str) -> Any:
     async def operation(ls: QodeAssistServer, params: Any) -> dict[str, Any]:
         await ls.backend.runtime()  # as at the other doors: the configuration has loaded
-        return await bound.call(params)
+        if not table.built:  # asked before `initialized` built it
+            await asyncio.to_thread(table.build)
+        return await table.operation(path).call(params)
 
-    operation.__doc__ = f"Answer ``qodeassist/{bound.path}``: {bound.operation.summary}"
-    operation.__qualname__ = operation.__name__ = f"operation_{bound.path.replace('/', '_')}"
+    operation.__doc__ = f"Answer ``qodeassist/{path}``: {summary}"
+    operation.__qualname__ = operation.__name__ = f"operation_{path.replace('/', '_')}"
     return operation
 
 
@@ -186,11 +194,17 @@ def did_change_watched_files(
 
 
 def setup(server: QodeAssistServer) -> None:
-    """Build the feature table and register a method per operation on ``server``."""
+    """Read the feature table and register a method per operation on ``server``.
+
+    When every row names its operations, the features are built after ``initialize`` (in a
+    worker thread, at ``initialized``) and their methods registered by those names, so no
+    operation's models are imported before the answer; otherwise the table is built here.
+    """
     from qodeassist_lsp.workbench import features
 
+    specs = features.feature_specs()
     table = features.FeatureTable(
-        features.feature_specs(),
+        specs,
         features.services(
             server.backend,
             server.workspace_folders,
@@ -198,15 +212,18 @@ def setup(server: QodeAssistServer) -> None:
             confinement=lambda: server.workbench().confinement(),
             progress=LspProgress(server),
         ),
+        lazy=all(spec.operations for spec in specs),
     )
     table.watch(server.documents)
     server.ports.features = table
     server.add_feature(OperationsFeature(table))
-    for name, feature in table.features.items():
-        if feature.status is not None:
-            server.add_feature(FeatureStatus(table, name))
-    for path, bound in table.operations().items():
-        server.feature(METHOD_PREFIX + path)(_handler(bound))
+    for spec in specs:
+        server.add_feature(FeatureStatus(table, spec.name))
+    if table.built:
+        paths = {path: bound.operation.summary for path, bound in table.operations().items()}
+    else:
+        paths = {f"{spec.name}/{op}": spec.summary for spec in specs for op in spec.operations}
+    for path, summary in paths.items():
+        server.feature(METHOD_PREFIX + path)(_handler(table, path, summary))
     server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
-    if any(feature.files_changed is not None for feature in table.features.values()):
-        server.add_feature(FileWatch(server))
+    server.add_feature(FileWatch(server, table))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,11 +214,38 @@ def services(
     )
 
 
+def _add(
+    spec: FeatureSpec,
+    feature: Feature,
+    built: dict[str, Feature],
+    operations: dict[str, BoundOperation],
+) -> None:
+    """Add ``feature`` and its operations (``<feature>/<op>``) to ``built`` and ``operations``."""
+    name = spec.name
+    bound: dict[str, BoundOperation] = {}
+    for op in feature.operations:
+        path = f"{name}/{op.name}"
+        if path in bound:
+            raise ValueError(f"operation {path} is declared twice")
+        bound[path] = BoundOperation(name, op)
+    declared = {f"{name}/{op}" for op in spec.operations}
+    if declared and declared != set(bound):
+        log.error("feature %s declares operations %s but serves %s; served as built",
+                  name, sorted(declared), sorted(bound))  # fmt: skip
+    built[name] = feature
+    operations.update(bound)
+
+
 class FeatureTable:
     """The features of one process, built once from ``specs`` with ``services``."""
 
-    def __init__(self, specs: Sequence[FeatureSpec], services: FeatureServices) -> None:
-        """Build every feature of ``specs``; one whose ``build`` raises is logged and left out."""
+    def __init__(
+        self, specs: Sequence[FeatureSpec], services: FeatureServices, *, lazy: bool = False
+    ) -> None:
+        """Build every feature of ``specs`` (with ``lazy``, on first use: `build`).
+
+        A feature whose ``build`` raises is logged and left out.
+        """
         self.specs = tuple(specs)
         self.services = services
         self._built: dict[str, Feature] = {}
@@ -225,23 +253,34 @@ class FeatureTable:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self._closed = False
-        for spec in self.specs:
-            with _isolated(spec.name, "build"):
-                self._add(spec.name, spec.build(services))
+        self._building = threading.Lock()
+        self._ready = False
+        if not lazy:
+            self.build()
 
-    def _add(self, name: str, feature: Feature) -> None:
-        bound: dict[str, BoundOperation] = {}
-        for op in feature.operations:
-            path = f"{name}/{op.name}"
-            if path in bound:
-                raise ValueError(f"operation {path} is declared twice")
-            bound[path] = BoundOperation(name, op)
-        self._built[name] = feature
-        self._operations.update(bound)
+    def build(self) -> None:
+        """Build the features now (once; safe from a worker thread while the loop reads)."""
+        with self._building:
+            if self._ready:
+                return
+            built: dict[str, Feature] = {}
+            operations: dict[str, BoundOperation] = {}
+            for spec in self.specs:
+                with _isolated(spec.name, "build"):
+                    _add(spec, spec.build(self.services), built, operations)
+            # swapped in whole: the event loop may be iterating the empty ones meanwhile
+            self._built, self._operations = built, operations
+            self._ready = True
+
+    @property
+    def built(self) -> bool:
+        """Whether the features are built (a lazy table builds on first use)."""
+        return self._ready
 
     @property
     def features(self) -> Mapping[str, Feature]:
         """The built features by name."""
+        self.build()
         return self._built
 
     def sections(self) -> tuple[SettingsSection[Any], ...]:
@@ -250,16 +289,17 @@ class FeatureTable:
 
     def operations(self) -> Mapping[str, BoundOperation]:
         """Every operation, by ``<feature>/<op>``."""
+        self.build()
         return self._operations
 
     def operation(self, path: str) -> BoundOperation:
         """Return the operation at ``<feature>/<op>``, or raise `OperationNotFound`."""
-        found = self._operations.get(path)
+        found = self.operations().get(path)
         if found is not None:
             return found
         feature = path.partition("/")[0]
-        if feature not in self._built:
-            known = ", ".join(sorted(self._built)) or "none"
+        if feature not in self.features:
+            known = ", ".join(sorted(self.features)) or "none"
             raise OperationNotFound(f"no feature {feature!r} (features: {known})")
         ops = sorted(p.partition("/")[2] for p in self._operations if p.startswith(f"{feature}/"))
         raise OperationNotFound(
@@ -269,7 +309,7 @@ class FeatureTable:
 
     def provided(self, name: str) -> object | None:
         """Return what feature ``name`` offers the others (``Feature.provides``), or None."""
-        feature = self._built.get(name)
+        feature = self.features.get(name)
         return feature.provides if feature is not None else None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -278,7 +318,7 @@ class FeatureTable:
         if self._started or self._closed:
             return
         self._started = True
-        for name, feature in self._built.items():
+        for name, feature in self.features.items():
             if feature.start is not None:
                 task = asyncio.create_task(
                     self._run(name, feature.start), name=f"qa-feature-{name}"
@@ -300,7 +340,7 @@ class FeatureTable:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
-        for name, feature in self._built.items():
+        for name, feature in self._built.items():  # never built: nothing to close
             if feature.aclose is not None:
                 with _isolated(name, "aclose"):
                     await feature.aclose()
@@ -322,8 +362,12 @@ class FeatureTable:
                     feature.files_changed(changes)
 
     def watch(self, documents: DocumentStore) -> None:
-        """Tell the features of every open, change and close of ``documents``."""
-        if any(f.files_changed is not None for f in self._built.values()):
+        """Tell the features of every open, change and close of ``documents``.
+
+        A lazy table listens from the start; what happens before it is built is not told (a
+        feature's first work reads the files as they are then).
+        """
+        if not self._ready or any(f.files_changed is not None for f in self._built.values()):
             documents.add_listener(self._on_document)
 
     def _on_document(self, event: DocumentEvent) -> None:
@@ -335,7 +379,7 @@ class FeatureTable:
 
     # -- what the doors show --------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """Every feature's part of ``qodeassist/status``, under its name."""
+        """Every built feature's part of ``qodeassist/status``, under its name."""
         parts: dict[str, Any] = {}
         for name, feature in self._built.items():
             if feature.status is not None:
@@ -345,7 +389,7 @@ class FeatureTable:
 
     def contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         """Add every feature's chat tools to ``registry`` (a ``ToolContributor``)."""
-        for name, feature in self._built.items():
+        for name, feature in self.features.items():
             if feature.tools is not None:
                 with _isolated(name, "tools"):
                     feature.tools(registry, pipeline)

@@ -8,8 +8,9 @@ every chat (`tools`), serves ``codebase/search``, ``definition``, ``status`` and
 features what they need of it (``@codebase`` in chat, the completion context) without them
 importing this package. See docs/codebase.md.
 
-Light on purpose: the feature table imports this module and runs ``build`` before the language
-server answers ``initialize``, so the settings model is registered by the host's
+Light on purpose: the feature table imports this module before the language server answers
+``initialize`` (and builds the feature after it, since ``SPEC`` names its operations), so the
+settings model is registered by the host's
 ``lsp/sections.py`` (loaded in the configuration's worker thread), not named in ``SPEC``, and
 ``build`` makes a `feature.CodebaseFeature`, whose service is made on first use; only the
 operations' request and result models (pydantic) are imported then.
@@ -46,5 +47,6 @@ SPEC: Final = FeatureSpec(
     name="codebase",
     build=build,
     summary="The project index: search_codebase, find_definition, @codebase, codebase/* ops.",
+    operations=("search", "definition", "status", "reindex"),
 )
 """The codebase feature's row of the feature table."""

@@ -206,3 +206,37 @@ async def test_services_read_the_door_per_call(tmp_path: Path) -> None:
     task.report("1 of 2", 50)
     task.end()
     assert isinstance(given.progress, LoggedProgress)
+
+
+# -- built after initialize ---------------------------------------------------------------------
+def test_a_lazy_table_builds_on_first_use_and_checks_the_declared_names(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    built: list[str] = []
+
+    def spec(name: str, declared: tuple[str, ...]) -> FeatureSpec:
+        def build(_services: FeatureServices) -> Feature:
+            built.append(name)
+            op = Operation(name="length", request=Text, result=Count, run=_length)
+            return Feature(operations=(op,))
+
+        return FeatureSpec(name=name, build=build, operations=declared)
+
+    table = FeatureTable(
+        [spec("good", ("length",)), spec("odd", ("size",))], _services(), lazy=True
+    )
+    assert not table.built and built == [] and table.status() == {}
+    table.files_changed([])  # told nothing before it is built, and builds nothing
+    assert built == []
+    assert set(table.operations()) == {"good/length", "odd/length"}
+    assert table.built and built == ["good", "odd"]
+    table.build()
+    assert built == ["good", "odd"]  # once
+    assert "feature odd declares operations ['odd/size'] but serves ['odd/length']" in caplog.text
+
+
+def test_the_codebase_row_names_the_operations_it_serves() -> None:
+    from qodeassist_lsp.features.codebase import SPEC as CODEBASE
+
+    table = FeatureTable([CODEBASE], _services(), lazy=True)
+    assert {f"codebase/{op}" for op in CODEBASE.operations} == set(table.operations())
