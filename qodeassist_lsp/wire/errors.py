@@ -70,6 +70,7 @@ and of ACP, the HTTP status and OpenAI error type::
     ├── EmbeddedError                       cli.embedded_model
     ├── GgufError                           cli.gguf_file: a model file that cannot be rewritten
     ├── CodebaseOff                         features.codebase.operations: the index is off
+    ├── WorkerGone                          context.codebase.client: the indexer child ended early
     ├── OperationNotFound [LookupError]     workbench.features: no feature or operation of that name
     └── CliError                            cli.common: a command cannot go on
 

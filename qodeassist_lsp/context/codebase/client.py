@@ -33,6 +33,7 @@ import qodeassist_lsp
 from qodeassist_lsp.context.codebase.limits import DEFAULT_LIMITS, IndexLimits, limits_to_json
 from qodeassist_lsp.context.codebase.model import IndexStatus, ProgressCallback
 from qodeassist_lsp.context.codebase.reader import IndexReader
+from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 
 __all__ = ["ChildCodebaseIndex", "IndexWorker", "WorkerGone"]
 
@@ -52,8 +53,10 @@ def _absolute(path: Path) -> str:
     return os.path.abspath(path)
 
 
-class WorkerGone(RuntimeError):
+class WorkerGone(QodeAssistError):
     """The indexer child ended before it answered."""
+
+    error_kind = ErrorKind.UNAVAILABLE
 
 
 ProgressHandler = Callable[[int, int], None]

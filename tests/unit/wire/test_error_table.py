@@ -160,6 +160,7 @@ async def test_the_acp_door_answers_an_unknown_chat_as_invalid_params() -> None:
         documents=None,
         chat_service=lambda _cwd, _sink: _Chats(),
         add_client_servers=no_servers,
+        bench=SimpleNamespace(ports=SimpleNamespace(documents=None)),
     )
     agent = QodeAssistAgent(cast("Any", host))
     agent.on_connect(cast("Any", object()))

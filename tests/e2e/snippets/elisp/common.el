@@ -82,6 +82,12 @@
 (defun qa-eglot-shutdown (server)
   "Shut Eglot's SERVER down as `eglot-shutdown' does, waiting for its answer and its exit."
   (setf (eglot--shutdown-requested server) t)
+  ;; As `eglot--on-shutdown' does: the file watchers the server registered (the codebase index
+  ;; follows files on disk) are removed first; left in place, the exit was never noticed.
+  (when (fboundp 'eglot--file-watches)
+    (maphash (lambda (_id watches) (mapc #'file-notify-rm-watch watches))
+             (eglot--file-watches server))
+    (clrhash (eglot--file-watches server)))
   (jsonrpc-request server :shutdown nil :timeout 60)
   (jsonrpc-notify server :exit nil)
   (let ((process (jsonrpc--process server)))
