@@ -56,6 +56,7 @@ class Backend:
         self._lock = asyncio.Lock()
         self._signature: Signature = ()
         self._watcher: asyncio.Task[None] | None = None
+        self._start_failure: Exception | None = None
         self.listeners: list[ReloadListener] = []
         self.launch_listeners: list[LaunchProgress] = []
         """Hear how far starting model servers got (the embedded model's download)."""
@@ -125,17 +126,36 @@ class Backend:
         return self._paths
 
     async def start(self, project: Path | None, editor_settings: Mapping[str, Any] | None) -> None:
-        """Resolve the roots for ``project`` and load the configuration in the background."""
-        self._paths = self._paths_factory(project)
-        self._editor_settings = dict(editor_settings or {})
-        self._initial_settings = dict(self._editor_settings)
-        await self.reload()
+        """Resolve the roots for ``project`` and load the configuration in the background.
+
+        A failure is kept: ``runtime()`` and ``reload()`` raise it again, with its cause, rather
+        than waiting forever or saying the start never happened.
+        """
+        try:
+            self._paths = self._paths_factory(project)
+            self._editor_settings = dict(editor_settings or {})
+            self._initial_settings = dict(self._editor_settings)
+            await self.reload()
+        except Exception as exc:
+            if self._runtime is None:
+                self._start_failure = exc
+                self._ready.set()  # wake the waiters of runtime(): they raise the failure
+            raise
 
     async def runtime(self) -> Runtime:
-        """Return the runtime, waiting for the first load."""
+        """Return the runtime, waiting for the first load (raise why the start failed)."""
         await self._ready.wait()
-        assert self._runtime is not None
+        if self._runtime is None:
+            raise self._not_started()
         return self._runtime
+
+    def _not_started(self) -> RuntimeError:
+        failure = self._start_failure
+        if failure is None:
+            return RuntimeError("Backend.start() was not called")
+        error = RuntimeError(f"the server could not start: {failure}")
+        error.__cause__ = failure
+        return error
 
     async def set_editor_settings(self, settings: Mapping[str, Any] | None) -> None:
         """Apply the editor's ``qodeassist`` settings section (a reload if it changed).
@@ -153,7 +173,7 @@ class Backend:
         """Load the configuration again and switch the runtime over to it."""
         paths = self._paths
         if paths is None:
-            raise RuntimeError("Backend.start() was not called")
+            raise self._not_started()
         async with self._lock:
             signature = await asyncio.to_thread(config_signature, paths)
             config = await asyncio.to_thread(_load, paths, self._editor_settings)
@@ -166,6 +186,7 @@ class Backend:
                 self._runtime = Runtime(config, self._secrets, self._launch_progress)
             else:
                 await self._runtime.reload(config)
+            self._start_failure = None
             self._ready.set()
         for listener in self.listeners:  # first: one applies [logging], which the line below obeys
             listener(config)
