@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from typing import TYPE_CHECKING
 
-from lsprotocol import types
+from qodeassist_lsp.lsp.progress import WorkDoneProgress
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -26,7 +25,7 @@ class LaunchProgressReporter:
     def __init__(self, ls: LanguageServer) -> None:
         """Report to the client of ``ls``."""
         self._ls = ls
-        self._tokens: dict[str, str | None] = {}
+        self._tasks: dict[str, WorkDoneProgress] = {}
         self._sends: dict[str, asyncio.Task[None]] = {}
 
     def __call__(self, instance: str, percent: int | None, message: str) -> None:
@@ -42,32 +41,14 @@ class LaunchProgressReporter:
         if previous is not None:
             with contextlib.suppress(Exception):
                 await previous
-        progress = self._ls.work_done_progress
+        task = self._tasks.get(instance)
         if percent is None:
-            token = self._tokens.pop(instance, None)
-            if token is not None:
-                progress.end(token, types.WorkDoneProgressEnd(message=f"{instance}: {message}"))
-            return
-        if instance not in self._tokens:
-            self._tokens[instance] = await self._create()
-            token = self._tokens[instance]
-            if token is not None:
-                title = f"QodeAssist: starting {instance}"
-                begin = types.WorkDoneProgressBegin(title, message=message, percentage=percent)
-                progress.begin(token, begin)
-            return
-        token = self._tokens[instance]
-        if token is not None:
-            report = types.WorkDoneProgressReport(message=message, percentage=percent)
-            progress.report(token, report)
-
-    async def _create(self) -> str | None:
-        window = self._ls.client_capabilities.window
-        if window is None or not window.work_done_progress:
-            return None
-        token = str(uuid.uuid4())
-        try:
-            await self._ls.work_done_progress.create_async(token)
-        except Exception:  # a client that refuses progress must not stop the start
-            return None
-        return token
+            if task is not None:
+                del self._tasks[instance]
+                task.end(f"{instance}: {message}")
+        elif task is None:
+            task = WorkDoneProgress(self._ls, None, f"QodeAssist: starting {instance}")
+            self._tasks[instance] = task
+            await task.begin(message=message, cancellable=None, percentage=percent)
+        else:
+            task.report(message, percent)

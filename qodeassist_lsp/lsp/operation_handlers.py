@@ -25,6 +25,7 @@ from pygls.uris import to_fs_path
 
 from qodeassist_lsp.core.operations import FileChange
 from qodeassist_lsp.lsp.feature import LanguageFeature
+from qodeassist_lsp.lsp.progress import WorkDoneProgress
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
@@ -53,36 +54,9 @@ class LspProgress:
 
     async def begin(self, title: str, message: str = "") -> ProgressTask:
         """Create a token (when the client supports it) and report the start of ``title``."""
-        window = self._server.client_capabilities.window
-        token: str | None = None
-        if window is not None and window.work_done_progress:
-            token = str(uuid.uuid4())
-            try:
-                await self._server.work_done_progress.create_async(token)
-            except Exception:  # a client that refuses progress must not stop the work
-                token = None
-        task = _LspTask(self._server, token)
-        if token is not None:
-            begin = types.WorkDoneProgressBegin(title=title, message=message or None)
-            self._server.work_done_progress.begin(token, begin)
+        task = WorkDoneProgress(self._server, None, title)
+        await task.begin(message=message, cancellable=None)
         return task
-
-
-class _LspTask:
-    def __init__(self, server: QodeAssistServer, token: str | None) -> None:
-        self._server = server
-        self._token = token
-
-    def report(self, message: str, percentage: int | None = None) -> None:
-        if self._token is not None:
-            report = types.WorkDoneProgressReport(message=message, percentage=percentage)
-            self._server.work_done_progress.report(self._token, report)
-
-    def end(self, message: str = "") -> None:
-        token, self._token = self._token, None
-        if token is not None:
-            end = types.WorkDoneProgressEnd(message=message or None)
-            self._server.work_done_progress.end(token, end)
 
 
 class OperationsFeature(LanguageFeature):
