@@ -6,7 +6,10 @@ signatures (method bodies are their own chunks, so no text is indexed twice); th
 definition covers — a module's docstring, imports, constants — become ``lines`` chunks, so a
 question about a module finds it too. A file without a grammar becomes overlapping windows of
 lines. Each definition also gives a `Symbol`: its signature (the text up to its body) and a
-summary a prompt can show instead of the whole definition.
+summary a prompt can show instead of the whole definition. So does each top-level assignment,
+constant and type alias (``DEFAULT_TIMEOUT = Timeout(5.0)``, ``export const x``, ``#define``,
+Go's ``const``/``var``/``type``, Rust's ``const``/``static``/``type``): a symbol only, its text
+being in the module's ``lines`` chunks already.
 """
 
 from __future__ import annotations
@@ -59,6 +62,32 @@ _SUMMARY_MEMBERS: Final = 40
 _SUMMARY_DOCSTRING_LINES: Final = 3
 """A class's docstring in its summary: the first lines; the members' signatures matter more."""
 _SIGNATURE_CHARS: Final = 400
+_ASSIGNMENT_LINES: Final = 6
+"""Lines of a top-level assignment in its summary (a long literal's first lines)."""
+_ASSIGNMENT_SIGNATURE_CHARS: Final = 200
+_ASSIGNMENT_SUMMARY_CHARS: Final = 600
+_ASSIGNMENTS: Final[dict[str, frozenset[str]]] = {
+    "python": frozenset({"expression_statement", "type_alias_statement"}),
+    "javascript": frozenset({"lexical_declaration", "variable_declaration"}),
+    "c": frozenset({"declaration", "preproc_def", "type_definition"}),
+    "go": frozenset({"const_declaration", "var_declaration", "type_declaration"}),
+    "rust": frozenset({"const_item", "static_item", "type_item"}),
+}
+_ASSIGNMENTS["typescript"] = _ASSIGNMENTS["tsx"] = _ASSIGNMENTS["javascript"] | {
+    "type_alias_declaration"
+}
+_ASSIGNMENTS["cpp"] = _ASSIGNMENTS["c"] | {"alias_declaration"}
+"""Top-level statements that may name module-level values or type aliases, per grammar."""
+_TYPE_ALIASES: Final = frozenset(
+    {
+        "type_alias_statement",
+        "type_alias_declaration",
+        "type_definition",
+        "alias_declaration",
+        "type_declaration",
+        "type_item",
+    }
+)
 _KEPT_TREES: Final = 4
 _SLICE_BYTES: Final = 8192
 _WHOLE_BYTES: Final = 32 * 1024
@@ -175,6 +204,7 @@ class Chunker:
                 definitions = list(_definitions(tree.root_node, grammar, None, source))
                 self._add_definitions(result, definitions, lines, source, grammar)
                 self._add_gaps(result, definitions, lines)
+                result.symbols.extend(_assignments(tree.root_node, grammar, lines, definitions))
                 result.chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
                 return result
         result = FileChunks()
@@ -406,6 +436,134 @@ def _definitions(
             qualified = f"{parent}.{name}" if parent else name
             definition.members = list(_definitions(target, grammar, qualified, source))
         yield definition
+
+
+def _assignments(
+    root: Any, grammar: str, lines: list[str], definitions: list[_Definition]
+) -> Iterator[Symbol]:
+    """Yield a symbol per name a top-level assignment, constant or type alias defines.
+
+    Only the file's own top level (and JavaScript's ``export``): a name assigned in a function
+    or a class is not the module's. A name is given once (its first assignment), and not when a
+    function or class of the file has it (``f = decorate(f)`` does not hide ``def f``).
+    """
+    kinds = _ASSIGNMENTS.get(grammar)
+    if not kinds:
+        return
+    seen = {d.name for d in definitions if d.container is None}
+    for child in _top_level(root):
+        statement = child
+        if child.type == "export_statement":
+            inner = child.child_by_field_name("declaration")
+            if inner is None:
+                continue
+            statement = inner
+        if statement.type not in kinds:
+            continue
+        kind: ChunkKind = "type" if statement.type in _TYPE_ALIASES else "variable"
+        if kind == "variable" and _annotation(statement).endswith("TypeAlias"):
+            kind = "type"
+        for name, node in _assigned_names(statement):
+            if name in seen:
+                continue
+            seen.add(name)
+            span = child if node is None else node
+            start, end = span.start_point[0], min(_end_line(span), len(lines) - 1)
+            if start >= len(lines):
+                continue
+            signature = lines[start].strip()
+            if len(signature) > _ASSIGNMENT_SIGNATURE_CHARS:
+                signature = signature[: _ASSIGNMENT_SIGNATURE_CHARS - 1] + "…"
+            summary = "\n".join(lines[start : min(end, start + _ASSIGNMENT_LINES - 1) + 1])
+            if len(summary) > _ASSIGNMENT_SUMMARY_CHARS:
+                summary = summary[: _ASSIGNMENT_SUMMARY_CHARS - 1] + "…"
+            yield Symbol(name, None, kind, start, end, signature, summary)
+
+
+def _top_level(node: Any) -> Iterator[Any]:
+    """Yield a file's top-level statements, those of C++ namespaces and ``extern "C"`` too."""
+    for child in node.named_children:
+        if child.type in ("namespace_definition", "linkage_specification"):
+            body = child.child_by_field_name("body")
+            if body is not None:
+                yield from _top_level(body)
+        else:
+            yield child
+
+
+def _assigned_names(statement: Any) -> Iterator[tuple[str, Any | None]]:
+    """Yield the names a top-level statement assigns (see `_ASSIGNMENTS`).
+
+    Each with the node whose lines it takes (one spec of a Go group), or None: the statement.
+    """
+    kind = statement.type
+    if kind == "expression_statement":  # Python: ``X = …``, ``a, b = …``, ``X: T = …``
+        node = statement.named_child(0) if statement.named_child_count else None
+        while node is not None and node.type == "assignment":
+            yield from ((name, None) for name in _identifiers(node.child_by_field_name("left")))
+            node = node.child_by_field_name("right")
+    elif kind in ("lexical_declaration", "variable_declaration"):
+        for declarator in statement.named_children:
+            if declarator.type != "variable_declarator":
+                continue
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type in _FUNCTION_VALUES:
+                continue  # a function: already a definition
+            yield from ((n, None) for n in _identifiers(declarator.child_by_field_name("name")))
+    elif kind == "declaration":  # C: ``static const int LIMIT = 5;``, not a prototype
+        for declarator in statement.children_by_field_name("declarator"):
+            while declarator is not None and declarator.type in (
+                "init_declarator",
+                "array_declarator",
+                "pointer_declarator",
+            ):
+                declarator = declarator.child_by_field_name("declarator")
+            if declarator is not None and declarator.type == "identifier":
+                yield _text(declarator), None
+    elif kind == "type_definition":  # C: ``typedef struct s S;``
+        for declarator in statement.children_by_field_name("declarator"):
+            if declarator.type in ("type_identifier", "primitive_type"):
+                yield _text(declarator), None
+    elif kind in ("const_declaration", "var_declaration", "type_declaration"):  # Go
+        specs = [
+            item
+            for spec in statement.named_children
+            for item in (spec.named_children if spec.type.endswith("_spec_list") else [spec])
+        ]
+        for item in specs:
+            if item.type == "type_spec" and _has_body(item, "go"):
+                continue  # a struct or an interface: already a definition
+            for name in item.children_by_field_name("name"):
+                if name.type in ("identifier", "type_identifier"):
+                    yield (
+                        _text(name),
+                        (item if item.start_point[0] != statement.start_point[0] else None),
+                    )
+    elif kind == "type_alias_statement":  # Python 3.12: ``type X = …``
+        yield from ((n, None) for n in _identifiers(statement.child_by_field_name("left")))
+    else:  # ``#define``, TS ``type``, Rust ``const``/``static``/``type``, C++ ``using X = …``
+        name = statement.child_by_field_name("name")
+        if name is not None and name.type in ("identifier", "type_identifier"):
+            yield _text(name), None
+
+
+def _annotation(statement: Any) -> str:
+    """Return a Python assignment's annotation (``X: TypeAlias = …`` → ``TypeAlias``), or ""."""
+    if statement.type != "expression_statement" or not statement.named_child_count:
+        return ""
+    annotation = statement.named_child(0).child_by_field_name("type")
+    return _text(annotation).strip() if annotation is not None else ""
+
+
+def _identifiers(node: Any | None) -> Iterator[str]:
+    """Yield a target's plain names: ``X``, ``a, b``, ``(a, b)``; not ``x.y`` or ``x[0]``."""
+    if node is None:
+        return
+    if node.type == "identifier":
+        yield _text(node)
+    elif node.type in ("type", "pattern_list", "tuple_pattern", "list_pattern"):
+        for child in node.named_children:
+            yield from _identifiers(child)
 
 
 def _may_hold_definitions(kind: str) -> bool:

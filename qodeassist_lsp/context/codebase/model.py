@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-ChunkKind = Literal["function", "method", "class", "lines"]
-"""What a chunk is: a definition found by tree-sitter, or a window of lines (no grammar)."""
+ChunkKind = Literal["function", "method", "class", "lines", "variable", "type"]
+"""What a chunk or symbol is: a definition found by tree-sitter, or a window of lines.
+
+``variable`` (a top-level assignment or constant) and ``type`` (a type alias) are symbols only:
+their text is in the module's ``lines`` chunks."""
 
 IndexState = Literal["off", "waiting", "building", "ready", "failed"]
 """Where the index of one workspace is: ``waiting`` until its build starts after ``initialize``."""

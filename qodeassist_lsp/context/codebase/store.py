@@ -46,7 +46,7 @@ __all__ = [
 
 log = logging.getLogger("qodeassist.codebase")
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """Bumped whenever the tables or what goes into them change: an older database is rebuilt."""
 
 _BUSY_TIMEOUT_MS: Final = 10_000
@@ -489,7 +489,8 @@ class IndexStore:
 
         A plain name matches definitions of that name in any container; ``A.b`` matches ``b``
         inside ``A`` (or inside a container whose name ends with ``.A``). Classes and functions
-        come before methods, shorter paths before deeper ones.
+        come first, then module-level assignments and type aliases, then methods; shorter paths
+        before deeper ones.
         """
         wanted: list[tuple[str, str | None]] = []
         for name in names:
@@ -511,7 +512,8 @@ class IndexStore:
         sql = (
             "SELECT name, container, kind, path, start_line, end_line, signature, summary"
             " FROM (SELECT *, row_number() OVER (PARTITION BY name"
-            " ORDER BY kind = 'method', length(path), path, start_line) AS position"
+            " ORDER BY kind = 'method', kind IN ('variable', 'type'), length(path), path,"
+            " start_line) AS position"
             f" FROM symbols WHERE {' OR '.join(conditions)}) WHERE position <= ?"
         )
         with self._read_lock:
@@ -559,6 +561,8 @@ _KINDS: Final[dict[str, ChunkKind]] = {
     "method": "method",
     "class": "class",
     "lines": "lines",
+    "variable": "variable",
+    "type": "type",
 }
 
 

@@ -181,21 +181,6 @@ class Definitions:
         """Return ``(path, code)`` per definition, in prompt order (for ``files_metadata``)."""
         return [(item.path, _summary(item)) for item in self.items]
 
-    def as_comment(self, comment_prefix: str) -> str:
-        """Return the definitions as a comment block in the file's syntax (ends in a newline).
-
-        ``# httpx/_models.py`` then ``# class Response:`` and its members' signatures; a path
-        is named once for consecutive definitions of one file.
-        """
-        out: list[str] = []
-        path = None
-        for item in self.items:
-            if item.path != path:
-                path = item.path
-                out.append(f"{comment_prefix} {path}")
-            out.extend(f"{comment_prefix} {line}".rstrip() for line in _summary(item).split("\n"))
-        return "\n".join(out) + "\n" if out else ""
-
 
 def _summary(item: SymbolDefinition) -> str:
     """Return the summary of a definition `CodebaseContext` found (compacted once, then)."""

@@ -201,3 +201,98 @@ def test_a_big_file_is_parsed_through_python_callbacks(monkeypatch: pytest.Monke
     result = _chunker().chunk("big.py", text)
     assert len(reads) >= len(text.encode()) // chunker_module._SLICE_BYTES
     assert len([s for s in result.symbols if s.name == "parse_config"]) == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        (
+            "m.py",
+            "DEFAULT_TIMEOUT = Timeout(timeout=5.0)\n"
+            "__all__ = [\n    'a',\n]\n"
+            "HeaderTypes = Union[str, bytes]\n"
+            "Alias: TypeAlias = int\n"
+            "type Pair = tuple[int, int]\n"
+            "a, b = 1, 2\n"
+            "obj.attr = 3\n"
+            "def f():\n    local = 1\n"
+            "f = wraps(f)\n"
+            "class K:\n    FIELD = 1\n",
+            [
+                ("variable", "DEFAULT_TIMEOUT", 0, 0, "DEFAULT_TIMEOUT = Timeout(timeout=5.0)"),
+                ("variable", "__all__", 1, 3, "__all__ = ["),
+                ("variable", "HeaderTypes", 4, 4, "HeaderTypes = Union[str, bytes]"),
+                ("type", "Alias", 5, 5, "Alias: TypeAlias = int"),
+                ("type", "Pair", 6, 6, "type Pair = tuple[int, int]"),
+                ("variable", "a", 7, 7, "a, b = 1, 2"),
+                ("variable", "b", 7, 7, "a, b = 1, 2"),
+            ],
+        ),
+        (
+            "m.ts",
+            "export const x = 1, y = 2;\nconst M = {};\nexport type T = string | number;\n"
+            "const f = () => 1;\nfunction g() { const inner = 1; }\n",
+            [
+                ("variable", "x", 0, 0, "export const x = 1, y = 2;"),
+                ("variable", "y", 0, 0, "export const x = 1, y = 2;"),
+                ("variable", "M", 1, 1, "const M = {};"),
+                ("type", "T", 2, 2, "export type T = string | number;"),
+            ],
+        ),
+        (
+            "m.c",
+            "#define MAX 10\nstatic const int LIMIT = 5;\nint f(int);\ntypedef int myint;\n",
+            [
+                ("variable", "MAX", 0, 0, "#define MAX 10"),
+                ("variable", "LIMIT", 1, 1, "static const int LIMIT = 5;"),
+                ("type", "myint", 3, 3, "typedef int myint;"),
+            ],
+        ),
+        (
+            "m.go",
+            "package p\nconst A = 1\nconst (\n\tB = 2\n)\nvar E = 5\ntype F int\n"
+            "type S struct{ a int }\n",
+            [
+                ("variable", "A", 1, 1, "const A = 1"),
+                ("variable", "B", 3, 3, "B = 2"),
+                ("variable", "E", 5, 5, "var E = 5"),
+                ("type", "F", 6, 6, "type F int"),
+            ],
+        ),
+        (
+            "m.rs",
+            'const A: u32 = 1;\nstatic B: &str = "x";\ntype C = Vec<u8>;\n',
+            [
+                ("variable", "A", 0, 0, "const A: u32 = 1;"),
+                ("variable", "B", 1, 1, 'static B: &str = "x";'),
+                ("type", "C", 2, 2, "type C = Vec<u8>;"),
+            ],
+        ),
+    ],
+)
+def test_top_level_assignments_constants_and_type_aliases_are_symbols(
+    path: str, text: str, expected: list[tuple[str, str, int, int, str]]
+) -> None:
+    result = Chunker(IndexLimits()).chunk(path, text)
+    found = [
+        (s.kind, s.name, s.start_line, s.end_line, s.signature)
+        for s in result.symbols
+        if s.kind in ("variable", "type")
+    ]
+    assert found == expected
+    assert all(s.container is None for s in result.symbols if s.kind == "variable")
+    # symbols only: their lines are in the module's ``lines`` chunks already
+    assert {c.kind for c in result.chunks} <= {"lines", "function", "method", "class"}
+
+
+def test_an_assignments_signature_is_its_first_line_capped() -> None:
+    text = (
+        "TABLE = {"
+        + ", ".join(f"'k{i}': {i}" for i in range(200))
+        + "}\n"
+        + "".join(f"X{i} = {i}\n" for i in range(3))
+    )
+    [table, *_] = Chunker(IndexLimits()).chunk("m.py", text).symbols
+    assert table.name == "TABLE"
+    assert len(table.signature) <= 200 and table.signature.endswith("…")
+    assert len(table.summary) <= 600

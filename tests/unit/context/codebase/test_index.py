@@ -171,6 +171,19 @@ async def test_definitions_of_several_names_in_the_order_asked(project) -> None:
     assert index.definitions_of([]) == []
 
 
+async def test_definitions_of_a_module_level_constant(project) -> None:
+    root, index = project
+    await index.build()
+    [timeout] = index.definitions("DEFAULT_TIMEOUT")
+    assert (timeout.kind, timeout.path, timeout.container) == ("variable", "src/config.py", None)
+    assert (timeout.start_line, timeout.end_line) == (2, 2)
+    assert timeout.signature == timeout.summary == "DEFAULT_TIMEOUT = 5.0"
+    # a class or function of the same name comes before an assignment
+    (root / "src" / "other.py").write_text("parse_config = None\n")
+    await index.build()
+    assert [d.kind for d in index.definitions("parse_config")] == ["function", "variable"]
+
+
 async def test_a_second_build_rereads_only_changed_files(project, monkeypatch) -> None:
     root, index = project
     await index.build()

@@ -151,7 +151,7 @@ def test_a_name_only_imported_shows_one_line() -> None:
         line_before="x = ",
         budget=256,
     )
-    assert found.as_comment("#") == "# text/segment.py\n# class Segment:\n"
+    assert found.as_files() == [("text/segment.py", "class Segment:")]
 
 
 def context(*definitions: SymbolDefinition) -> tuple[CodebaseContext, FakeIndex]:
