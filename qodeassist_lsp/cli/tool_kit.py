@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.core.runtime import Runtime
     from qodeassist_lsp.mcp.hub import McpHub
-    from qodeassist_lsp.tools.kit import ToolKit
     from qodeassist_lsp.workbench.bench import Workbench
 
 _KEYS = "ocd"
@@ -49,11 +48,6 @@ def workbench_for(runtime: Runtime, workspace: Path, ask: bool = False) -> Workb
 
     asker = TerminalAsker(sys.stdin, sys.stderr) if ask else None
     return Workbench(runtime, Ports(folders=lambda: [workspace], asker=asker))
-
-
-def kit_for(workspace: Path, runtime: Runtime) -> ToolKit:
-    """Return the tool kit over ``workspace`` (its ignore files honoured; no editor to ask)."""
-    return workbench_for(runtime, workspace).kit()
 
 
 class TerminalAsker:

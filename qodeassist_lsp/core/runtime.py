@@ -18,7 +18,6 @@ from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
 from qodeassist_lsp.core.agent_process import make_provider
-from qodeassist_lsp.core.breaker import BreakerSnapshot
 from qodeassist_lsp.core.launcher import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
@@ -119,10 +118,6 @@ class Runtime:
             }
             for provider in self._providers.values()
         ]
-
-    def circuits(self) -> list[BreakerSnapshot]:
-        """Return the circuit-breaker state of every provider used so far."""
-        return [provider.breaker.snapshot() for provider in self._providers.values()]
 
     async def reload(self, configuration: Configuration) -> None:
         """Switch to ``configuration``: flush pools, close providers that changed."""

@@ -117,7 +117,6 @@ class Generation:
         self._waiters = 0
         self._orphan_timer: asyncio.TimerHandle | None = None
         loop = asyncio.get_running_loop()
-        self.started_at = loop.time()
         self.done: asyncio.Future[None] = loop.create_future()
         self._task: asyncio.Task[None] | None = None
         self._result: Processed | None = None
@@ -225,11 +224,6 @@ class Generation:
             self._orphan_timer = asyncio.get_running_loop().call_later(
                 self._grace_s, self._cancel_if_orphaned
             )
-
-    @property
-    def waiters(self) -> int:
-        """How many requests wait for this generation."""
-        return self._waiters
 
     def _cancel_if_orphaned(self) -> None:
         self._orphan_timer = None
