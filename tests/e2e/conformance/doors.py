@@ -226,12 +226,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def via_http(home: Path, message: str, *, bad_first: bool = False) -> Outcome:
-    """Send ``message`` with ``POST /v1/chat/completions`` to ``serve --http``.
-
-    ``bad_first``: send a request whose messages are a string first; the outcome's ``refused``
-    is then its answer, a line break and whether ``message`` was answered after it.
-    """
+@contextlib.asynccontextmanager
+async def http_server(home: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """``serve --http`` in the project, once it answers ``/health``: a client with the token."""
     port = _free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -249,36 +246,17 @@ async def via_http(home: Path, message: str, *, bad_first: bool = False) -> Outc
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        async with (
-            asyncio.timeout(60),
-            httpx.AsyncClient(
-                base_url=f"http://127.0.0.1:{port}",
-                headers={"Authorization": f"Bearer {TOKEN}"},
-                timeout=30,
-            ) as http,
-        ):
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        ) as http:
             while True:
                 with contextlib.suppress(httpx.TransportError):
                     if (await http.get("/health")).status_code == 200:
                         break
                 await asyncio.sleep(0.1)  # polls a starting process; the answer decides
-            if bad_first:
-                bad = await http.post(
-                    "/v1/chat/completions", json={"model": AGENT, "messages": "x"}
-                )
-                good = await http.post(
-                    "/v1/chat/completions",
-                    json={"model": AGENT, "messages": [{"role": "user", "content": message}]},
-                )
-                after = "answered" if good.status_code == 200 else good.text
-                return Outcome(refused=f"{bad.status_code} {bad.text}\n{after}")
-            reply = await http.post(
-                "/v1/chat/completions",
-                json={"model": AGENT, "messages": [{"role": "user", "content": message}]},
-            )
-        if reply.status_code != 200:
-            return Outcome(refused=f"{reply.status_code} {reply.text}")
-        return Outcome(answer=reply.json()["choices"][0]["message"]["content"] or "")
+            yield http
     finally:
         if process.returncode is None:
             process.terminate()
@@ -287,6 +265,25 @@ async def via_http(home: Path, message: str, *, bad_first: bool = False) -> Outc
             except TimeoutError:
                 process.kill()
                 await process.wait()
+
+
+async def via_http(home: Path, message: str, *, bad_first: bool = False) -> Outcome:
+    """Send ``message`` with ``POST /v1/chat/completions`` to ``serve --http``.
+
+    ``bad_first``: send a request whose messages are a string first; the outcome's ``refused``
+    is then its answer, a line break and whether ``message`` was answered after it.
+    """
+    body = {"model": AGENT, "messages": [{"role": "user", "content": message}]}
+    async with asyncio.timeout(60), http_server(home) as http:
+        if bad_first:
+            bad = await http.post("/v1/chat/completions", json={"model": AGENT, "messages": "x"})
+            good = await http.post("/v1/chat/completions", json=body)
+            after = "answered" if good.status_code == 200 else good.text
+            return Outcome(refused=f"{bad.status_code} {bad.text}\n{after}")
+        reply = await http.post("/v1/chat/completions", json=body)
+    if reply.status_code != 200:
+        return Outcome(refused=f"{reply.status_code} {reply.text}")
+    return Outcome(answer=reply.json()["choices"][0]["message"]["content"] or "")
 
 
 # -- CLI ---------------------------------------------------------------------------------------

@@ -14,20 +14,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from acp import text_block
 
-from tests.e2e.acp.conftest import Editor, agent_env, running_agent
+from tests.e2e.acp.conftest import Editor, running_agent
 from tests.e2e.conformance.doors import (
     AGENT,
-    TOKEN,
-    _free_port,
+    http_server,
     lsp_server,
     make_home,
     sent_to_provider,
@@ -108,49 +105,8 @@ async def acp_door(home: Path) -> AsyncIterator[tuple[Op, Send]]:
 
 
 @contextlib.asynccontextmanager
-async def _http_server(home: Path) -> AsyncIterator[httpx.AsyncClient]:
-    """``serve --http`` in the project, once it answers ``/health``."""
-    port = _free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "qodeassist_lsp",
-        "serve",
-        "--http",
-        f"127.0.0.1:{port}",
-        "--project",
-        str(home / "project"),
-        env={**agent_env(home), "QODEASSIST_HTTP_TOKEN": TOKEN},
-        cwd=home / "project",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=30,
-        ) as http:
-            while True:
-                with contextlib.suppress(httpx.TransportError):
-                    if (await http.get("/health")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)  # polls a starting process; the answer decides
-            yield http
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-
-
-@contextlib.asynccontextmanager
 async def http_door(home: Path) -> AsyncIterator[tuple[Op, Send]]:
-    async with _http_server(home) as http:
+    async with http_server(home) as http:
 
         async def op(path: str, params: dict[str, Any]) -> dict[str, Any]:
             answer = await http.post(f"/v1/qodeassist/{path}", json=params)

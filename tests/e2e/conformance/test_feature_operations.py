@@ -14,20 +14,15 @@ import is logged and left out while the door keeps serving.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import socket
-import sys
 import textwrap
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 from acp import RequestError
 
-from tests.e2e.acp.conftest import Editor, agent_env, running_agent
-from tests.e2e.conformance.doors import TOKEN, lsp_server, make_home
+from tests.e2e.acp.conftest import Editor, running_agent
+from tests.e2e.conformance.doors import http_server, lsp_server, make_home
 from tests.support.replay_server import ReplayServer
 
 PLUGIN = '''
@@ -158,54 +153,8 @@ async def test_acp(home: Path) -> None:
 
 
 # -- HTTP --------------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def _http_server(home: Path) -> AsyncIterator[httpx.AsyncClient]:
-    port = _free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "qodeassist_lsp",
-        "serve",
-        "--http",
-        f"127.0.0.1:{port}",
-        "--project",
-        str(home / "project"),
-        env={**agent_env(home), "QODEASSIST_HTTP_TOKEN": TOKEN},
-        cwd=home / "project",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}",
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            timeout=30,
-        ) as http:
-            while True:
-                with contextlib.suppress(httpx.TransportError):
-                    if (await http.get("/health")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)  # polls a starting process; the answer decides
-            yield http
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-
-
 async def test_http(home: Path) -> None:
-    async with asyncio.timeout(60), _http_server(home) as http:
+    async with asyncio.timeout(60), http_server(home) as http:
         good = await http.post("/v1/qodeassist/echo/reverse", json={"text": TEXT})
         assert good.status_code == 200, good.text
         assert good.json() == {"text": REVERSED, "folders": 1}
