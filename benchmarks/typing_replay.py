@@ -84,6 +84,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ab_options import add_ab_options, write_ab_agent
+from benchmarks.ab_options import settings_toml as ab_settings_toml
 from benchmarks.replay_sources import LANGUAGES, SourceFile, reference_files
 from benchmarks.replay_sources import sample as sample_files
 from benchmarks.rpc_client import RpcClient, RpcError, start_ready_server
@@ -797,36 +799,8 @@ async def replay_file(
 
 def settings_toml(args: argparse.Namespace) -> str:
     """The server's settings: the defaults, changed only by ``--no-prefetch`` and ``--set``."""
-    sections: dict[str, list[str]] = {}
-    if args.no_prefetch:
-        sections.setdefault("completion", []).append("prefetch_after_accept = false")
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, _, name = key.strip().rpartition(".")
-        if not section or not name or not value:
-            raise SystemExit(f"--set {item!r}: expected SECTION.KEY=TOML_VALUE")
-        sections.setdefault(section, []).append(f"{name} = {value.strip()}")
-    return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
-
-
-AB_AGENT = "Embedded Completion (A/B)"
-"""The user agent ``--body`` writes: the bundled one with some body keys changed."""
-
-
-def write_ab_agent(config: Path, body: list[str]) -> None:
-    """Write a user agent extending Embedded Completion with ``body``'s keys; route to it."""
-    lines = []
-    for item in body:
-        key, _, value = item.partition("=")
-        if not key.strip() or not value.strip():
-            raise SystemExit(f"--body {item!r}: expected KEY=TOML_VALUE")
-        lines.append(f"{key.strip()} = {value.strip()}")
-    (config / "agents").mkdir(exist_ok=True)
-    (config / "agents" / "ab.toml").write_text(
-        f'schema_version = 1\nextends = "Embedded Completion"\nname = "{AB_AGENT}"\n'
-        'model = "gemma3-270m"\n[body]\n' + "\n".join(lines) + "\n"
-    )
-    (config / "pipelines.toml").write_text(f'[pipelines]\ncode_completion = ["{AB_AGENT}"]\n')
+    off = {"completion": ["prefetch_after_accept = false"]} if args.no_prefetch else {}
+    return ab_settings_toml(args.set, off)
 
 
 def given(spec: str) -> SourceFile:
@@ -1008,20 +982,7 @@ def main() -> None:
         action="store_true",
         help="turn prefetch_after_accept off (on by default) for an A/B",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="a server setting for an A/B, as TOML (e.g. completion.debounce_min_ms=50)",
-    )
-    parser.add_argument(
-        "--body",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a key of the Embedded Completion agent's body for an A/B, as TOML (max_tokens=64)",
-    )
+    add_ab_options(parser, "completion.debounce_min_ms=50")
     parser.add_argument(
         "--fast-head",
         action="store_true",
