@@ -326,6 +326,7 @@ class ChildCodebaseIndex(IndexReader):
 
         def report(done: int, total: int) -> None:
             self._done, self._total = done, total
+            self._changed()  # the child reports after writing a batch
             if progress is not None:
                 progress(done, total)
 
@@ -333,6 +334,7 @@ class ChildCodebaseIndex(IndexReader):
             if self._is_closed():
                 return self.status()
             self._state, self._error = "building", None
+            self._changed()
             self._building = asyncio.get_running_loop().create_task(
                 self._child().request("build", {"index": self._spec}, report)
             )
@@ -358,6 +360,7 @@ class ChildCodebaseIndex(IndexReader):
                     self._state = "ready" if result.get("state") == "ready" else "waiting"
             finally:
                 self._building = None
+                self._changed()
         return self.status()
 
     async def update(self, path: Path, text: str | None = None) -> None:
@@ -365,10 +368,15 @@ class ChildCodebaseIndex(IndexReader):
         if not self._limits.enabled or self._closed:
             return
         payload = {"index": self._spec, "path": _absolute(path), "text": text}
+        # Counted before and after: the child commits before its answer arrives here, so a
+        # cache made in between is made again (see `IndexReader.generation`).
+        self._changed(path)
         try:
             await self._child().request("update", payload)
         except (WorkerGone, RuntimeError) as exc:
             log.warning("the index could not update %s: %s", path, exc)
+        finally:
+            self._changed(path)
 
     async def aclose(self) -> None:
         """Stop a running build, close the database here and in the child, release the child."""

@@ -109,6 +109,7 @@ class SqliteCodebaseIndex(IndexReader):
         async with self._build_lock:
             self._stop.clear()
             self._state, self._error = "building", None
+            self._changed()
             future = loop.run_in_executor(None, self._build_in_thread, report)
             try:
                 finished = await asyncio.shield(future)
@@ -121,6 +122,8 @@ class SqliteCodebaseIndex(IndexReader):
                 self._fail(exc)
             else:
                 self._state = "ready" if finished else "waiting"
+            finally:
+                self._changed()
         return self.status()
 
     async def update(self, path: Path, text: str | None = None) -> None:
@@ -128,10 +131,13 @@ class SqliteCodebaseIndex(IndexReader):
         if not self._limits.enabled or self._closed:
             return
         order = next(self._sequence)  # calls are ordered here; their threads may not be
+        self._changed(path if Path(path).is_absolute() else self.root / path)
         try:
             await asyncio.to_thread(self._update_in_thread, Path(path), text, order)
         except (OSError, sqlite3.Error) as exc:
             log.warning("the index could not update %s: %s", path, exc)
+        finally:
+            self._changed(path if Path(path).is_absolute() else self.root / path)
 
     async def aclose(self) -> None:
         """Stop a running build and close the database."""

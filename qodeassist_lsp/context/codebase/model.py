@@ -106,6 +106,16 @@ class CodebaseIndex(Protocol):
         """Return the index's state and counts now."""
         ...
 
+    def generation(self, excluding: str | None = None) -> int:
+        """Return a number that grows whenever this index writes what it holds.
+
+        A cache of the index's answers stays valid while it is unchanged. ``excluding``: an
+        absolute path whose own updates do not count (the file being typed in, whose
+        definitions a cache of *other* files' definitions leaves out anyway). A plain read of
+        two attributes: callers may ask on every request.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Stop a running build and close the database."""
         ...

@@ -47,6 +47,30 @@ class IndexReader:
         self._done = 0
         self._total = 0
         self._skipped: dict[str, int] = {}
+        self._latest: tuple[int, str | None] = (0, None)
+        """The newest change: its generation and the file it changed (None: many, a build)."""
+        self._before_latest = 0
+        """The newest generation that changed a file other than ``_latest``'s."""
+
+    def generation(self, excluding: str | None = None) -> int:
+        """Return a number that grows whenever this index writes (see `CodebaseIndex`).
+
+        ``excluding``: an absolute path whose own updates do not count, so a cache of what
+        *other* files define stays valid while the user types in that one. A writer counts a
+        change when it starts and again when it ends: a cache made while it wrote is made again.
+        """
+        latest, path = self._latest
+        if excluding is not None and path == excluding:
+            return self._before_latest
+        return latest
+
+    def _changed(self, path: Path | None = None) -> None:
+        """Count one write: of ``path`` (an ``update``), or of any number of files (a build)."""
+        latest, previous = self._latest
+        named = None if path is None else os.path.abspath(path)
+        if named is None or named != previous:
+            self._before_latest = latest + 1 if named is None else latest
+        self._latest = (latest + 1, named)
 
     def search(self, query: str, limit: int = 10) -> list[Snippet]:
         """Return the chunks best matching ``query`` (BM25), best first."""

@@ -17,22 +17,26 @@ and first lines, a class's members' signatures) go into the prompt:
   from other files of the workspace, the most used in the file first while they fit, as code
   under ``# file: <path>`` headers (the repository-level layout of Qwen2.5-Coder's
   ``<|file_sep|>`` and StarCoder2's ``<file_sep>``), closed by ``# file: <this file>``. It is
-  computed once per file and recomputed only when the names the file imports change (or the
-  file is closed, or the index replaced), so every request in the file starts with the same
-  text and llama.cpp's prompt cache keeps it (the cache warm-up reads it first).
+  computed once per file and recomputed only when the names the file imports change, when the
+  index wrote another file since (`CodebaseIndex.generation`: a definition there may have
+  changed; this file's own updates do not count), or the file is closed, or the index
+  replaced — so every request in the file starts with the same text and llama.cpp's prompt
+  cache keeps it (the cache warm-up reads it first).
 
 A name defined in the current file is skipped (the local definition wins), and so is a bare
 name that only names methods (``get`` is a method of many classes: too ambiguous). The most
 relevant definition comes *last*, nearest the cursor, and those that do not fit
-``codebase_context_tokens`` are left out. Lookups are cached per (document, line, names): the
-keys typed on one line reuse the first lookup, and the part of the name being typed is never a
-key. Nothing here runs when no index is given (the codebase feature off or not built yet).
+``codebase_context_tokens`` are left out. Lookups are cached per (document, line, names, index
+generation): the keys typed on one line reuse the first lookup, and the part of the name being
+typed is never a key. Nothing here runs when no index is given (the codebase feature off or not
+built yet).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -291,11 +295,13 @@ class CodebaseContext:
     def __init__(self, lookup: CodebaseLookup | None = None) -> None:
         """``lookup``: the index of a file's workspace (None: no index, nothing is added)."""
         self.lookup = lookup
-        self._cache: OrderedDict[tuple[str, int, tuple[str, ...]], tuple[SymbolDefinition, ...]]
+        self._cache: OrderedDict[
+            tuple[str, int, tuple[str, ...], int], tuple[SymbolDefinition, ...]
+        ]
         self._cache = OrderedDict()
         self._imports: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._paths: dict[tuple[str, str], str] = {}
-        self._blocks: dict[str, tuple[tuple[int, str, int, str], FileBlock]] = {}
+        self._blocks: dict[str, tuple[tuple[int, str, int, str, int], FileBlock]] = {}
         self.lookups = 0
         """Index queries made (the cache's misses)."""
 
@@ -327,7 +333,7 @@ class CodebaseContext:
         names = _unique([*near, *imported])[:MAX_NAMES]
         if not names:
             return Definitions()
-        key = (uri, line, tuple(names))
+        key = (uri, line, tuple(names), index.generation(os.path.abspath(path)))
         found = self._cache.get(key)
         if found is None:
             found = self._query(index, Path(path), names, frozenset(near))
@@ -355,7 +361,10 @@ class CodebaseContext:
         if index is None:
             return FileBlock()
         names = self._imported(uri, text)
-        key = (id(index), comment_prefix, budget, str(path))
+        # What other files define changes with the index: the block is made again after any
+        # write but this file's own updates (typing here keeps it, and the prompt cache).
+        generation = index.generation(os.path.abspath(path))
+        key = (id(index), comment_prefix, budget, str(path), generation)
         cached = self._blocks.get(uri)
         if cached is not None and cached[0] == key and cached[1].names == names:
             return cached[1]

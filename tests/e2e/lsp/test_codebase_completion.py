@@ -7,6 +7,7 @@ a completion in one module after ``Segment.`` sends the upstream model (the repl
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,62 @@ async def test_codebase_context_off_sends_the_prefix_alone(client, lsp_home, rep
     replay.script("/v1/completions", completion_reply("split(1)"))
     prompt = await complete_after_segment_dot(client, lsp_home, replay)
     assert prompt == MAIN.rstrip("\n")
+
+
+async def test_the_file_block_follows_a_change_of_the_other_module(
+    client, lsp_home: Path, replay: ReplayServer
+) -> None:
+    """The other module's class gains a method, saved and indexed: the next prompt shows it.
+
+    The file block is kept per file while the names it imports stay the same; it must be made
+    again when the index holds a newer definition (issue 45's known gap: it was not).
+    """
+    replay.script("/v1/completions", [completion_reply("split(1)"), completion_reply("merge(x)")])
+    first = await complete_after_segment_dot(client, lsp_home, replay)
+    assert "def merge" not in first
+    segment = lsp_home / "project/text/segment.py"
+    segment.write_text(
+        SEGMENT.replace(
+            "    def _private(self)",
+            '    def merge(self, other: "Segment") -> "Segment":\n'
+            "        return Segment(self.text + other.text, self.start)\n\n"
+            "    def _private(self)",
+        )
+    )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(segment.as_uri()))
+    )
+    for _attempt in range(400):  # until the index holds it (the child re-reads the file)
+        found = await client.protocol.send_request_async(
+            "qodeassist/codebase/definition", {"symbol": "Segment.merge"}
+        )
+        if found.definitions:
+            break
+        await asyncio.sleep(0.025)
+    else:
+        raise AssertionError("the saved module was never indexed again")
+    uri = (lsp_home / "project/main.py").as_uri()
+    text = MAIN + "\n\ndef joined(segment):\n    return Segment."
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [types.TextDocumentContentChangeWholeDocument(text)],
+        )
+    )
+    await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Invoked
+            ),
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(8, len("    return Segment.")),
+        )
+    )
+    prompt = str(replay.last.json["prompt"])
+    assert prompt == (
+        "# file: text/segment.py\nclass Segment:\n"
+        "    def __init__(self, text: str, start: int = 0) -> None:\n"
+        '    def split(self, at: int) -> list["Segment"]:\n'
+        '    def merge(self, other: "Segment") -> "Segment":\n'
+        "# file: main.py\n" + text
+    ), prompt

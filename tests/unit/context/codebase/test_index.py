@@ -184,6 +184,24 @@ async def test_definitions_of_a_module_level_constant(project) -> None:
     assert [d.kind for d in index.definitions("parse_config")] == ["function", "variable"]
 
 
+async def test_the_generation_counts_writes_but_a_files_own_when_asked(project) -> None:
+    root, index = project
+    app, config = str(root / "src" / "app.py"), str(root / "src" / "config.py")
+    start = index.generation()
+    await index.build()
+    built = index.generation(app)
+    assert built > start
+    await index.update(root / "src" / "app.py", USES + "\nx = 1\n")
+    await index.update(Path("src/app.py"), USES + "\nx = 2\n")  # relative to the folder
+    assert index.generation(app) == built  # typing in app.py keeps app.py's caches
+    assert index.generation() > built and index.generation(config) > built
+    await index.update(root / "src" / "config.py")
+    after_config = index.generation(app)
+    assert after_config > built  # another file was written
+    await index.update(root / "src" / "app.py", USES)
+    assert index.generation(app) == after_config
+
+
 async def test_a_second_build_rereads_only_changed_files(project, monkeypatch) -> None:
     root, index = project
     await index.build()

@@ -103,6 +103,9 @@ class FakeIndex:
             total=len(self.files),
         )
 
+    def generation(self, excluding: str | None = None) -> int:
+        return self.builds + len(self.updates)
+
     async def aclose(self) -> None:
         self.closed = True
 

@@ -8,6 +8,7 @@ others; keys typed on one line give the same block (the model server's prompt ca
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,10 +89,18 @@ class FakeIndex:
         self.root = ROOT
         self.table = definitions
         self.asked: list[list[str]] = []
+        self.changes: list[str | None] = []
+        """The files written, in order (None: a build), as `generation` counts them."""
 
     def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
         self.asked.append(list(names))
         return [d for d in self.table if d.name in names][:limit]
+
+    def generation(self, excluding: str | None = None) -> int:
+        count = len(self.changes)  # the writes, less the trailing run of ``excluding``'s own
+        while count and excluding is not None and self.changes[count - 1] == excluding:
+            count -= 1
+        return count
 
 
 def test_the_chain_and_the_call_being_typed_come_first() -> None:
@@ -254,6 +263,39 @@ def test_the_file_block_is_made_again_when_the_imports_change() -> None:
     ctx.forget("file:///proj/a.py")  # closed: looked up again when it opens
     block(ctx, changed)
     assert len(index.asked) == 3
+
+
+def test_the_file_block_is_made_again_when_another_file_is_indexed_anew() -> None:
+    ctx, index = context(SEGMENT, LOAD)
+    text = IMPORTS + "s = Segment(load('a'))\n"
+    assert "def merge" not in block(ctx, text)
+    # this file's own updates (typing here) keep the block: no lookup
+    index.changes.append("/proj/a.py")
+    block(ctx, text)
+    assert len(index.asked) == 1
+    # the other module's class gained a method and was indexed: the next block shows it
+    index.table = (
+        dataclasses.replace(
+            SEGMENT, summary=SEGMENT.summary + "\n    def merge(self, other: Segment) -> None: ..."
+        ),
+        LOAD,
+    )
+    index.changes.append("/proj/text/segment.py")
+    assert "    def merge(self, other: Segment) -> None: ..." in block(ctx, text)
+    assert len(index.asked) == 2
+    index.changes.append("/proj/a.py")
+    block(ctx, text)
+    assert len(index.asked) == 2
+
+
+def test_the_lookup_near_the_cursor_is_made_again_when_the_index_changes() -> None:
+    ctx, index = context(SEGMENT, LOAD)
+    assert ask(ctx, "x = load(|") == ["load"]
+    assert ask(ctx, "x = load(|") == ["load"]
+    assert len(index.asked) == 1
+    index.changes.append("/proj/io/loading.py")
+    ask(ctx, "x = load(|")
+    assert len(index.asked) == 2
 
 
 def test_keys_below_the_imports_do_not_parse_them_again(monkeypatch: pytest.MonkeyPatch) -> None:
