@@ -9,7 +9,6 @@ others; keys typed on one line give the same block (the model server's prompt ca
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from qodeassist_lsp.features.completion.codebase_context import (
     identifiers_near,
     imported_names,
 )
+from tests.support.symbol_index import SymbolIndex
 from tests.unit.features.completion.test_completion_service import (
     Harness,
     completer_agent,
@@ -80,27 +80,6 @@ ELSEWHERE_RENDER = SymbolDefinition(
     signature="def render(s, width):",
     summary="def render(s, width):",
 )
-
-
-class FakeIndex:
-    """The `CodebaseIndex` methods completion uses, over a fixed symbol table."""
-
-    def __init__(self, *definitions: SymbolDefinition) -> None:
-        self.root = ROOT
-        self.table = definitions
-        self.asked: list[list[str]] = []
-        self.changes: list[str | None] = []
-        """The files written, in order (None: a build), as `generation` counts them."""
-
-    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
-        self.asked.append(list(names))
-        return [d for d in self.table if d.name in names][:limit]
-
-    def generation(self, excluding: str | None = None) -> int:
-        count = len(self.changes)  # the writes, less the trailing run of ``excluding``'s own
-        while count and excluding is not None and self.changes[count - 1] == excluding:
-            count -= 1
-        return count
 
 
 def test_the_chain_and_the_call_being_typed_come_first() -> None:
@@ -163,8 +142,8 @@ def test_a_name_only_imported_shows_one_line() -> None:
     assert found.as_files() == [("text/segment.py", "class Segment:")]
 
 
-def context(*definitions: SymbolDefinition) -> tuple[CodebaseContext, FakeIndex]:
-    index = FakeIndex(*definitions)
+def context(*definitions: SymbolDefinition) -> tuple[CodebaseContext, SymbolIndex]:
+    index = SymbolIndex(*definitions, root=ROOT)
     return CodebaseContext(lambda path: index if path.is_relative_to(ROOT) else None), index
 
 
@@ -338,7 +317,7 @@ def test_no_index_no_imports_no_block() -> None:
 async def test_a_prefix_only_agent_gets_the_file_block_before_the_prefix(
     harness: Harness,
 ) -> None:
-    index = FakeIndex(SEGMENT)
+    index = SymbolIndex(SEGMENT, root=ROOT)
     harness.service.codebase = lambda path: index
     harness.use(codebase_context_in_prefix=True)
     head = "from text.segment import Segment\n\n"
@@ -361,7 +340,7 @@ async def test_a_prefix_only_agent_gets_the_file_block_before_the_prefix(
 
 
 async def test_the_warm_up_on_opening_reads_the_file_block_first(harness: Harness) -> None:
-    harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+    harness.service.codebase = lambda path: SymbolIndex(SEGMENT, root=ROOT)
     harness.use(codebase_context_in_prefix=True, warm_idle_ms=5_000, warm_cursor_window=True)
     harness.hold()
     text = "from text.segment import Segment\n\n\ndef halves(s):\n    return s\n"
@@ -380,7 +359,7 @@ async def test_the_warm_up_on_opening_reads_the_file_block_first(harness: Harnes
 
 
 async def test_the_settings_turn_it_off(harness: Harness) -> None:
-    harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+    harness.service.codebase = lambda path: SymbolIndex(SEGMENT, root=ROOT)
     text = "from text.segment import Segment\nparts = Segment.|"
     harness.use(codebase_context=False, codebase_context_in_prefix=True)
     harness.answer("split(3)\n")
@@ -399,7 +378,7 @@ class TestAnExtraContextAgent:
         return RING_AGENT
 
     async def test_gets_them_after_the_ring_within_its_budget(self, harness: Harness) -> None:
-        harness.service.codebase = lambda path: FakeIndex(SEGMENT)
+        harness.service.codebase = lambda path: SymbolIndex(SEGMENT, root=ROOT)
         chunks = ["".join(f"value_{n}_{i} = {i}\n" for i in range(20)) for n in range(3)]
         for n, chunk in enumerate(chunks):
             harness.open(chunk, uri=f"file:///proj/c{n}.py")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from qodeassist_lsp.context.codebase.model import Snippet, SymbolDefinition
@@ -11,6 +10,7 @@ from qodeassist_lsp.context.edit_history import Hunk
 from qodeassist_lsp.features.next_edit.definitions import changed_names
 from qodeassist_lsp.features.next_edit.results import NextEditRequest
 from qodeassist_lsp.features.next_edit.service import NextEditService
+from tests.support.symbol_index import SymbolIndex
 from tests.unit.features.next_edit.test_service import runtime
 
 SCALE = SymbolDefinition(
@@ -53,19 +53,9 @@ IMPORT = Snippet(
 )
 
 
-class FakeIndex:
-    """The `CodebaseIndex` methods next edits use, over fixed answers."""
-
-    def __init__(self) -> None:
-        self.root = Path("/p")
-        self.searched: list[str] = []
-
-    def definitions_of(self, names: Sequence[str], limit: int = 8) -> list[SymbolDefinition]:
-        return [d for d in (SCALE, LOCAL_AREA) if d.name in names][:limit]
-
-    def search(self, query: str, limit: int = 10) -> list[Snippet]:
-        self.searched.append(query)
-        return [IMPORT, CALLER] if query == "area" else []
+def area_index() -> SymbolIndex:
+    """The index next edits read: two definitions, and the two places that name ``area``."""
+    return SymbolIndex(SCALE, LOCAL_AREA, root=Path("/p"), found={"area": [IMPORT, CALLER]})
 
 
 def hunk(original: str, updated: str) -> Hunk:
@@ -79,7 +69,7 @@ def test_a_rename_names_first_what_changed() -> None:
     assert changed_names(hunk("def area(w, h):", "def area(w, h, d):"))[1] == ["area"]
 
 
-async def prompt_after(original: str, updated: str, index: FakeIndex | None) -> str:
+async def prompt_after(original: str, updated: str, index: SymbolIndex | None) -> str:
     store = DocumentStore()
     store.open("file:///p/geo.py", original, 1)
     store.change("file:///p/geo.py", updated, 2)
@@ -94,13 +84,13 @@ async def prompt_after(original: str, updated: str, index: FakeIndex | None) -> 
 async def test_a_changed_call_brings_the_called_functions_definition() -> None:
     before = "def area(w, h):\n    return scale(w * h, 2)\n"
     after = "def area(w, h):\n    return scale(w * h, 2, clamp=True)\n"
-    prompt = await prompt_after(before, after, FakeIndex())
+    prompt = await prompt_after(before, after, area_index())
     assert '<snippet path="util/scaling.py">\ndef scale(value, factor, *, clamp=False):' in prompt
     assert 'path="geo.py">\ndef area' not in prompt  # this file's own: in the window already
 
 
 async def test_a_changed_signature_brings_its_callers_in_other_files() -> None:
-    index = FakeIndex()
+    index = area_index()
     prompt = await prompt_after(
         "def area(w, h):\n    return w * h\n", "def area(w, h, d):\n    return w * h\n", index
     )
