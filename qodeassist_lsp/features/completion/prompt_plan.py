@@ -25,7 +25,7 @@ from typing import Any
 from qodeassist_lsp.config.agent_profile import AgentProfile
 from qodeassist_lsp.context.documents import Document, DocumentStore
 from qodeassist_lsp.features.completion.codebase_context import CodebaseContext, Definitions
-from qodeassist_lsp.features.completion.cold_window import statement_start
+from qodeassist_lsp.features.completion.cold_window import window_start
 from qodeassist_lsp.features.completion.context_builder import (
     CompletionContext,
     Cursor,
@@ -210,8 +210,8 @@ class PromptPlanner:
     ) -> int | None:
         """Return the cold window's first line for a request at ``line`` (or None).
 
-        It starts where the top-level statement around ``cold`` lines above begins
-        (``cold_window``), within the usual window.
+        It starts where the top-level statement around ``cold`` lines above begins, or the
+        function it calls right above it (``cold_window``), within the usual window.
         """
         cold = cs.local_cold_lines_before
         if cold <= 0 or cs.read_full_file or cs.max_context_tokens > 0 or not self._local(profile):
@@ -220,6 +220,6 @@ class PromptPlanner:
         top, last = self._tops.get(uri, (-1, 0))
         if top < 0 or line < top or abs(line - last) > cold:
             highest = max(line - stepped(line, cs.lines_before), 0)
-            top = statement_start(document.text, max(line - cold, 0), highest)
+            top = window_start(document.text, max(line - cold, 0), highest, line)
         self._tops[uri] = (top, line)
         return top

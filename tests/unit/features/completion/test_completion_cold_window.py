@@ -6,7 +6,7 @@ loopback URL: a model on this machine.
 
 from __future__ import annotations
 
-from qodeassist_lsp.features.completion.cold_window import statement_start
+from qodeassist_lsp.features.completion.cold_window import statement_start, window_start
 from tests.unit.features.completion.test_completion_service import (
     Harness,
     completer_agent,
@@ -98,3 +98,52 @@ def test_statement_start_skips_a_lone_brace_and_stops_after_a_closed_statement()
     lua = "local function f()\n  return 1\nend\n  \nlocal x = 1\n"
     assert statement_start(lua, 3, 0) == 3
     assert statement_start(lua, 1, 0) == 0
+
+
+HELPER = [
+    "import math",
+    "",
+    "",
+    "def is_small(value):",
+    '    """Whether value is small."""',
+    "    return value < 10",
+    "",
+    "",
+    "def count_small(numbers):",
+    '    """Count the small numbers.',
+    *[f"    line {i} of the docstring" for i in range(20)],
+    '    """',
+    "    count = 0",
+    "    for number in numbers:",
+    "        if is_small(number):",
+    "            count += 1",
+    "    return count",
+]
+
+
+async def test_the_window_keeps_the_function_called_right_above(harness: Harness) -> None:
+    # Issue 46.3 (seed 17's one loss to the raw model): cut at the cursor's function, the
+    # window left out the helper defined right above it, which the function calls.
+    harness.use(lines_before=50)
+    line = HELPER.index("    count = 0")
+    text = "\n".join([*HELPER[:line], "|" + HELPER[line], *HELPER[line + 1 :]]) + "\n"
+    harness.answer("x\n")
+    await harness.complete(text)
+    assert first_line(harness.bodies[0]["prompt"]) == "def is_small(value):"
+
+
+def test_window_start_adds_a_definition_only_when_the_statement_uses_it() -> None:
+    text = "\n".join(HELPER)
+    line = HELPER.index("    count = 0")
+    assert window_start(text, line - 16, 0, line) == 3  # is_small, called below the cursor
+    unused = text.replace("if is_small(number):", "if number < 10:")
+    assert window_start(unused, line - 16, 0, line) == 8  # the cursor's function only
+    assert window_start(text, line - 16, 5, line) == 8  # above the usual window: left out
+    decorated = text.replace("def is_small", "@cache\ndef is_small")
+    assert window_start(decorated, line - 15, 0, line + 1) == 3  # from the decorator
+    js = (
+        "function isSmall(v) {\n  return v < 10;\n}\n\nfunction count(xs) {\n"
+        + "\n".join(f"  // {i}" for i in range(20))
+        + "\n  return xs.filter(isSmall).length;\n}\n"
+    )
+    assert window_start(js, 6, 0, 24) == 0

@@ -241,3 +241,37 @@ def test_code_after_a_return_in_the_same_block_ends_the_suggestion() -> None:
     assert p.process("return (a +\n    b)").text == "return (a +\n    b)"
     assert p.process("raise ValueError(x)\n    y = 1").text == "raise ValueError(x)"
     assert post(line_before="").process("returns = 1\nx = 2").text == "returns = 1\nx = 2"
+
+
+def test_a_single_line_answer_keeps_the_lines_that_close_its_brackets() -> None:
+    # Issue 46.3: a call or list the model breaks over lines is one statement; its first line
+    # alone does not parse.
+    p = post(single_line=True, line_before="    ", comment_prefix="#")
+    answer = "result = compute(a,\n                 b)\n    other()\n"
+    assert p.process(answer) == Processed("result = compute(a,\n                 b)", True)
+    assert not p.should_stop("result = compute(a,\n")  # still open: the stream goes on
+    assert p.should_stop("result = compute(a,\n                 b)\n")
+    # Brackets in strings and comments do not count; nor do those typed before the cursor
+    # and closed by the answer.
+    assert p.process('s = "(" + x\nmore()').text == 's = "(" + x'
+    assert p.process("x = 1  # (see below\nmore()").text == "x = 1  # (see below"
+    assert post(single_line=True, line_before="f(").process("a, b)\nmore()").text == "a, b)"
+    # Never closed within four lines: the first line alone, as before.
+    never = "f(a,\n  b,\n  c,\n  d,\n  e,\n  g)"
+    assert p.process(never) == Processed("f(a,", True)
+    assert p.should_stop("f(a,\n  b,\n  c,\n  d,\n  e,\n")
+    # Text right of the cursor: the overlap rules own the line, the first line alone.
+    assert post(single_line=True, line_after=")").process("f(a,\n b").text == "f(a,"
+
+
+def test_a_multi_line_answer_cut_inside_brackets_ends_at_its_last_whole_statement() -> None:
+    # Issue 46.3: the 32-token cap cut HumanEval/10's answer inside a call.
+    p = post(comment_prefix="#")
+    capped = "if n < 0:\n    return x[:n] + x[n +"
+    assert p.process(capped).text == "if n < 0:"
+    assert p.process("total = f(a,\n          b)\nreturn g(").text == "total = f(a,\n          b)"
+    assert p.process("items = [\n    1,\n    2,").text == "items = [\n    1,\n    2,"  # no end
+    assert p.process("x = 1\ny = 2").text == "x = 1\ny = 2"
+    assert p.process("x = 1\ny = (2\nz", final=False).text == "x = 1"  # shown while it streams
+    # Text right of the cursor may close them.
+    assert post(line_after=")").process("a,\n    g(b").text == "a,\n    g(b"
