@@ -6,6 +6,11 @@ anchors, ``**`` spans directories, and — like git — a file cannot be re-incl
 directory is excluded. This fixes the original plugin's quirk where ``build/`` did not exclude
 ``build/x/y.cpp``. The filter re-reads the file when it changes and treats a missing or unreadable
 file as "nothing is ignored", reporting unreadable files and bad patterns as ``ConfigProblem``.
+
+A *nested* filter (``.gitignore``, as git reads it) also follows the file of that name in every
+folder below the root: its patterns are relative to its folder and apply only inside it, and the
+deepest file with a pattern matching a path decides (``sub/.gitignore``'s ``!keep.log`` beats the
+root's ``*.log`` inside ``sub``). ``.qodeassistignore`` is read at the root only.
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from pathspec import GitIgnoreSpec
 from qodeassist_lsp.config.paths import IGNORE_FILE_NAME
 from qodeassist_lsp.config.problems import ConfigProblem
 
-__all__ = ["IGNORE_FILE_NAME", "IgnoreFilter", "compile_ignore_patterns"]
+__all__ = [
+    "IGNORE_FILES",
+    "IGNORE_FILE_NAME",
+    "NESTED_IGNORE_FILES",
+    "FolderIgnores",
+    "IgnoreFilter",
+    "compile_ignore_patterns",
+]
 
 _MAX_CACHED_DIRS: Final = 50_000
 
@@ -75,6 +87,7 @@ class IgnoreFilter:
         file_name: str = IGNORE_FILE_NAME,
         check_interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        nested: bool = False,
     ) -> None:
         """Create a filter for ``root``; the ignore file is read lazily on first use.
 
@@ -84,16 +97,22 @@ class IgnoreFilter:
             check_interval_s: How often (at most) the file is checked for changes; calls in
                 between reuse the loaded rules, so filtering many paths costs no extra ``stat``.
             clock: Monotonic time source (injectable for tests).
+            nested: Follow ``file_name`` in every folder below ``root`` too, as git does with
+                ``.gitignore`` (see the module docstring).
         """
         self._root = os.path.abspath(os.fspath(root))
         self._real_root = os.path.realpath(self._root)
         self._file = os.path.join(self._root, file_name)
+        self._file_name = file_name
         self._check_interval_s = check_interval_s
         self._clock = clock
         self._lock = threading.Lock()
         self._rules = _NO_RULES
         self._checked_at: float | None = None
         self._dir_cache: dict[str, bool] = {}
+        self._nested = nested
+        self._below: dict[str, tuple[float, _Rules]] = {}
+        """Nested: per folder relative to the root, when its file was checked and its rules."""
 
     @property
     def root(self) -> Path:
@@ -111,9 +130,12 @@ class IgnoreFilter:
         return self._current().problems
 
     def reload(self) -> None:
-        """Check the ignore file now instead of waiting for ``check_interval_s``."""
+        """Check the ignore file (and nested ones) now instead of after ``check_interval_s``."""
         with self._lock:
             self._checked_at = None
+            self._below = {
+                folder: (float("-inf"), rules) for folder, (_at, rules) in self._below.items()
+            }
         self._current()
 
     def is_ignored(self, path: str | os.PathLike[str]) -> bool:
@@ -123,7 +145,7 @@ class IgnoreFilter:
         trailing separator marks a directory; otherwise the file system is asked when needed.
         """
         rules = self._current()
-        if rules.spec is None:
+        if rules.spec is None and not self._nested:
             return False
         located = self._relative(path)
         if located is None:
@@ -131,11 +153,15 @@ class IgnoreFilter:
         relative, absolute, trailing_sep = located
         parts = relative.split("/")
         for depth in range(1, len(parts)):
-            if self._dir_ignored(rules.spec, "/".join(parts[:depth])):
+            if self._nested and depth > 1:
+                self._rules_below("/".join(parts[: depth - 1]))  # the folder's own file
+            if self._dir_ignored("/".join(parts[:depth])):
                 return True
+        if self._nested and len(parts) > 1:
+            self._rules_below("/".join(parts[:-1]))
         if trailing_sep or os.path.isdir(absolute):
-            return self._dir_ignored(rules.spec, relative)
-        return bool(rules.spec.match_file(relative))
+            return self._dir_ignored(relative)
+        return self._matches(relative, is_dir=False)
 
     # ----------------------------------------------------------------------------------------
     def _relative(self, path: str | os.PathLike[str]) -> tuple[str, str, bool] | None:
@@ -153,14 +179,52 @@ class IgnoreFilter:
                 return relative.replace(os.sep, "/"), absolute, trailing_sep
         return None
 
-    def _dir_ignored(self, spec: GitIgnoreSpec, relative_dir: str) -> bool:
+    def _dir_ignored(self, relative_dir: str) -> bool:
         cached = self._dir_cache.get(relative_dir)
         if cached is None:
             if len(self._dir_cache) >= _MAX_CACHED_DIRS:
                 self._dir_cache.clear()
-            cached = bool(spec.match_file(relative_dir + "/"))
+            cached = self._matches(relative_dir, is_dir=True)
             self._dir_cache[relative_dir] = cached
         return cached
+
+    def _matches(self, relative: str, *, is_dir: bool) -> bool:
+        """Whether the rules (the root's, and nested ones inside out) exclude ``relative``.
+
+        Its ancestors' verdicts are the caller's business (git never looks inside an excluded
+        folder).
+        """
+        suffix = "/" if is_dir else ""
+        if not self._nested:
+            spec = self._rules.spec
+            return spec is not None and bool(spec.match_file(relative + suffix))
+        parts = relative.split("/")
+        for depth in range(len(parts) - 1, -1, -1):  # the deepest file with a match decides
+            base = "/".join(parts[:depth])
+            spec = (self._rules_below(base) if base else self._rules).spec
+            if spec is None:
+                continue
+            include = spec.check_file("/".join(parts[depth:]) + suffix).include
+            if include is not None:
+                return include
+        return False
+
+    def _rules_below(self, folder: str) -> _Rules:
+        """Return the rules of the file in ``folder`` (relative, not the root), kept fresh."""
+        now = self._clock()
+        found = self._below.get(folder)
+        if found is not None and now - found[0] < self._check_interval_s:
+            return found[1]
+        with self._lock:
+            found = self._below.get(folder)
+            current = found[1] if found is not None else _NO_RULES
+            rules = self._load(current, os.path.join(self._root, folder, self._file_name))
+            if len(self._below) >= _MAX_CACHED_DIRS:
+                self._below.clear()
+            self._below[folder] = (now, rules)
+            if rules is not current:
+                self._dir_cache = {}
+            return rules
 
     def _current(self) -> _Rules:
         now = self._clock()
@@ -170,27 +234,27 @@ class IgnoreFilter:
         with self._lock:
             if self._checked_at is None or now - self._checked_at >= self._check_interval_s:
                 self._checked_at = now
-                rules = self._load(self._rules)
+                rules = self._load(self._rules, self._file)
                 if rules is not self._rules:
                     self._rules = rules
                     self._dir_cache = {}
             return self._rules
 
-    def _load(self, current: _Rules) -> _Rules:
+    def _load(self, current: _Rules, file: str) -> _Rules:
         try:
-            info = os.stat(self._file)
-        except FileNotFoundError:
+            info = os.stat(file)
+        except (FileNotFoundError, NotADirectoryError):
             return _NO_RULES
         except OSError as exc:
-            return self._unreadable(exc)
+            return self._unreadable(exc, file)
         signature = (info.st_mtime_ns, info.st_size, info.st_ino)
         if signature == current.signature:
             return current
         try:
-            with open(self._file, "rb") as handle:
+            with open(file, "rb") as handle:
                 data = handle.read()
         except OSError as exc:
-            return self._unreadable(exc)
+            return self._unreadable(exc, file)
         problems: list[ConfigProblem] = []
         try:
             text = data.decode("utf-8-sig")
@@ -201,19 +265,19 @@ class IgnoreFilter:
                     "warning",
                     "the ignore file is not valid UTF-8; undecodable bytes are replaced — save it "
                     "as UTF-8",
-                    file=self._file,
+                    file=file,
                 )
             )
-        spec, pattern_problems = compile_ignore_patterns(text, self._file)
+        spec, pattern_problems = compile_ignore_patterns(text, file)
         problems.extend(pattern_problems)
         return _Rules(spec=spec, signature=signature, problems=tuple(problems))
 
-    def _unreadable(self, exc: OSError) -> _Rules:
+    def _unreadable(self, exc: OSError, file: str) -> _Rules:
         reason = exc.strerror or type(exc).__name__
         problem = ConfigProblem(
             "warning",
             f"cannot read the ignore file ({reason}); nothing is ignored until it is readable",
-            file=self._file,
+            file=file,
         )
         return _Rules(spec=None, signature=None, problems=(problem,))
 
@@ -223,11 +287,17 @@ def _escapes(relative: str) -> bool:
 
 
 IGNORE_FILES: Final = (".qodeassistignore", ".gitignore")
-"""The ignore files at a workspace folder's root that tools honour, in order."""
+"""The ignore files of a workspace folder that tools honour, in order."""
+NESTED_IGNORE_FILES: Final = frozenset({".gitignore"})
+"""Those read in every folder below the root too (git's rule); the others at the root only."""
 
 
 class FolderIgnores:
-    """The ignore files at the root of each workspace folder (the tool kit's ``IgnoreRules``)."""
+    """The ignore files of each workspace folder (the tool kit's ``IgnoreRules``).
+
+    ``.qodeassistignore`` at the folder's root; ``.gitignore`` at its root and in every folder
+    below it, as git reads them.
+    """
 
     def __init__(self, filters: list[IgnoreFilter]) -> None:
         self._filters = filters
@@ -239,11 +309,16 @@ class FolderIgnores:
                 return ignore.ignore_file.name
         return None
 
+    def reload(self) -> None:
+        """Check every ignore file now (before a rescan that must see a change at once)."""
+        for ignore in self._filters:
+            ignore.reload()
+
     @classmethod
     def of(
         cls, folders: list[Path], cache: dict[tuple[Path, str], IgnoreFilter] | None = None
     ) -> FolderIgnores:
-        """Return the rules of `IGNORE_FILES` at the root of each of ``folders``.
+        """Return the rules of `IGNORE_FILES` of each of ``folders`` (nested ones too).
 
         ``cache`` keeps each filter between calls (a filter rereads its file when it changes).
         """
@@ -252,6 +327,8 @@ class FolderIgnores:
         for folder in folders:
             for name in IGNORE_FILES:
                 if (folder, name) not in cache:
-                    cache[folder, name] = IgnoreFilter(folder, file_name=name)
+                    cache[folder, name] = IgnoreFilter(
+                        folder, file_name=name, nested=name in NESTED_IGNORE_FILES
+                    )
                 filters.append(cache[folder, name])
         return cls(filters)

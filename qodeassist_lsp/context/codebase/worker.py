@@ -14,8 +14,8 @@ The protocol is one JSON object per line. Requests on stdin::
     {"id": 4, "op": "close", "index": SPEC}     # close that database
 
 ``SPEC`` names the folder (``root``), its ``database``, the `IndexLimits` and the ignore rule's
-parts: the workspace ``folders`` (whose ``.qodeassistignore``/``.gitignore`` apply, as the
-workbench's `FolderIgnores`) and the ``[codebase] exclude`` patterns. Answers on stdout:
+parts: the workspace ``folders`` (whose ``.qodeassistignore`` and ``.gitignore`` files apply, as
+the workbench's `FolderIgnores`) and the ``[codebase] exclude`` patterns. Answers on stdout:
 ``{"id": 1, "progress": [done, total]}`` while a build runs, then exactly one
 ``{"id": 1, "result": {...}}`` or ``{"id": 1, "error": "..."}``.
 
@@ -55,9 +55,9 @@ DEFAULT_IDLE_SECONDS: Final = 60.0
 class IgnoreRule:
     """The server's ignore rule rebuilt in the child: the folders' ignore files and the setting.
 
-    The same as the codebase service's ``ignored``: the ``.qodeassistignore``/``.gitignore`` at
-    the root of each workspace folder (`FolderIgnores`, re-read when they change), then the
-    ``[codebase] exclude`` patterns relative to the folder a path is in.
+    The same as the codebase service's ``ignored``: the ``.qodeassistignore`` at the root of each
+    workspace folder and its ``.gitignore`` files, nested ones too (`FolderIgnores`, re-read when
+    they change), then the ``[codebase] exclude`` patterns relative to the folder a path is in.
     """
 
     def __init__(self, folders: Sequence[Path], exclude: Sequence[str]) -> None:
@@ -70,6 +70,10 @@ class IgnoreRule:
                 self._spec = GitIgnoreSpec.from_lines(list(exclude))
             except ValueError as exc:
                 log.warning("[codebase] exclude has an invalid pattern (%s); none applied", exc)
+
+    def reload(self) -> None:
+        """Check the ignore files now: a rescan follows a change of one at once."""
+        self._ignores.reload()
 
     def __call__(self, path: Path) -> str | None:
         """Return why ``path`` is never indexed, or None."""
@@ -97,6 +101,8 @@ class _Worker:
         self._out_lock = threading.Lock()
         self._idle = idle
         self._indexes: dict[str, tuple[str, SqliteCodebaseIndex]] = {}
+        self._ignores: dict[str, IgnoreRule] = {}
+        """Per database: the ignore rule its index was given (reloaded before each build)."""
         self._builds: dict[int, asyncio.Task[None]] = {}
         self._running: set[asyncio.Task[None]] = set()
         self._requests: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -178,6 +184,9 @@ class _Worker:
         try:
             if op == "build":
                 index = self._index(request["index"])
+                rule = self._ignores.get(str(request["index"]["database"]))
+                if rule is not None:
+                    await asyncio.to_thread(rule.reload)
                 status = await index.build(
                     lambda done, total: self.send({"id": ident, "progress": [done, total]})
                 )
@@ -194,6 +203,7 @@ class _Worker:
                 await index.update(Path(request["path"]), text if isinstance(text, str) else None)
                 result = {}
             elif op == "close":
+                self._ignores.pop(str(request["index"]["database"]), None)
                 found = self._indexes.pop(str(request["index"]["database"]), None)
                 if found is not None:
                     await found[1].aclose()
@@ -217,13 +227,15 @@ class _Worker:
             return found[1]
         if found is not None:  # other settings: a fresh index (the old one closes on its own)
             self._spawn_close(found[1])
+        rule = IgnoreRule([Path(f) for f in spec["folders"]], list(spec["exclude"]))
         index = SqliteCodebaseIndex(
             Path(spec["root"]),
             Path(database),
-            ignored=IgnoreRule([Path(f) for f in spec["folders"]], list(spec["exclude"])),
+            ignored=rule,
             limits=limits_from_json(spec["limits"]),
         )
         self._indexes[database] = (key, index)
+        self._ignores[database] = rule
         return index
 
     def _spawn_close(self, index: SqliteCodebaseIndex) -> None:

@@ -32,13 +32,21 @@ from qodeassist_lsp.context.codebase.model import (
     Snippet,
     SymbolDefinition,
 )
+from qodeassist_lsp.context.ignore import IGNORE_FILES as FOLDER_IGNORE_FILES
+from qodeassist_lsp.context.ignore import NESTED_IGNORE_FILES
 from qodeassist_lsp.core.operations import FileChange, ProgressReporter, ProgressTask
 from qodeassist_lsp.features.codebase.settings import CodebaseSettings
 
 log = logging.getLogger("qodeassist.codebase")
 
-IGNORE_FILES: Final = frozenset({".gitignore", ".qodeassistignore"})
+IGNORE_FILES: Final = frozenset(FOLDER_IGNORE_FILES)
 """Files whose change may change what is indexed: a change rescans the folder."""
+
+
+def _is_ignore_file(path: Path, root: Path) -> bool:
+    """Whether ``path`` is one of ``root``'s ignore files (a ``.gitignore`` of any folder)."""
+    return path.name in IGNORE_FILES and (path.parent == root or path.name in NESTED_IGNORE_FILES)
+
 
 CHARS_PER_TOKEN: Final = 4
 
@@ -350,7 +358,7 @@ class CodebaseService:
         if found is None:
             return
         root, folder = found
-        if path.name in IGNORE_FILES and path.parent == root:
+        if _is_ignore_file(path, root):
             return  # an unsaved ignore file changes nothing yet
         old = folder.pending.pop(path, None)
         if old is not None:
@@ -380,7 +388,7 @@ class CodebaseService:
         old = folder.pending.pop(path, None)
         if old is not None:
             old.cancel()
-        if path.name in IGNORE_FILES and path.parent == root:
+        if _is_ignore_file(path, root):
             self._schedule_build(root, folder)  # what is ignored changed: rescan
             return
         await self._update(folder, path, text)

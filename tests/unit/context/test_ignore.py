@@ -280,3 +280,58 @@ def test_folder_ignores_keep_their_filters_in_the_cache(tmp_path: Path) -> None:
     again = FolderIgnores.of([tmp_path, other], cache)
     assert all(cache[key] is kept[key] for key in kept) and len(cache) == 4
     assert again.ignored_by(tmp_path / "b.log") == ".gitignore"
+
+
+# -- nested .gitignore files ---------------------------------------------------------------------
+def test_a_nested_gitignore_applies_to_its_folder_as_git_does(tmp_path: Path) -> None:
+    touch(tmp_path, "sub/build/out.py", "build/out.py", "sub/deep/build/x.py", "sub/src/a.py")
+    (tmp_path / "sub" / ".gitignore").write_text("build/\n/only_here.txt\n")
+    touch(tmp_path, "sub/only_here.txt", "sub/deep/only_here.txt")
+    rules = FolderIgnores.of([tmp_path])
+    assert rules.ignored_by(tmp_path / "sub" / "build" / "out.py") == ".gitignore"
+    assert rules.ignored_by(tmp_path / "sub" / "build") == ".gitignore"
+    assert rules.ignored_by(tmp_path / "sub" / "deep" / "build" / "x.py") == ".gitignore"
+    assert rules.ignored_by(tmp_path / "sub" / "only_here.txt") == ".gitignore"  # anchored
+    assert rules.ignored_by(tmp_path / "sub" / "deep" / "only_here.txt") is None
+    assert rules.ignored_by(tmp_path / "build" / "out.py") is None  # outside sub: not its rule
+    assert rules.ignored_by(tmp_path / "sub" / "src" / "a.py") is None
+
+
+def test_the_deepest_gitignore_with_a_match_decides(tmp_path: Path) -> None:
+    touch(tmp_path, "a.log", "sub/a.log", "sub/keep.log", "sub/inner/keep.log")
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    (tmp_path / "sub" / ".gitignore").write_text("!keep.log\n")
+    (tmp_path / "sub" / "inner").mkdir(exist_ok=True)
+    (tmp_path / "sub" / "inner" / ".gitignore").write_text("keep.log\n")
+    rules = FolderIgnores.of([tmp_path])
+    assert rules.ignored_by(tmp_path / "a.log") == ".gitignore"
+    assert rules.ignored_by(tmp_path / "sub" / "a.log") == ".gitignore"  # the root's rule
+    assert rules.ignored_by(tmp_path / "sub" / "keep.log") is None  # sub's negation wins
+    assert rules.ignored_by(tmp_path / "sub" / "inner" / "keep.log") == ".gitignore"
+
+
+def test_a_nested_gitignore_cannot_reinclude_below_an_excluded_folder(tmp_path: Path) -> None:
+    touch(tmp_path, "out/keep.py")
+    (tmp_path / ".gitignore").write_text("out/\n")
+    (tmp_path / "out" / ".gitignore").write_text("!keep.py\n")
+    assert FolderIgnores.of([tmp_path]).ignored_by(tmp_path / "out" / "keep.py") == ".gitignore"
+
+
+def test_a_nested_gitignore_is_followed_when_it_appears_or_changes(tmp_path: Path) -> None:
+    clock = FakeClock()
+    touch(tmp_path, "sub/build/out.py", "sub/gen/x.py")
+    f = IgnoreFilter(tmp_path, file_name=".gitignore", nested=True, clock=clock)
+    assert not f.is_ignored("sub/build/out.py")
+    (tmp_path / "sub" / ".gitignore").write_text("build/\n")
+    clock.now = 2.0
+    assert f.is_ignored("sub/build/out.py")
+    (tmp_path / "sub" / ".gitignore").write_text("gen/\n")
+    f.reload()
+    assert not f.is_ignored("sub/build/out.py") and f.is_ignored("sub/gen/x.py")
+
+
+def test_qodeassistignore_is_read_at_the_root_only(tmp_path: Path) -> None:
+    touch(tmp_path, "sub/secret.txt")
+    (tmp_path / "sub" / IGNORE_FILE_NAME).write_text("secret.txt\n")
+    assert FolderIgnores.of([tmp_path]).ignored_by(tmp_path / "sub" / "secret.txt") is None
+    assert not IgnoreFilter(tmp_path).is_ignored("sub/secret.txt")

@@ -187,3 +187,23 @@ async def test_closing_after_the_child_died_starts_no_new_one(project: Path) -> 
     await index.aclose()
     assert worker.starts == 1
     assert worker.pid is None
+
+
+async def test_a_nested_gitignore_applies_and_a_rescan_follows_its_change(project: Path) -> None:
+    (project / "pkg" / "build").mkdir()
+    (project / "pkg" / "build" / "out.py").write_text("def built_below():\n    pass\n")
+    (project / "pkg" / "cache.py").write_text("def cached_below():\n    pass\n")
+    (project / "pkg" / ".gitignore").write_text("build/\n")
+    worker = IndexWorker()
+    index = make(project, worker, folders=[project])
+    try:
+        await index.build()
+        assert "pkg/build/out.py" not in indexed_paths(index)
+        assert [d.path for d in index.definitions("cached_below")] == ["pkg/cache.py"]
+        # the nested file changes; the rescan right after it sees the change (no stale rules)
+        (project / "pkg" / ".gitignore").write_text("build/\ncache.py\n")
+        await index.build()
+        assert index.definitions("cached_below") == []
+        assert not {"pkg/build/out.py", "pkg/cache.py"} & indexed_paths(index)
+    finally:
+        await index.aclose()

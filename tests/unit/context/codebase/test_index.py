@@ -301,6 +301,25 @@ async def test_the_gitignore_and_qodeassistignore_are_respected(tmp_path: Path) 
         await index.aclose()
 
 
+async def test_a_nested_gitignore_applies_to_its_folder(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project")
+    (root / "src" / ".gitignore").write_text("build/\n")
+    (root / "src" / "build").mkdir()
+    (root / "src" / "build" / "out.py").write_text("def built_below():\n    pass\n")
+    (root / "build").mkdir()
+    (root / "build" / "kept.py").write_text("def built_above():\n    pass\n")
+    index = SqliteCodebaseIndex(root, database_path_for(tmp_path / "data", root))
+    try:
+        status = await index.build()
+        assert index.definitions("built_below") == []  # sub's build/ is ignored …
+        assert [d.path for d in index.definitions("built_above")] == ["build/kept.py"]  # … only
+        assert status.skipped.get("ignored") == 1
+        await index.update(root / "src" / "build" / "out.py")
+        assert index.definitions("built_below") == []  # an update of an ignored file too
+    finally:
+        await index.aclose()
+
+
 async def test_the_callers_ignore_rule_is_used(tmp_path: Path) -> None:
     root = make_project(tmp_path / "project")
     asked: list[Path] = []

@@ -170,6 +170,26 @@ async def test_an_ignore_file_change_rescans_the_folder(project: Path) -> None:
     await service.aclose()
 
 
+async def test_a_nested_gitignore_change_rescans_the_folder(project: Path) -> None:
+    service, factory, _, _ = make(project)
+    await service.start()
+    await service.settled()
+    nested = project / "pkg" / ".gitignore"
+    nested.write_text("app.py\n")
+    service.changed(nested, "app.py\n")  # unsaved: nothing yet
+    await service.settled()
+    assert factory.made[project].builds == 1
+    assert factory.made[project].updates == []
+    service.files_changed([FileChange(path=nested, kind="saved")])
+    await service.settled()
+    assert factory.made[project].builds == 2
+    # a .qodeassistignore below the root is no ignore file (read at the root only)
+    service.files_changed([FileChange(path=project / "pkg" / ".qodeassistignore", kind="created")])
+    await service.settled()
+    assert factory.made[project].builds == 2
+    await service.aclose()
+
+
 async def test_the_off_switch_closes_the_index_at_once(project: Path) -> None:
     service, factory, _, current = make(project)
     await service.start()
