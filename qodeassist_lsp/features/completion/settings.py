@@ -154,8 +154,9 @@ class CompletionSettings(Section):
         description="When the completion model runs on this machine: in a file the model has "
         "not read yet (just opened, or the caret jumped), the prefix starts this many lines "
         "above the cursor, or higher at the first line of the top-level statement (a `def`, "
-        "`class` or function at column 0) that line is in, within `lines_before`; that first "
-        "line stays put while the user works down the "
+        "`class` or function at column 0) that line is in, or at the function or class defined "
+        "right above it when the cursor's statement uses its name, within `lines_before`; "
+        "that first line stays put while the user works down the "
         "file, until the usual `lines_before` window passes it. The prompt is then short to "
         "read (about 5 ms a token for the embedded model) and grows only at its end, which the "
         "model's prompt cache reuses. 0: always `lines_before`.",
