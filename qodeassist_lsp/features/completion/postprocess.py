@@ -18,8 +18,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    copy; single-line mode keeps the first line (or, when the cursor ends a line of code and
    the answer starts a new line, the next line of code, after at most two blank lines: the
    suggestion after a finished line), and the lines that close the brackets it leaves open
-   (up to four, when nothing is right of the cursor: a call or list the model breaks over
-   lines is one statement, its first line alone does not parse); a line (or a block of
+   (up to four, when nothing is right of the cursor and the line below is not indented deeper:
+   a call or list the model breaks over lines is one statement, its first line alone does
+   not parse); a line (or a block of
    lines) that repeats the one right before it ends the suggestion before the repetition
    (the model is looping); so does a line
    equal to the first non-blank line below the cursor (the model reached code that already
@@ -258,9 +259,13 @@ class Postprocessor:
         closes them within `_MAX_CONTINUED` lines is its first line alone, as before.
         """
         opts = self.options
+        before = opts.line_before
+        level = len(before) if not before.strip() else _indent(before)
         depth = 0
-        if not opts.line_after.strip():
-            depth = _depth(opts.line_before + lines[0], opts.comment_prefix)
+        # The line below indented deeper: the document already goes on with the statement
+        # (``items = [`` above its items).
+        if not opts.line_after.strip() and _indent(opts.next_line) <= level:
+            depth = _depth(before + lines[0], opts.comment_prefix)
         if depth <= 0:
             return lines[:1], complete or len(lines) > 1
         for index in range(1, min(len(lines), _MAX_CONTINUED + 1)):

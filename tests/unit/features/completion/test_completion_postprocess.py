@@ -260,6 +260,10 @@ def test_a_single_line_answer_keeps_the_lines_that_close_its_brackets() -> None:
     never = "f(a,\n  b,\n  c,\n  d,\n  e,\n  g)"
     assert p.process(never) == Processed("f(a,", True)
     assert p.should_stop("f(a,\n  b,\n  c,\n  d,\n  e,\n")
+    # The line below indented deeper already goes on with the statement (HumanEval/19's
+    # ``value_map = {`` above its items): the first line alone.
+    deeper = post(single_line=True, line_before="    ", next_line="        'zero': 0,")
+    assert deeper.process("value_map = {\n        'one': 1}\n").text == "value_map = {"
     # Text right of the cursor: the overlap rules own the line, the first line alone.
     assert post(single_line=True, line_after=")").process("f(a,\n b").text == "f(a,"
 
