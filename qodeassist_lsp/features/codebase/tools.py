@@ -107,7 +107,7 @@ class FindDefinitionArgs(ToolArguments):
 
     symbol: str = Field(
         min_length=1,
-        description="The name to look up: 'Class', 'function' or 'Class.method'.",
+        description="The name to look up: 'Class', 'function', 'CONSTANT' or 'Class.method'.",
     )
 
 
@@ -116,9 +116,9 @@ class FindDefinitionTool(KitTool[FindDefinitionArgs]):
 
     name = "find_definition"
     description = (
-        "Find where a function, class or method is defined in the project ('Class', 'func' or "
-        "'Class.method'). Returns the file, 1-based lines, signature and a summary (a class's "
-        "members' signatures)."
+        "Find where a function, class, method, module-level constant or type alias is defined in "
+        "the project ('Class', 'func', 'CONSTANT' or 'Class.method'). Returns the file, 1-based "
+        "lines, signature and a summary (a class's members' signatures)."
     )
     permission = "read"
     arguments = FindDefinitionArgs
