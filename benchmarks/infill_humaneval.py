@@ -68,8 +68,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ab_options import add_ab_options, write_ab_agent
+from benchmarks.ab_options import settings_toml as ab_settings_toml
 from benchmarks.rpc_client import RpcClient, start_ready_server
-from benchmarks.typing_replay import free_port, start_model, write_ab_agent
+from benchmarks.typing_replay import free_port, start_model
 from tests.support.streams import write_embedded_instances
 
 INVOKED = 1  # InlineCompletionTriggerKind.Invoked
@@ -215,19 +217,8 @@ async def raw_middle(client: httpx.AsyncClient, url: str, task: Task, cache: boo
 def settings_toml(args: argparse.Namespace) -> str:
     """The server's settings: the provider timeouts raised, then every ``--set``."""
     # A busy 2-core machine may take longer than the default 10 s to a first token.
-    sections: dict[str, list[str]] = {
-        "completion": [
-            f"first_byte_timeout_s = {args.timeout_s}",
-            f"request_timeout_s = {args.timeout_s}",
-        ]
-    }
-    for item in args.set:
-        key, _, value = item.partition("=")
-        section, _, name = key.strip().rpartition(".")
-        if not section or not name or not value:
-            raise SystemExit(f"--set {item!r}: expected SECTION.KEY=TOML_VALUE")
-        sections.setdefault(section, []).append(f"{name} = {value.strip()}")
-    return "".join(f"[{k}]\n" + "".join(v + "\n" for v in vs) for k, vs in sections.items())
+    timeouts = [f"first_byte_timeout_s = {args.timeout_s}", f"request_timeout_s = {args.timeout_s}"]
+    return ab_settings_toml(args.set, {"completion": timeouts})
 
 
 def server_window(task: Task, lines_before: int = 50, cold: int = 16) -> str:
@@ -431,20 +422,7 @@ def main() -> None:
     parser.add_argument(
         "--model-url", default="", help="a running embedded model server (default: start one)"
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="a server setting for an A/B, as TOML (e.g. completion.local_cold_lines_before=0)",
-    )
-    parser.add_argument(
-        "--body",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a key of the Embedded Completion agent's body for an A/B, as TOML (max_tokens=64)",
-    )
+    add_ab_options(parser, "completion.local_cold_lines_before=0")
     parser.add_argument(
         "--full-vocab",
         action="store_true",
