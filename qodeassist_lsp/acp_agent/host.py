@@ -3,7 +3,7 @@
 One `Runtime` of the loaded configuration and one workbench over it: the tool kit, the file-edit
 tools (applied at once, after the checkpoint, since ACP clients review the diff in the
 permission prompt), ``load_skill`` and the MCP hub of ``mcp.json`` (joined by the servers
-clients pass in ``session/new``). The ports are ACP's: the gate and the buffers (``ports``),
+clients pass in ``session/new``). The ports are ACP's: the asker and the buffers (``ports``),
 the client's terminal, and the folders of the running turn's session (``session.CURRENT``).
 Each session gets a chat service whose workspace is the session's ``cwd``.
 """
@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.acp_agent.ports import ClientBuffers, ClientPermissionGate
+from qodeassist_lsp.acp_agent.ports import ClientAsker, ClientBuffers
 from qodeassist_lsp.acp_agent.session import CURRENT
 from qodeassist_lsp.acp_agent.terminal import ClientTerminal
 from qodeassist_lsp.config.configuration import Configuration
@@ -48,11 +48,7 @@ class AcpHost:
         self.runtime = Runtime(configuration)
         self.buffers = ClientBuffers()
         self._sinks: dict[str, EventSink] = {}
-        self.gate = ClientPermissionGate(
-            lambda: self.configuration.settings.tools.permissions,
-            lambda: self.bench.edits,
-            permission_timeout,
-        )
+        self.asker = ClientAsker(lambda: self.bench.edits, permission_timeout)
         self.bench = Workbench(
             self.runtime,
             Ports(
@@ -60,7 +56,7 @@ class AcpHost:
                 buffers=self.buffers,
                 edit_status=self._edit_status,
                 auto_apply=lambda: True,  # the client reviewed the diff in the permission prompt
-                gate=self.gate,
+                asker=self.asker,
                 editor_files=self._editor_files,
                 runner=self._runner,
                 mcp_asker=_NoApprovals(),

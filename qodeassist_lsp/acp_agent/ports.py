@@ -1,11 +1,11 @@
-"""The tool ports the ACP client implements: the permission gate and the editor's buffers.
+"""The tool ports the ACP client implements: the permission asker and the editor's buffers.
 
-`ClientPermissionGate` is the `core.tools.ToolGate` of ACP sessions: the ``[tools.permissions]``
-policy decides as everywhere (`tools.permissions.PermissionGate`), and its ``ask`` becomes
-``session/request_permission`` about the very call (an edit's diff included). An edit the file
-tool would refuse (a path outside the workspace or ignored, a block that matches nothing) is
-refused with the tool's reason before anything is asked: the user is never asked about a change
-that cannot happen. Allow-for-session is remembered per chat by that gate. `ClientBuffers` is
+`ClientAsker` asks the workbench's one permission gate's questions (the ``[tools.permissions]``
+policy decides as at every door) as ``session/request_permission`` about the very call (an
+edit's diff included). An edit the file tool would refuse (a path outside the workspace or
+ignored, a block that matches nothing) is refused with the tool's reason before anything is
+asked: the user is never asked about a change that cannot happen. Allow-for-session is the
+gate's "Allow for this chat", remembered per chat. `ClientBuffers` is
 the edit tools' `EditorBuffers`: with ``fs.readTextFile`` the client's (possibly unsaved)
 buffer is the file's text, with ``fs.writeTextFile`` the edit is written by the client. Paths
 reach these ports only after the edit manager confined them. A client that fails a write
@@ -17,102 +17,57 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from acp import tool_diff_content
 from acp.helpers import ToolCallContentVariant
 
-from qodeassist_lsp.acp_agent.session import (
-    ALLOW_ALWAYS,
-    ALLOW_ONCE,
-    CURRENT,
-    REJECT_ONCE,
-    RUNNING_CALL,
-)
+from qodeassist_lsp.acp_agent.session import ALLOW_ALWAYS, ALLOW_ONCE, CURRENT, REJECT_ONCE
 from qodeassist_lsp.config.atomic import write_atomic
-from qodeassist_lsp.config.settings import ToolPermissions
-from qodeassist_lsp.core.tools import Tool, ToolContext
 from qodeassist_lsp.tools.edits.blocks import EditRefused
 from qodeassist_lsp.tools.edits.file_tools import preview_call
 from qodeassist_lsp.tools.edits.pending import EditManager
 from qodeassist_lsp.tools.edits.ports import OpenText
-from qodeassist_lsp.tools.permissions import ALLOW_FOR_CHAT, DENY, PermissionGate
+from qodeassist_lsp.tools.permissions import ALLOW_FOR_CHAT, DENY, NotAsked, PermissionCall
 from qodeassist_lsp.tools.permissions import ALLOW_ONCE as GATE_ALLOW_ONCE
 
 log = logging.getLogger("qodeassist.acp")
 
 
-@dataclass
-class _Asking:
-    """The call the inner gate is deciding; ``refused``: why the tool would refuse it."""
-
-    tool: Tool
-    arguments: dict[str, Any]
-    context: ToolContext
-    refused: str | None = None
-
-
-_ASKING: ContextVar[_Asking | None] = ContextVar("qodeassist_acp_call", default=None)
 _ANSWERS = {ALLOW_ONCE: GATE_ALLOW_ONCE, ALLOW_ALWAYS: ALLOW_FOR_CHAT, REJECT_ONCE: DENY}
 
 
-class ClientPermissionGate:
-    """The policy of ``[tools.permissions]``; ``ask`` asks the ACP client about the call."""
+class ClientAsker:
+    """The gate's `tools.permissions.CallAsker` of ACP: ``session/request_permission``."""
 
-    def __init__(
-        self,
-        policy: Callable[[], ToolPermissions],
-        edits: Callable[[], EditManager | None],
-        timeout: float,
-    ) -> None:
-        """Decide by ``policy()``; preview edits with ``edits()``; wait ``timeout`` seconds."""
-        self._gate = PermissionGate(policy, self)
+    def __init__(self, edits: Callable[[], EditManager | None], timeout: float) -> None:
+        """Preview edits with ``edits()``; wait ``timeout`` seconds for the answer."""
         self._edits = edits
         self.timeout = timeout
 
-    async def check(
-        self, tool: Tool, arguments: dict[str, Any], context: ToolContext
-    ) -> str | None:
-        """Return None to run the call, or the refusal the model reads."""
-        asking = _Asking(tool, arguments, context)
-        token = _ASKING.set(asking)
-        try:
-            refusal = await self._gate.check(tool, arguments, context)
-        finally:
-            _ASKING.reset(token)
-        if asking.refused is not None:
-            return (
-                f"{tool.spec.name} was not run: {asking.refused}. The user was not asked; "
-                "fix the call or tell the user what you wanted to do."
-            )
-        if refusal is None:  # calls run one after the other in the turn's task
-            RUNNING_CALL.set(context.call_id)
-        return refusal
-
-    async def ask(self, question: str, actions: Sequence[str]) -> str | None:
-        """Ask the client of the current session (the `PermissionAsker` of the inner gate)."""
-        session, asking = CURRENT.get(), _ASKING.get()
-        if session is None or asking is None:
+    async def ask_call(self, call: PermissionCall, actions: Sequence[str]) -> str | None:
+        """Ask the client of the current session about ``call`` (an edit with its diff)."""
+        session = CURRENT.get()
+        if session is None:
             return None
-        tool, arguments, context = asking.tool, asking.arguments, asking.context
+        tool, arguments = call.tool, call.arguments
         content: list[ToolCallContentVariant] | None = None
         manager = self._edits()
         if manager is not None:
             try:
                 diff = await preview_call(manager, tool.spec.name, arguments)
             except EditRefused as exc:
-                asking.refused = str(exc)
-                return None
+                raise NotAsked(
+                    f"{exc}. The user was not asked; fix the call or tell the user what you "
+                    "wanted to do."
+                ) from None
             if diff is not None:
                 path, old, new = diff
                 content = [tool_diff_content(str(path), new or "", old)]
         try:
             async with asyncio.timeout(self.timeout):
                 option = await session.ask(
-                    context.call_id, tool.spec.name, tool.permission, arguments, content
+                    call.context.call_id, tool.spec.name, tool.permission, arguments, content
                 )
         except TimeoutError:
             log.info("permission for %s not answered within %g s: rejected", tool, self.timeout)

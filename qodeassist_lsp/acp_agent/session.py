@@ -172,6 +172,3 @@ class AcpSession:
 
 CURRENT: ContextVar[AcpSession | None] = ContextVar("qodeassist_acp_session", default=None)
 """The session the running turn serves (set before the turn's task is created)."""
-
-RUNNING_CALL: ContextVar[str] = ContextVar("qodeassist_acp_call_id", default="")
-"""The tool call the permission gate last let through in this task: the one running now."""

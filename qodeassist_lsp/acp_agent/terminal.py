@@ -17,8 +17,9 @@ from pathlib import Path
 from acp import tool_terminal_ref, update_tool_call
 from acp.schema import EnvVariable
 
-from qodeassist_lsp.acp_agent.session import CURRENT, RUNNING_CALL
+from qodeassist_lsp.acp_agent.session import CURRENT
 from qodeassist_lsp.tools.base import ToolInputError
+from qodeassist_lsp.tools.permissions import RUNNING_CALL
 from qodeassist_lsp.tools.process import OUTPUT_CAP, Finished
 
 

@@ -1,12 +1,13 @@
-"""`HttpHost`: the HTTP door's ports on the `workbench.bench.Workbench`, and its gate.
+"""`HttpHost`: the HTTP door's ports on the `workbench.bench.Workbench`.
 
 The composition root (``cli/serve_cmd.py``) hands it `Surroundings`: the runtime source (the
 same ``Backend`` an LSP server beside it uses), the open documents, the workspace folders, the
 status object and, beside an editor, the editor's workbench. Alone, the host builds a workbench
 that wires the tool kit, the file-edit tools (writing on disk) and ``load_skill`` into the
-runtime. Either way the host wraps the runtime's permission gate in `HttpGate`, and the
-workbench builds its chat service (the same ignore rule and agent pool as every door's) whose
-events go to the `EventHub` of the HTTP streams.
+runtime. Either way the HTTP chats' questions go to the workbench's one permission gate
+through `HttpGate` (each request's mode), and the workbench builds its chat service (the same
+ignore rule and agent pool as every door's) whose events go to the `EventHub` of the HTTP
+streams.
 """
 
 from __future__ import annotations
@@ -95,7 +96,6 @@ class HttpHost:
 
     def _wire(self, runtime: Runtime) -> None:
         view, around = self.surroundings.source, self.surroundings
-        contributors = runtime.contributors
         if around.bench is not None:  # beside an editor: its workbench, already wired
             self.bench = around.bench()
         else:  # alone: a workbench of our own, files written on disk
@@ -110,11 +110,8 @@ class HttpHost:
                     edit_status=self.hub.emit,
                 ),
             )
-            self.bench.wire(contributors)
-        self.gate = HttpGate(
-            lambda: view.configuration.settings.tools.permissions, self.questions, contributors.gate
-        )
-        contributors.gate = self.gate
+            self.bench.wire(runtime.contributors)
+        self.gate = HttpGate(self.bench.gate, self.questions)
         self._chat = self.bench.chat_service(self.hub.emit)
 
     async def chat(self) -> ChatService:

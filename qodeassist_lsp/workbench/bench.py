@@ -10,8 +10,10 @@ The rules every door shares are written here and nowhere else:
 - **Edits.** The edit manager always gets the ignore rules, the confinement of the workspace
   folders plus ``allowed_roots`` and the whole-file parse check; only *where* open files are
   read and written (``Ports.buffers``) and whether edits apply at once differ per door.
-- **Gate.** Every tool call passes ``[tools.permissions]``; ``Ports.asker`` answers its
-  questions (none: what needs asking is denied), or a door brings its own gate.
+- **Gate.** Every tool call passes the one `PermissionGate` of ``[tools.permissions]``, which
+  remembers "Allow for this chat" per chat whichever door asked; ``Ports.asker`` answers its
+  questions (none: what needs asking is denied), a door serving a chat may answer that chat's
+  (`PermissionGate.serve`: HTTP).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.context.documents import Document
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
-    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolGate, ToolRegistry
+    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolRegistry
     from qodeassist_lsp.features.chat.mentions import CodebaseSearch
     from qodeassist_lsp.features.chat.plan import PlanRunner
     from qodeassist_lsp.features.chat.plan_host import ChatHost
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from qodeassist_lsp.skills.service import SkillService
     from qodeassist_lsp.tools.edits.pending import EditManager
     from qodeassist_lsp.tools.kit import ToolKit
+    from qodeassist_lsp.tools.permissions import PermissionGate
     from qodeassist_lsp.tools.workspace import ToolWorkspace
     from qodeassist_lsp.workbench.features import FeatureTable
 
@@ -77,7 +80,7 @@ class Workbench:
         self._hub_changed = asyncio.Event()
         self.extra_servers: dict[str, ServerDefinition] = {}
         """MCP servers a door added to ``mcp.json``'s (ACP's ``session/new``), by name."""
-        self.gate: ToolGate | None = None
+        self._gate: PermissionGate | None = None
         self._pool: AgentPool | None = None
         self._next_edit: NextEditService | None = None
         self.features: FeatureTable = ports.features or self._feature_table()
@@ -219,7 +222,6 @@ class Workbench:
         """Offer the kit, the file tools (``edits``), ``load_skill`` and MCP; set the gate."""
         from qodeassist_lsp.skills.load_skill_tool import contributor as load_skill
         from qodeassist_lsp.skills.service import skill_tool_enabled
-        from qodeassist_lsp.tools.permissions import PermissionGate
 
         contributors.add(self.kit().contribute)
         if edits:
@@ -232,10 +234,16 @@ class Workbench:
         )
         contributors.add(self._hub_tools)
         contributors.add(self.features.contribute)
-        self.gate = self.ports.gate or PermissionGate(
-            lambda: self._tools().permissions, self.ports.asker
-        )
         contributors.gate = self.gate
+
+    @property
+    def gate(self) -> PermissionGate:
+        """The one permission gate of every tool call (``Ports.asker`` asks the user)."""
+        if self._gate is None:
+            from qodeassist_lsp.tools.permissions import PermissionGate
+
+            self._gate = PermissionGate(lambda: self._tools().permissions, self.ports.asker)
+        return self._gate
 
     def _hub_tools(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         if self.hub is not None:

@@ -57,6 +57,7 @@ __all__ = [
     "OperationNotFound",
     "feature_specs",
     "services",
+    "settings_sections",
 ]
 
 log = logging.getLogger("qodeassist.features")
@@ -69,6 +70,9 @@ BUILT_IN: tuple[str, ...] = (
 )
 """The built-in features, one line each: ``"<module>:<attribute>"`` naming the package's
 ``FeatureSpec`` (the form of an entry point; imported when the table is read)."""
+
+
+_DEFAULT_SPECS: list[tuple[FeatureSpec, ...]] = []
 
 
 class OperationNotFound(QodeAssistError, LookupError):
@@ -102,6 +106,9 @@ def feature_specs(
     """Return the built-in features, then the plugins of ``group``; a repeated name is left out."""
     from importlib.metadata import entry_points
 
+    default = built_in is BUILT_IN and group == ENTRY_POINT_GROUP
+    if default and _DEFAULT_SPECS:  # read once: the settings and the table both ask
+        return _DEFAULT_SPECS[0]
     rows = [(value, value) for value in built_in]
     rows += [(entry.name, entry.value) for entry in entry_points(group=group)]
     specs: dict[str, FeatureSpec] = {}
@@ -113,7 +120,38 @@ def feature_specs(
             log.error("feature %s (%s) is declared twice; left out", spec.name, value)
             continue
         specs[spec.name] = spec
-    return tuple(specs.values())
+    found = tuple(specs.values())
+    if default:
+        _DEFAULT_SPECS[:] = [found]
+    return found
+
+
+def settings_sections(
+    built_in: Sequence[SettingsSection[Any]], specs: Iterable[FeatureSpec] | None = None
+) -> tuple[SettingsSection[Any], ...]:
+    """Return ``built_in`` and the ``[section]`` each feature of ``specs`` declares in its row.
+
+    ``specs`` default to the table's (`feature_specs`: a plugin's ``FeatureSpec(settings=...)``).
+    A section whose name is taken (a core or another feature's section), or whose model is not a
+    ``config.settings_types.Section`` (strict, unknown keys refused), is logged and left out.
+    """
+    from qodeassist_lsp.config.settings import Settings
+    from qodeassist_lsp.config.settings_types import Section
+
+    sections = {section.name: section for section in built_in}
+    for spec in feature_specs() if specs is None else specs:
+        own = spec.settings
+        if own is None or sections.get(own.name) == own:
+            continue
+        if own.name in sections or own.name in Settings.model_fields:
+            log.error("feature %s: settings section [%s] is taken; left out", spec.name, own.name)
+        elif not (isinstance(own.model, type) and issubclass(own.model, Section)):
+            log.error("feature %s: settings model %r does not derive from "
+                      "qodeassist_lsp.config.settings_types.Section; [%s] left out",
+                      spec.name, own.model, own.name)  # fmt: skip
+        else:
+            sections[own.name] = own
+    return tuple(sections.values())
 
 
 def _problems(exc: Exception) -> str:
@@ -282,10 +320,6 @@ class FeatureTable:
         """The built features by name."""
         self.build()
         return self._built
-
-    def sections(self) -> tuple[SettingsSection[Any], ...]:
-        """Return the settings sections the features declare."""
-        return tuple(spec.settings for spec in self.specs if spec.settings is not None)
 
     def operations(self) -> Mapping[str, BoundOperation]:
         """Every operation, by ``<feature>/<op>``."""

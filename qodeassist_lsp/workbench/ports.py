@@ -15,11 +15,10 @@ from qodeassist_lsp.context.documents import DocumentStore
 
 if TYPE_CHECKING:
     from qodeassist_lsp.core.events import SessionEvent
-    from qodeassist_lsp.core.tools import ToolGate
     from qodeassist_lsp.mcp.approvals import ApprovalAsker
     from qodeassist_lsp.tools.diagnostics import DiagnosticsSource
     from qodeassist_lsp.tools.edits.ports import EditorBuffers
-    from qodeassist_lsp.tools.permissions import PermissionAsker
+    from qodeassist_lsp.tools.permissions import Asker
     from qodeassist_lsp.tools.workspace import EditorFiles, OpenBuffers, ProgramRunner
     from qodeassist_lsp.workbench.features import FeatureTable
 
@@ -41,10 +40,8 @@ class Ports:
     """Where an edit's status changes go (the chat's event stream)."""
     auto_apply: Callable[[], bool] | None = None
     """Whether edits apply at once; None: ``[tools] auto_apply_file_edits``."""
-    asker: PermissionAsker | None = None
+    asker: Asker | None = None
     """Who answers the gate's questions; None: what needs asking is denied."""
-    gate: ToolGate | None = None
-    """A door's own gate instead of ``[tools.permissions]`` with ``asker``."""
     open_buffers: Callable[[], OpenBuffers | None] = lambda: None
     editor_files: Callable[[], EditorFiles | None] = lambda: None
     runner: Callable[[], ProgramRunner | None] = lambda: None

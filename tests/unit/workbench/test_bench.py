@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,8 +12,15 @@ from qodeassist_lsp.config.configuration import load_configuration
 from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.runtime import Runtime
-from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
+from qodeassist_lsp.core.tools import ToolContext, ToolOutput, ToolRegistry
 from qodeassist_lsp.tools.edits.blocks import EditRefused
+from qodeassist_lsp.tools.permissions import (
+    ALLOW_FOR_CHAT,
+    RUNNING_CALL,
+    NotAsked,
+    PermissionCall,
+)
+from qodeassist_lsp.wire.tools import ToolSpec
 from qodeassist_lsp.workbench.bench import Workbench
 from qodeassist_lsp.workbench.ports import Ports
 
@@ -79,3 +88,57 @@ def test_the_workbench_builds_each_chat_services_plan_runner(
     monkeypatch.setattr(bench, "plan_runner", lambda chats: built.append(chats) or make(chats))
     service = bench.chat_service(lambda _chat, _event: None)
     assert built == [service] and service.plans is not None
+
+
+class _Run:
+    permission = "execute"
+    spec = ToolSpec("terminal", "run", {"type": "object"})
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
+        return ToolOutput("ran")
+
+
+class _CallAsker:
+    """A door's asker that sees the call (as ACP's): allows for the chat, or will not ask."""
+
+    def __init__(self, refuse: str | None = None) -> None:
+        self.calls: list[PermissionCall] = []
+        self.refuse = refuse
+
+    async def ask_call(self, call: PermissionCall, actions: Sequence[str]) -> str | None:
+        self.calls.append(call)
+        if self.refuse is not None:
+            raise NotAsked(self.refuse)
+        return ALLOW_FOR_CHAT
+
+
+async def test_the_one_gate_asks_the_doors_asker_and_remembers_each_chat(tmp_path: Path) -> None:
+    config = load_configuration(ConfigPaths(tmp_path / "c", tmp_path / "d", bundled_root()))
+    asker = _CallAsker()
+    bench = Workbench(Runtime(config), Ports(folders=lambda: [tmp_path], asker=asker))
+    assert isinstance(bench.view, Runtime)
+    bench.wire(bench.view.contributors)
+    assert bench.view.contributors.gate is bench.gate  # one gate, built by the workbench
+    context = ToolContext("chat-a", call_id="call-1")
+    assert await bench.gate.check(_Run(), {"command": "ls"}, context) is None
+    [call] = asker.calls
+    assert call.context is context and call.question.endswith("$ ls")
+    assert call.setting == '[tools.permissions] execute = "ask"'
+    assert RUNNING_CALL.get() == "call-1"  # what a client's terminal shows its output in
+    assert await bench.gate.check(_Run(), {}, ToolContext("chat-a")) is None  # remembered
+    assert len(asker.calls) == 1
+    asker.refuse = "the file is ignored. The user was not asked"
+    refusal = await bench.gate.check(_Run(), {}, ToolContext("chat-b"))  # another chat asks
+    assert refusal == "terminal was not run: the file is ignored. The user was not asked"
+
+
+async def test_a_chat_served_by_another_door_is_asked_there(tmp_path: Path) -> None:
+    config = load_configuration(ConfigPaths(tmp_path / "c", tmp_path / "d", bundled_root()))
+    editor, http = _CallAsker(), _CallAsker()
+    bench = Workbench(Runtime(config), Ports(folders=lambda: [tmp_path], asker=editor))
+    bench.gate.serve("http-chat", http)
+    assert await bench.gate.check(_Run(), {}, ToolContext("http-chat")) is None
+    assert (len(editor.calls), len(http.calls)) == (0, 1)
+    bench.gate.release("http-chat")  # its "Allow for this chat" stays the chat's
+    assert await bench.gate.check(_Run(), {}, ToolContext("http-chat")) is None
+    assert (len(editor.calls), len(http.calls)) == (0, 1)

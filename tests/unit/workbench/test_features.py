@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from qodeassist_lsp.config.configuration import load_configuration
+from qodeassist_lsp.config.paths import ConfigPaths, bundled_root
 from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+from qodeassist_lsp.config.settings_types import Section, SettingsSection
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.core.operations import (
     Feature,
@@ -29,6 +32,7 @@ from qodeassist_lsp.workbench.features import (
     OperationNotFound,
     feature_specs,
     services,
+    settings_sections,
 )
 
 
@@ -240,3 +244,39 @@ def test_the_codebase_row_names_the_operations_it_serves() -> None:
 
     table = FeatureTable([CODEBASE], _services(), lazy=True)
     assert {f"codebase/{op}" for op in CODEBASE.operations} == set(table.operations())
+
+
+class _EchoSettings(Section):
+    greeting: str = "hello"
+
+
+class _Loose(BaseModel):
+    greeting: str = "hello"
+
+
+def test_a_rows_settings_section_is_validated_like_the_core_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    echo = SettingsSection("echo", _EchoSettings)
+    rows = [
+        FeatureSpec(name="echo", build=_spec().build, settings=echo),
+        FeatureSpec(
+            name="tools", build=_spec().build, settings=SettingsSection("tools", _EchoSettings)
+        ),
+        FeatureSpec(name="loose", build=_spec().build, settings=SettingsSection("loose", _Loose)),  # type: ignore[type-var]
+    ]
+    with caplog.at_level(logging.ERROR, "qodeassist.features"):
+        sections = settings_sections((), rows)
+    assert sections == (echo,)
+    assert "feature tools: settings section [tools] is taken; left out" in caplog.text
+    assert "does not derive from qodeassist_lsp.config.settings_types.Section" in caplog.text
+
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c/settings.toml").write_text('[echo]\ngreeting = 42\ncolour = "red"\n')
+    paths = ConfigPaths(tmp_path / "c", tmp_path / "d", bundled_root())
+    problems = [p.message for p in load_configuration(paths, sections=sections).problems]
+    assert any(m.startswith("echo.greeting = 42 is invalid") for m in problems), problems
+    assert any("unknown key 'colour' in [echo]" in m for m in problems), problems
+    (tmp_path / "c/settings.toml").write_text('[echo]\ngreeting = "hallo"\n')
+    settings = load_configuration(paths, sections=sections).settings
+    assert settings.section(echo).greeting == "hallo"
