@@ -1,8 +1,9 @@
 """The VS Code extension's build, shared by the tests of this folder (once per session).
 
 ``installed`` is a temporary copy of ``editors/vscode`` (the checkout is never written to)
-after ``npm ci`` from the committed ``package-lock.json``; ``compiled`` is that copy after
-``npm run compile``; ``packaged`` is the .vsix ``npm run package`` builds from ``installed``.
+after ``npm ci`` from the committed ``package-lock.json``; ``tested`` runs ``npm test`` there
+once (tsc, then the unit tests); ``compiled`` is that copy after it; ``packaged`` is the .vsix
+``npm run package`` builds from ``installed``.
 Without npm the tests fail (never skip): CI must prove the extension builds.
 """
 
@@ -31,19 +32,23 @@ def npm() -> str:
     return found
 
 
-def run(command: list[str], cwd: Path, timeout: float = NPM_TIMEOUT_S) -> str:
-    env = {
+def npm_env() -> dict[str, str]:
+    """The environment of npm here: no update notice, funding or audit chatter, no colours."""
+    return {
         **os.environ,
         "npm_config_update_notifier": "false",
         "npm_config_fund": "false",
         "npm_config_audit": "false",
         "NO_COLOR": "1",
     }
+
+
+def run(command: list[str], cwd: Path, timeout: float = NPM_TIMEOUT_S) -> str:
     started = time.monotonic()
     done = subprocess.run(
         command,
         cwd=cwd,
-        env=env,
+        env=npm_env(),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -69,10 +74,28 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def compiled(installed: Path) -> Path:
-    """The installed copy after ``npm run compile``."""
-    run([npm(), "run", "compile"], installed)
-    assert (installed / "out" / "extension.js").is_file()
+def tested(installed: Path) -> tuple[int, str]:
+    """``npm test`` in the installed copy (it compiles first): its exit status and output.
+
+    One tsc run serves the extension's unit tests and every test that needs ``compiled``.
+    """
+    done = subprocess.run(
+        [npm(), "test"],
+        cwd=installed,
+        env=npm_env(),
+        capture_output=True,
+        text=True,
+        timeout=NPM_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="session")
+def compiled(installed: Path, tested: tuple[int, str]) -> Path:
+    """The installed copy after ``npm run compile`` (the first half of ``npm test``)."""
+    assert (installed / "out" / "extension.js").is_file(), tested[1][-6000:]
     return installed
 
 
