@@ -4,8 +4,9 @@ Routes: ``POST /v1/chat/completions`` and ``GET /v1/models`` (`openai_routes`), 
 ``/v1/qodeassist/…`` (`chat_routes`), the features' operations
 ``POST /v1/qodeassist/{feature}/{op}`` (`operation_routes`), ``POST /mcp`` (the tool kit as an
 MCP server over streamable HTTP: the SDK's transport around `mcp.server.build_server`, with the
-headless gate of ``mcp serve``), ``GET /health`` (the ``qodeassist/status`` object) and
-``GET /`` (the web chat, one static page). `safety.Guard` stands in front of all of them.
+headless gate of ``mcp serve``), ``GET /health`` (the ``qodeassist/status`` object with each
+feature's part, as the LSP shows it) and ``GET /`` (the web chat, one static page).
+`safety.Guard` stands in front of all of them.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ async def page(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """Return the ``qodeassist/status`` object."""
+    """Return the ``qodeassist/status`` object, the feature table's parts included."""
     host: HttpHost = request.app.state.host
-    return JSONResponse(host.surroundings.status())
+    parts = host.bench.features.status() if host.bench is not None else {}
+    return JSONResponse({**parts, **host.surroundings.status()})
 
 
 class McpEndpoint:

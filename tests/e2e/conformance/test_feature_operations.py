@@ -15,23 +15,33 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from acp import RequestError
 
-from tests.e2e.acp.conftest import Editor, running_agent
+from tests.e2e.acp.conftest import Editor, agent_env, running_agent
 from tests.e2e.conformance.doors import http_server, lsp_server, make_home
 from tests.support.replay_server import ReplayServer
 
 PLUGIN = '''
-"""A feature of the tests: echo/reverse and echo/busy."""
+"""A feature of the tests: echo/reverse, echo/busy, echo/greet and its [echo] section."""
 
 from pydantic import BaseModel
 
+from qodeassist_lsp.config.settings_types import Section, SettingsSection
 from qodeassist_lsp.core.operations import Feature, FeatureServices, FeatureSpec, Operation
 from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
+
+
+class EchoSettings(Section):
+    greeting: str = "hello"
+
+
+SETTINGS = SettingsSection("echo", EchoSettings)
 
 
 class ReverseRequest(BaseModel):
@@ -45,6 +55,10 @@ class ReverseResult(BaseModel):
 
 class Empty(BaseModel):
     pass
+
+
+class Greeting(BaseModel):
+    text: str
 
 
 class Busy(QodeAssistError):
@@ -61,16 +75,20 @@ def build(services: FeatureServices) -> Feature:
     async def busy(request: Empty) -> Empty:
         raise Busy("the echo is busy: try again later")
 
+    async def greet(request: Empty) -> Greeting:
+        return Greeting(text=services.view.configuration.settings.section(SETTINGS).greeting)
+
     return Feature(
         operations=(
             Operation(name="reverse", request=ReverseRequest, result=ReverseResult, run=reverse),
             Operation(name="busy", request=Empty, result=Empty, run=busy),
+            Operation(name="greet", request=Empty, result=Greeting, run=greet),
         ),
         status=lambda: {"calls": len(calls)},
     )
 
 
-SPEC = FeatureSpec(name="echo", build=build)
+SPEC = FeatureSpec(name="echo", build=build, settings=SETTINGS)
 '''
 
 ENTRY_POINTS = """
@@ -180,3 +198,34 @@ async def test_http(home: Path) -> None:
 
         again = await http.post("/v1/qodeassist/echo/reverse", json={"text": "ab"})
         assert again.json() == {"text": "ba", "folders": 1}, again.text
+
+        health = (await http.get("/health")).json()  # the feature table's parts, as the LSP's
+        assert health["echo"] == {"calls": 2}, health
+        assert "codebase" in health, health
+
+
+# -- a feature's own settings section ----------------------------------------------------------
+async def test_a_plugin_reads_its_settings_section(home: Path) -> None:
+    with (home / "config/settings.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[echo]\ngreeting = "grüß dich"\n')
+    async with asyncio.timeout(60), lsp_server(home) as lsp:
+        greeting = await lsp.request("qodeassist/echo/greet", {})
+        assert greeting.get("result") == {"text": "grüß dich"}, greeting
+
+
+def test_a_bad_value_in_a_plugins_section_is_named(home: Path) -> None:
+    with (home / "config/settings.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[echo]\ngreeting = 42\ncolour = "red"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "qodeassist_lsp", "agents", "validate"],
+        env=agent_env(home),
+        cwd=home / "project",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert "echo.greeting = 42 is invalid" in out, out
+    assert "unknown key 'colour' in [echo]" in out, out
+    assert "unknown section [echo]" not in out, out
