@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from qodeassist_lsp.cli import main
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import write_embedded_instances
 
 RunCli = Callable[..., tuple[int, str, str]]
 
@@ -21,6 +23,14 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("QODEASSIST_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
     return root
+
+
+@pytest.fixture
+def replay(config_dir: Path) -> Iterator[ReplayServer]:
+    """A replay server both Embedded provider instances of the config root point at."""
+    with ReplayServer() as server:
+        write_embedded_instances(config_dir / "providers", server.url)
+        yield server
 
 
 @pytest.fixture

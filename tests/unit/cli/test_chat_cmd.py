@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, tool_call_reply, write_embedded_instances
+from tests.support.streams import chat_reply, tool_call_reply
 
 LOOP = "I am a helpful software engineer who writes clean code.\n"
 TOOL_AGENT = """schema_version = 1
@@ -17,13 +17,6 @@ extends      = "Embedded Chat"
 name         = "Tool Chat"
 enable_tools = true
 """
-
-
-@pytest.fixture
-def replay(config_dir: Path):
-    with ReplayServer() as server:
-        write_embedded_instances(config_dir / "providers", server.url)
-        yield server
 
 
 def test_a_looping_answer_is_cut_and_said_so(run_cli, replay) -> None:

@@ -3,16 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import completion_reply, write_embedded_instances
-
-
-@pytest.fixture
-def replay(config_dir: Path):
-    with ReplayServer() as server:
-        (config_dir / "providers").mkdir()
-        write_embedded_instances(config_dir / "providers", server.url)
-        yield server
+from tests.support.replay_server import Reply
+from tests.support.streams import completion_reply
 
 
 @pytest.fixture

@@ -7,20 +7,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.replay_server import ReplayServer
-from tests.support.streams import chat_reply, completion_reply, write_embedded_instances
+from tests.support.streams import chat_reply, completion_reply
 
 SYNTAX = "invalid TOML"
 
 
 @pytest.fixture
-def replay(config_dir: Path):
-    with ReplayServer() as server:
-        write_embedded_instances(config_dir / "providers", server.url)
-        server.script("/v1/completions", completion_reply(" a + b"))
-        server.script(
-            "/v1/chat/completions", chat_reply("```python\n", "    return a + b\n", "```")
-        )
-        yield server
+def replay(replay: ReplayServer) -> ReplayServer:
+    replay.script("/v1/completions", completion_reply(" a + b"))
+    replay.script("/v1/chat/completions", chat_reply("```python\n", "    return a + b\n", "```"))
+    return replay
 
 
 @pytest.fixture

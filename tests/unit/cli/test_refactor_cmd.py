@@ -9,17 +9,9 @@ import pytest
 
 from qodeassist_lsp.cli.refactor_cmd import Progress
 from tests.support.replay_server import ReplayServer, Reply
-from tests.support.streams import chat_reply, write_embedded_instances
+from tests.support.streams import chat_reply
 
 CHAT = "/v1/chat/completions"
-
-
-@pytest.fixture
-def replay(config_dir: Path):
-    with ReplayServer() as server:
-        (config_dir / "providers").mkdir()
-        write_embedded_instances(config_dir / "providers", server.url)
-        yield server
 
 
 @pytest.fixture
