@@ -255,6 +255,9 @@ class Postprocessor:
     def _statement(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
         """Keep the first line, and the lines that close the brackets it opens (single-line).
 
+        Only the answer's own brackets count: one the user left open before the cursor (the
+        arguments of a call written a line each) is theirs to close.
+
         A streamed answer whose brackets are still open is not cut yet; a final one that never
         closes them within `_MAX_CONTINUED` lines is its first line alone, as before.
         """
@@ -265,7 +268,7 @@ class Postprocessor:
         # The line below indented deeper: the document already goes on with the statement
         # (``items = [`` above its items).
         if not opts.line_after.strip() and _indent(opts.next_line) <= level:
-            depth = _depth(before + lines[0], opts.comment_prefix)
+            depth = _depth(lines[0], opts.comment_prefix)  # the answer's own brackets
         if depth <= 0:
             return lines[:1], complete or len(lines) > 1
         for index in range(1, min(len(lines), _MAX_CONTINUED + 1)):
@@ -285,7 +288,7 @@ class Postprocessor:
         opts = self.options
         if len(lines) < 2 or opts.single_line or opts.line_after.strip():
             return lines
-        depth = _depth(opts.line_before + lines[0], opts.comment_prefix)
+        depth = _depth(lines[0], opts.comment_prefix)
         whole = 1 if depth <= 0 else 0
         for index in range(1, len(lines)):
             depth += _depth(lines[index], opts.comment_prefix)

@@ -251,11 +251,12 @@ def test_a_single_line_answer_keeps_the_lines_that_close_its_brackets() -> None:
     assert p.process(answer) == Processed("result = compute(a,\n                 b)", True)
     assert not p.should_stop("result = compute(a,\n")  # still open: the stream goes on
     assert p.should_stop("result = compute(a,\n                 b)\n")
-    # Brackets in strings and comments do not count; nor do those typed before the cursor
-    # and closed by the answer.
+    # Brackets in strings and comments do not count; nor do those typed before the cursor,
+    # closed by the answer or left open for the user (arguments written a line each).
     assert p.process('s = "(" + x\nmore()').text == 's = "(" + x'
     assert p.process("x = 1  # (see below\nmore()").text == "x = 1  # (see below"
     assert post(single_line=True, line_before="f(").process("a, b)\nmore()").text == "a, b)"
+    assert post(single_line=True, line_before="x = f(").process("a,\n  b)").text == "a,"
     # Never closed within four lines: the first line alone, as before.
     never = "f(a,\n  b,\n  c,\n  d,\n  e,\n  g)"
     assert p.process(never) == Processed("f(a,", True)
