@@ -8,7 +8,9 @@ of group ``qodeassist_lsp.features``. Each door — the LSP server over stdio
 and the HTTP API (``POST /v1/qodeassist/echo/reverse``) — is the real process and answers the
 same: the result; params the request model refuses, naming the field; an unknown operation
 named as such; the operation's own error through the one error table. A plugin that fails to
-import is logged and left out while the door keeps serving.
+import is logged and left out while the door keeps serving. The plugin's own ``[echo]`` settings
+section reaches it (``echo/greet``) and is checked like the core ones; ``GET /health`` shows its
+status part as ``qodeassist/status`` does.
 """
 
 from __future__ import annotations
