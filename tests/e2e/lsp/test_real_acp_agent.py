@@ -98,7 +98,11 @@ def setup(
         "model": f"embedded/{MODEL}",
         "small_model": f"embedded/{MODEL}",
         "tools": {"*": False},
-        "agent": {"build": {"prompt": "You are a helpful assistant. Answer briefly."}},
+        # No session title: its request would go first to the one-slot model (half the time).
+        "agent": {
+            "build": {"prompt": "You are a helpful assistant. Answer briefly."},
+            "title": {"disable": True},
+        },
     }
     (lsp_home / "project/opencode.json").write_text(json.dumps(config, indent=2))
     # The bundled "OpenCode (ACP)" instance, with the installed program and a home of its own.
