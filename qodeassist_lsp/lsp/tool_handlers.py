@@ -26,7 +26,8 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
-    from qodeassist_lsp.core.tools import ToolContributorRegistry
+    from qodeassist_lsp.config.pipelines import PipelineSpec
+    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolRegistry
     from qodeassist_lsp.tools.diagnostics import Diagnostic
 
 log = logging.getLogger("qodeassist.tools")
@@ -155,6 +156,7 @@ class ToolKitFeature(LanguageFeature):
     def __init__(self, server: QodeAssistServer) -> None:
         self.server = server
         self._wired = False
+        self._tools: ToolContributorRegistry | None = None
 
     def reloaded(self, config: Configuration) -> None:
         """Wire the tools on the first load, before any request can get the runtime."""
@@ -169,8 +171,20 @@ class ToolKitFeature(LanguageFeature):
     def _wire(self, contributors: ToolContributorRegistry) -> None:
         """Wire the workbench once: the registry outlives reloads, settings are read per call."""
         if not self._wired:
-            self.server.workbench().wire(contributors)
+            contributors.add(self._contribute)
             self._wired = True
+
+    def _contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
+        # The tool kit, file tools and skill tool are wired when the first session that uses
+        # tools is made, not at start: their modules cost the server's memory about 1 MB that
+        # completions never use (issue 46).
+        if self._tools is None:
+            from qodeassist_lsp.core.tools import ToolContributorRegistry
+
+            tools = ToolContributorRegistry()
+            self.server.workbench().wire(tools)
+            self._tools = tools
+        self._tools.apply_to(registry, pipeline)
 
 
 def setup(server: QodeAssistServer) -> None:

@@ -21,6 +21,14 @@ from tests.support.replay_server import ReplayServer
 from tests.support.streams import completion_reply
 
 
+CHAT_TOOLS = (
+    "qodeassist_lsp.tools.kit",
+    "qodeassist_lsp.tools.edits.file_tools",
+    "qodeassist_lsp.skills.load_skill_tool",
+)
+"""Modules only a chat session's tools need."""
+
+
 @pytest.fixture(autouse=True)
 def importtime(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     serve_from(lsp_home, replay, monkeypatch, extra={"PYTHONPROFILEIMPORTTIME": "1"})
@@ -64,3 +72,18 @@ async def test_a_completion_never_imports_httpx_command_line_client(
     assert "httpx" in modules and "pygls" in modules, sorted(modules)[:20]
     # ``httpx._main`` itself is listed: its import is tried and fails, as without rich.
     assert not {"rich", "pygments", "click"} & modules
+
+
+async def test_the_chat_tools_are_imported_with_the_first_chat_not_for_completions(
+    client: Any, lsp_home: Path, replay: ReplayServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The tool kit, file tools and skill tool are wired into the first session that has tools."""
+    replay.script("/v1/completions", completion_reply("a + b"))
+    await client.initialize_session(client.init_params)
+    await ready(client)
+    uri = await open_doc(client, lsp_home)
+    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
+    assert isinstance(answer, types.InlineCompletionList) and answer.items
+    modules = imported(capfd.readouterr().err)
+    assert "qodeassist_lsp.features.completion.service" in modules, sorted(modules)[-20:]
+    assert not set(CHAT_TOOLS) & modules
