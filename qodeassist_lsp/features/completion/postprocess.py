@@ -55,9 +55,11 @@ __all__ = ["PostprocessOptions", "Postprocessor", "Processed", "alternatives", "
 
 _FENCE: Final = "```"
 _INTRO: Final = re.compile(
-    r"^(?:sure|certainly|okay|here|below|the following|i've|i have)\b|^[A-Za-z][^`]*\s[^`]*:$",
-    re.IGNORECASE,
+    r"^(?:sure|certainly|okay|here|below|the following|i've|i have)\b", re.IGNORECASE
 )
+_INTRO_SENTENCE: Final = re.compile(r"^[A-Za-z][^`]*\s[^`]*:$")
+"""A sentence ending in a colon: an intro only where the answer starts a line, for mid-line it
+is code (``bytes | None]:``, ``if x is None:``) and waiting for more lines only delays it."""
 """A first line that may be a chat model's introduction to a code fence still to come."""
 _INTRO_LOOKAHEAD: Final = 3
 _OPENERS: Final = "([{"
@@ -165,7 +167,10 @@ class Postprocessor:
         # A chat model may open with prose and a fence only later: wait for a few lines.
         complete = raw[: raw.rfind("\n")].split("\n")
         first = next((line.strip() for line in complete if line.strip()), "")
-        return len(complete) >= _INTRO_LOOKAHEAD or not _INTRO.search(first)
+        intro = _INTRO.search(first) or (
+            not self.options.line_before.strip() and _INTRO_SENTENCE.search(first)
+        )
+        return len(complete) >= _INTRO_LOOKAHEAD or not intro
 
     # ----------------------------------------------------------------------------------------
     def _fenced(self, lines: list[str]) -> bool:

@@ -170,6 +170,11 @@ def test_should_stop() -> None:
     assert not single.should_stop("Here is the completion:\n\n")
     assert single.should_stop("Here is the completion:\nno fence\nstill none\n")
     assert post(single_line=True, output_handler="raw").should_stop("Here is:\n")
+    # a line of code ending in a colon is an intro only where the answer starts the line
+    assert not single.should_stop("Returns the result:\n")
+    mid_line = post(single_line=True, line_before="    def encode(self) -> tuple[dict, ")
+    assert mid_line.should_stop("bytes | None]:\n")
+    assert not mid_line.should_stop("Here is the completion:\n")
     multi = post(next_line="}")
     assert not multi.should_stop("a();\nb();\n")
     assert multi.should_stop("a();\n}\n")
