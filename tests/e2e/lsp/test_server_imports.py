@@ -20,7 +20,6 @@ from tests.e2e.lsp.test_inline_completion import open_doc, params
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import completion_reply
 
-
 CHAT_TOOLS = (
     "qodeassist_lsp.tools.kit",
     "qodeassist_lsp.tools.edits.file_tools",
