@@ -57,10 +57,10 @@ _FENCE: Final = "```"
 _INTRO: Final = re.compile(
     r"^(?:sure|certainly|okay|here|below|the following|i've|i have)\b", re.IGNORECASE
 )
+"""A first line that may be a chat model's introduction to a code fence still to come."""
 _INTRO_SENTENCE: Final = re.compile(r"^[A-Za-z][^`]*\s[^`]*:$")
 """A sentence ending in a colon: an intro only where the answer starts a line, for mid-line it
 is code (``bytes | None]:``, ``if x is None:``) and waiting for more lines only delays it."""
-"""A first line that may be a chat model's introduction to a code fence still to come."""
 _INTRO_LOOKAHEAD: Final = 3
 _OPENERS: Final = "([{"
 _CLOSERS: Final = ")]}"
