@@ -27,7 +27,7 @@ from qodeassist_lsp.lsp.server import QodeAssistServer
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.config.pipelines import PipelineSpec
-    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolRegistry
+    from qodeassist_lsp.core.tools import Tool, ToolContext, ToolContributorRegistry, ToolRegistry
     from qodeassist_lsp.tools.diagnostics import Diagnostic
 
 log = logging.getLogger("qodeassist.tools")
@@ -172,7 +172,16 @@ class ToolKitFeature(LanguageFeature):
         """Wire the workbench once: the registry outlives reloads, settings are read per call."""
         if not self._wired:
             contributors.add(self._contribute)
+            # Every session gets the gate, tools or not: an agent-process provider (an ACP
+            # agent) asks it about its own tool calls.
+            contributors.gate = self
             self._wired = True
+
+    async def check(
+        self, tool: Tool, arguments: dict[str, Any], context: ToolContext
+    ) -> str | None:
+        """Decide a tool call by the workbench's one gate (`core.tools.ToolGate`)."""
+        return await self.server.workbench().gate.check(tool, arguments, context)
 
     def _contribute(self, registry: ToolRegistry, pipeline: PipelineSpec) -> None:
         # The tool kit, file tools and skill tool are wired when the first session that uses
