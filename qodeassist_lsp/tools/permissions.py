@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 from qodeassist_lsp.config.settings import ToolPermissions
 from qodeassist_lsp.core.tools import Tool, ToolContext
 from qodeassist_lsp.tools.permission_text import describe_call
+from qodeassist_lsp.wire.errors import QodeAssistError
 
 ALLOW_ONCE: Final = "Allow once"
 ALLOW_FOR_CHAT: Final = "Allow for this chat"
@@ -42,7 +43,7 @@ class PermissionCall:
     setting: str
 
 
-class NotAsked(Exception):
+class NotAsked(QodeAssistError):
     """An asker's refusal to ask; ``str(exc)`` follows "<tool> was not run: " for the model."""
 
 
