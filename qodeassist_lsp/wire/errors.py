@@ -72,7 +72,7 @@ and of ACP, the HTTP status and OpenAI error type::
     ├── CodebaseOff                         features.codebase.operations: the index is off
     ├── WorkerGone                          context.codebase.client: the indexer child ended early
     ├── OperationNotFound [LookupError]     workbench.features: no feature or operation of that name
-    ├── NotAsked                            tools.permissions: a door's asker will not ask (a refusal)
+    ├── NotAsked                            tools.permissions: a door's asker will not ask
     └── CliError                            cli.common: a command cannot go on
 
 Private control-flow signals (``session._Stopped``) are not errors and stay outside the tree.
