@@ -56,18 +56,25 @@ async def ready(client: Any) -> None:
     raise AssertionError(f"the configuration never loaded: {status}")
 
 
-async def test_a_completion_never_imports_httpx_command_line_client(
+async def modules_after_a_completion(
     client: Any, lsp_home: Path, replay: ReplayServer, capfd: pytest.CaptureFixture[str]
-) -> None:
-    """With rich installed (the test extra), httpx's CLI would bring rich, click and pygments."""
-    assert importlib.util.find_spec("rich") is not None, "the test needs rich installed"
+) -> set[str]:
+    """Start the session, answer one completion, and return the modules the server imported."""
     replay.script("/v1/completions", completion_reply("a + b"))
     await client.initialize_session(client.init_params)
     await ready(client)
     uri = await open_doc(client, lsp_home)
     answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
     assert isinstance(answer, types.InlineCompletionList) and answer.items
-    modules = imported(capfd.readouterr().err)
+    return imported(capfd.readouterr().err)
+
+
+async def test_a_completion_never_imports_httpx_command_line_client(
+    client: Any, lsp_home: Path, replay: ReplayServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """With rich installed (the test extra), httpx's CLI would bring rich, click and pygments."""
+    assert importlib.util.find_spec("rich") is not None, "the test needs rich installed"
+    modules = await modules_after_a_completion(client, lsp_home, replay, capfd)
     assert "httpx" in modules and "pygls" in modules, sorted(modules)[:20]
     # ``httpx._main`` itself is listed: its import is tried and fails, as without rich.
     assert not {"rich", "pygments", "click"} & modules
@@ -77,12 +84,6 @@ async def test_the_chat_tools_are_imported_with_the_first_chat_not_for_completio
     client: Any, lsp_home: Path, replay: ReplayServer, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """The tool kit, file tools and skill tool are wired into the first session that has tools."""
-    replay.script("/v1/completions", completion_reply("a + b"))
-    await client.initialize_session(client.init_params)
-    await ready(client)
-    uri = await open_doc(client, lsp_home)
-    answer = await client.text_document_inline_completion_async(params(uri, 1, 11))
-    assert isinstance(answer, types.InlineCompletionList) and answer.items
-    modules = imported(capfd.readouterr().err)
+    modules = await modules_after_a_completion(client, lsp_home, replay, capfd)
     assert "qodeassist_lsp.features.completion.service" in modules, sorted(modules)[-20:]
     assert not set(CHAT_TOOLS) & modules
