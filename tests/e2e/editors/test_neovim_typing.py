@@ -55,9 +55,7 @@ def test_an_enter_typed_while_ghost_text_shows_is_never_lost(
     source.write_text(GUARD)
     slow = completion_reply("\n        pass", first_byte_delay=1.5, repeat=3)
     replay.script("/v1/completions", [completion_reply("\n        pass"), slow])
-    run = plugin(
-        "plugin_enter", version, mode, file=str(source), keys=keys, last="x = 1", settle_ms=2500
-    )
+    run = plugin("plugin_enter", version, mode, file=str(source), keys=keys, last="x = 1")
     why = run.explain()
 
     assert ghosts(run.snapshot("shown"))[0][:2] == (1, 8), why

@@ -15,6 +15,7 @@ H.run(function()
     return ghost and #ghost.virt_lines > 0
   end)
   H.snapshot('shown')
+  local before = #H.requests('textDocument/inlineCompletion')
   H.input(H.params.keys)
   H.wait('the typed text', function()
     for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
@@ -23,6 +24,19 @@ H.run(function()
       end
     end
   end)
-  H.sleep(H.params.settle_ms) -- the slow answers arrive; nothing may change the lines
+  -- The slow answers arrive (nothing may change the lines): the typing asked again, and every
+  -- request is answered or its cancellation settled, whatever the machine's load.
+  H.wait('the answers to the requests the typing caused', function()
+    local requests = H.requests('textDocument/inlineCompletion')
+    if #requests <= before then
+      return false
+    end
+    for _, rec in ipairs(requests) do
+      if not (rec.done or (rec.cancelled_ms and rec.settled_ms)) then
+        return false
+      end
+    end
+    return true
+  end)
   H.snapshot('typed')
 end)
