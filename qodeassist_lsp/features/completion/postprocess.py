@@ -20,8 +20,10 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    suggestion after a finished line), and the lines that close the brackets it leaves open
    (up to four, when nothing is right of the cursor and the line below is not indented deeper:
    a call or list the model breaks over lines is one statement, its first line alone does
-   not parse); a line (or a block of
-   lines) that repeats the one right before it ends the suggestion before the repetition
+   not parse). Below a line indented deeper than the cursor's, which the cursor's line must
+   open, a first line that opens no block goes on to the answer's line at the cursor's level
+   that does (``_shaped``; at most four lines more, else the first line alone). A line (or a
+   block of lines) that repeats the one right before it ends the suggestion before the repetition
    (the model is looping); so does a line
    equal to the first non-blank line below the cursor (the model reached code that already
    exists), a line indented less than the cursor's line (the model left the cursor's
@@ -75,6 +77,12 @@ _JUMP: Final = re.compile(r"(?:return|raise|throw|break|continue)\b")
 _MAX_CONTINUED: Final = 4
 """Lines a single-line answer may add to close the brackets its first line opens."""
 _QUOTES: Final = "\"'`"
+_BLOCK_WORD: Final = re.compile(r"(?:^|\s)(?:then|do|else|repeat)$|\bfunction\b.*\)$")
+"""A line ending a Lua (or JavaScript ``function (...)``) block's header."""
+_HEADER: Final = re.compile(r"(?:(?:else\s+)?if|for|while|switch|with)\b.*\)$|else$|do$")
+"""A C or JavaScript statement whose body may be the next line, without braces."""
+_CONTINUES: Final = ("\\", ",", "=", "+", "-", "*", "/", "%", "&&", "||", "|", "&", "?", ".")
+"""Line ends that leave a statement open."""
 _LOOP_MIN_DISTINCT: Final = 3
 """Distinct non-space characters a looping piece needs: ``0, 0, 0, `` or ``=-=-`` is data."""
 
@@ -230,6 +238,9 @@ class Postprocessor:
                 return self._line_after_end(lines, complete=complete)
             if not lines:
                 return lines, False
+            shaped = self._shaped(lines, complete=complete)
+            if shaped is not None:
+                return shaped
             return self._statement(lines, complete=complete)
         below = opts.next_line.rstrip()
         before = opts.line_before
@@ -283,6 +294,35 @@ class Postprocessor:
         if len(lines) > _MAX_CONTINUED or not complete:
             return lines[:1], len(lines) > 1
         return lines[:1], False  # the stream may still close them
+
+    def _shaped(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool] | None:
+        """Go on past a first line that cannot stand above the deeper line below (single-line).
+
+        The line below is indented deeper than the cursor's, so the cursor's line must open a
+        block (``for x in xs:``, ``if (x)``, ``while x do``) or leave a statement open: a first
+        line that does not is followed by the answer's lines up to one at the cursor's level
+        that does (at most `_MAX_CONTINUED` more). None where the first line fits, the line
+        below is not known, or no such line comes: the first line alone, as before.
+        """
+        opts = self.options
+        below, before = opts.next_line, opts.line_before
+        level = len(before) if not before.strip() else _indent(before)
+        prefix = opts.comment_prefix
+        if opts.line_after.strip() or not below.strip() or _indent(below) <= level:
+            return None
+        if not lines[0].strip() or _opens(before + lines[0], prefix):
+            return None
+        for index in range(1, min(len(lines), _MAX_CONTINUED + 1)):
+            line = lines[index]
+            if not line.strip():
+                continue
+            if _indent(line) != level or _JUMP.match(line.strip()):
+                return None
+            if _opens(line, prefix):
+                return lines[: index + 1], True
+        if complete and len(lines) <= _MAX_CONTINUED:
+            return lines[:1], False  # the line that opens the block may still come
+        return None
 
     def _whole_statements(self, lines: list[str]) -> list[str]:
         """Drop a multi-line answer's last lines while they leave brackets open (cut mid-call).
@@ -398,6 +438,36 @@ def _depth(text: str, comment_prefix: str) -> int:
             depth -= 1
         index += 1
     return depth
+
+
+def _code(text: str, comment_prefix: str) -> str:
+    """``text`` without its trailing comment (outside strings), right-stripped."""
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in _QUOTES:
+            quote = char
+        elif comment_prefix and text.startswith(comment_prefix, index):
+            return text[:index].rstrip()
+        index += 1
+    return text.rstrip()
+
+
+def _opens(text: str, comment_prefix: str) -> bool:
+    """Whether a line indented deeper may follow ``text``: it opens a block or goes on."""
+    code = _code(text, comment_prefix)
+    return (
+        code.endswith((":", "{", *_CONTINUES))
+        or _BLOCK_WORD.search(code) is not None
+        or _depth(code, comment_prefix) > 0
+        or _HEADER.match(code.strip()) is not None
+    )
 
 
 def _balanced(text: str) -> bool:

@@ -285,3 +285,40 @@ def test_a_multi_line_answer_cut_inside_brackets_ends_at_its_last_whole_statemen
     assert p.process("x = 1\ny = (2\nz", final=False).text == "x = 1"  # shown while it streams
     # Text right of the cursor may close them.
     assert post(line_after=")").process("a,\n    g(b").text == "a,\n    g(b"
+
+
+def test_a_first_line_that_cannot_precede_the_deeper_line_below_goes_on_to_one_that_can() -> None:
+    # Issue 46.3: the line below is indented deeper, so the cursor's line must open a block;
+    # the model wrote another statement first, then the block's header.
+    p = post(single_line=True, line_before="    ", comment_prefix="#", next_line="        y(x)")
+    answer = "total = 0\n    for x in xs:\n        y(x)\n"
+    assert p.process(answer) == Processed("total = 0\n    for x in xs:", True)
+    assert not p.should_stop("total = 0\n")  # the header may still come
+    assert p.should_stop("total = 0\n    for x in xs:\n")
+    # A first line that opens the block, or none found: the first line alone, as before.
+    assert p.process("for x in xs:\n        y(x)\n").text == "for x in xs:"
+    assert p.process("total = 0\n    return total\n    for x in xs:").text == "total = 0"
+    assert p.process("total = 0\n        z = 1\n").text == "total = 0"
+    assert p.process("a = 0\n    b = 0\n    c = 0\n    d = 0\n    e = 0\n").text == "a = 0"
+    # C without braces, Lua and a statement left open count as opening.
+    c = post(single_line=True, line_before="  ", comment_prefix="//", next_line="    f();")
+    assert c.process("x++;\n  if (a)\n    f();").text == "x++;\n  if (a)"
+    assert c.process("while (a < b)\n    f();").text == "while (a < b)"
+    lua = post(single_line=True, line_before="", comment_prefix="--", next_line="  f()")
+    assert lua.process("local n = 0\nfor i = 1, n do\n  f()").text == "local n = 0\nfor i = 1, n do"
+    assert lua.process("x = a +\n  f()").text == "x = a +"
+    js = post(single_line=True, line_before="  ", comment_prefix="//", next_line="    f(x);")
+    assert (
+        js.process("// each one\n  items.forEach((x) => {").text
+        == "// each one\n  items.forEach((x) => {"
+    )
+    # A comment the model wrote first (HumanEval/103), then the header.
+    comment = "# round it\n    n = int(n)\n    if n > m:\n        return -1"
+    assert p.process(comment).text == "# round it\n    n = int(n)\n    if n > m:"
+    # Nothing below, a line below at the cursor's level, or text right of the cursor: the
+    # rule does not apply.
+    assert post(single_line=True, line_before="    ").process(answer).text == "total = 0"
+    same = post(single_line=True, line_before="    ", comment_prefix="#", next_line="    y(x)")
+    assert same.process(answer).text == "total = 0"
+    right = post(single_line=True, line_before="    ", line_after="x", next_line="        y(x)")
+    assert right.process(answer).text == "total = 0"
