@@ -20,7 +20,7 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
    suggestion after a finished line), and the lines that close the brackets it leaves open
    (up to four, when nothing is right of the cursor and the line below is not indented deeper:
    a call or list the model breaks over lines is one statement, its first line alone does
-   not parse). Below a line indented deeper than the cursor's, which the cursor's line must
+   not parse). On a fresh line above a line indented deeper, which the cursor's line must
    open, a first line that opens no block goes on to the answer's line at the cursor's level
    that does (``_shaped``; at most four lines more, else the first line alone). A line (or a
    block of lines) that repeats the one right before it ends the suggestion before the repetition
@@ -298,17 +298,19 @@ class Postprocessor:
     def _shaped(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool] | None:
         """Go on past a first line that cannot stand above the deeper line below (single-line).
 
-        The line below is indented deeper than the cursor's, so the cursor's line must open a
-        block (``for x in xs:``, ``if (x)``, ``while x do``) or leave a statement open: a first
-        line that does not is followed by the answer's lines up to one at the cursor's level
-        that does (at most `_MAX_CONTINUED` more). None where the first line fits, the line
-        below is not known, or no such line comes: the first line alone, as before.
+        On a fresh line, the line below is indented deeper than the cursor, so the cursor's
+        line must open a block (``for x in xs:``, ``if (x)``, ``while x do``) or leave a
+        statement open: a first line that does not is followed by the answer's lines up to one
+        at the cursor's level that does (at most `_MAX_CONTINUED` more). None where the first
+        line fits, the line below is not known, or no such line comes: the first line alone.
         """
         opts = self.options
         below, before = opts.next_line, opts.line_before
-        level = len(before) if not before.strip() else _indent(before)
+        level = len(before)
         prefix = opts.comment_prefix
-        if opts.line_after.strip() or not below.strip() or _indent(below) <= level:
+        if before.strip() or opts.line_after.strip() or not below.strip():
+            return None  # mid-line, the user's own line is being written: theirs to end
+        if _indent(below) <= level:
             return None
         if not lines[0].strip() or _opens(before + lines[0], prefix):
             return None

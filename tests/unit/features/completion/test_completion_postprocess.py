@@ -322,3 +322,6 @@ def test_a_first_line_that_cannot_precede_the_deeper_line_below_goes_on_to_one_t
     assert same.process(answer).text == "total = 0"
     right = post(single_line=True, line_before="    ", line_after="x", next_line="        y(x)")
     assert right.process(answer).text == "total = 0"
+    # Mid-line the user is writing the line: ``for x in xs`` stays theirs to end.
+    mid = post(single_line=True, line_before="    for x in x", next_line="        y(x)")
+    assert mid.process("s\n    for y in ys:\n").text == "s"
