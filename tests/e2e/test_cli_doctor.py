@@ -29,6 +29,7 @@ def _workspace(tmp_path: Path, replay: ReplayServer, completion: str, chat: str)
         chat_assistant = [{json.dumps(chat)}]
         chat_compression = ""
         quick_refactor = ""
+        next_edit = []
         """,
     )
     return workspace
