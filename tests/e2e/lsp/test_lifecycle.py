@@ -20,7 +20,9 @@ def _env(lsp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def wait_ready(client: LanguageClient) -> dict:
-    for _ in range(100):
+    # A deadline that only catches a hang: a loaded machine may take seconds to load the config.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         status = await client.protocol.send_request_async("qodeassist/status", {})
         if status.state == "ready":
             return status._asdict()
@@ -34,7 +36,9 @@ async def test_initialize_is_fast_and_status_reports_the_bundled_config(client) 
     result = await client.initialize_session(client.init_params)
     elapsed = time.perf_counter() - started
     assert result.server_info.name == "qodeassist-lsp"
-    assert elapsed < 5  # the budget (500 ms) is checked by benchmarks; this only guards hangs
+    # The budget (500 ms) is checked by benchmarks; this only guards hangs (the time includes
+    # the server's imports, 5 s and more on a loaded 2-core machine).
+    assert elapsed < 60
     status = await wait_ready(client)
     assert status["agents"] >= 40
     assert status["problems"]._asdict() == {"errors": 0, "warnings": 0}
