@@ -9,7 +9,6 @@ recently used) and reports a missing program as a configuration error naming its
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from tests.e2e.lsp.conftest import server_env
 from tests.e2e.lsp.test_chat import request, start, texts
 from tests.support.replay_server import ReplayServer
+from tests.support.waiting import until
 
 AGENT_SCRIPT = Path(__file__).resolve().parents[2] / "support/acp_fault_agent.py"
 PROVIDERS = """schema_version = 1
@@ -116,10 +116,7 @@ async def test_cancel_tells_the_agent_and_ends_the_turn_cancelled(client, lsp_ho
     assert await request(client, "chat/cancel", {"chatId": sent["chatId"]}) is None
     terminal = await events.terminal(sent["requestId"])
     assert terminal["kind"] == "cancelled"
-    for _ in range(50):
-        if (lsp_home / "fault.log").exists():
-            break
-        await asyncio.sleep(0.1)
+    await until((lsp_home / "fault.log").exists)
     assert (lsp_home / "fault.log").read_text().startswith("cancelled s-")
     after = await send(client, events, "next", chatId=sent["chatId"])
     assert after[-1]["kind"] == "finished"

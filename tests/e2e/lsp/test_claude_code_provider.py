@@ -9,7 +9,6 @@ the chat's Claude Code session. A failed run, a cancel and a missing program end
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from tests.e2e.lsp.conftest import server_env
 from tests.e2e.lsp.test_chat import request, start, texts
+from tests.support.waiting import until
 
 STANDIN = Path(__file__).resolve().parents[2] / "support/claude_standin.py"
 SESSION = "5b7e2c1a-0d4f-4a8e-9c3b-1f2e3d4c5b6a"
@@ -95,17 +95,11 @@ async def test_a_failed_run_is_a_failed_event_in_claude_codes_words(client):
 async def test_cancel_stops_the_run_and_its_process(client, lsp_home):
     events = await start(client)
     sent = await request(client, "chat/send", {"message": "Work for ever"})
-    for _ in range(300):
-        if (lsp_home / "claude.log").exists():
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: (lsp_home / "claude.log").exists())
     [run] = runs(lsp_home)
     assert await request(client, "chat/cancel", {"chatId": sent["chatId"]}) is None
     assert (await events.terminal(sent["requestId"], within=30))["kind"] == "cancelled"
-    for _ in range(100):
-        if not alive(run["pid"]):
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: not alive(run["pid"]))
     assert not alive(run["pid"])
 
 

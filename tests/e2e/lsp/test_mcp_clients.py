@@ -11,6 +11,7 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from tests.e2e.lsp.conftest import server_env
+from tests.support.waiting import until
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -65,8 +66,5 @@ async def test_shutdown_stops_the_helpers_a_stdio_server_started(
 
     await client.shutdown_session()
 
-    for _ in range(200):
-        if not processes_with(marker):
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: not processes_with(marker))
     assert processes_with(marker) == []

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from tests.e2e.lsp.conftest import serve_from
 from tests.support.replay_server import ReplayServer, Reply
 from tests.support.streams import chat_reply
+from tests.support.waiting import until
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "refactor"
 BAD_ANSWERS = json.loads((FIXTURES / "bad_answers.json").read_text(encoding="utf-8"))
@@ -138,10 +139,7 @@ async def test_edits_meanwhile_mean_nothing_is_applied(client, lsp_home, replay)
     )
     resolved = await client.code_action_resolve_async(offered[0])
     assert resolved.edit is None
-    for _ in range(50):
-        if client.messages:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: client.messages)
     assert any("changed" in m.message for m in client.messages)
     assert replay.requests == []
 
@@ -155,10 +153,7 @@ async def test_provider_failure_changes_nothing_and_says_why(client, lsp_home, r
     uri = await open_doc(client, lsp_home)
     resolved = await client.code_action_resolve_async((await actions(client, uri))[0])
     assert resolved.edit is None
-    for _ in range(50):
-        if client.messages:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: client.messages)
     assert any("error" in m.message for m in client.messages)
 
 
@@ -350,10 +345,7 @@ async def test_resolve_of_a_refused_answer_has_no_edit_and_asks(client, lsp_home
     resolved = await client.code_action_resolve_async(offered[-1])
     assert resolved.edit is None
     assert resolved.disabled is not None and "repeats itself" in resolved.disabled.reason
-    for _ in range(50):
-        if asked:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: asked)
     assert asked and "Apply anyway" in [a.title for a in asked[0].actions]
 
 
