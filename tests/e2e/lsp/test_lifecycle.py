@@ -11,10 +11,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.lsp.conftest import open_file, published_diagnostics, server_env
+from tests.support.replay_server import ReplayServer
+from tests.support.streams import write_embedded_instances
 
 
 @pytest.fixture(autouse=True)
-def _env(lsp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _env(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bundled agents and pipelines, with the embedded instances on a loopback replay: an
+    # opened file would otherwise start the real embedded model, which these tests never use.
+    write_embedded_instances(lsp_home / "config" / "providers", replay.url)
     for key, value in server_env(lsp_home).items():
         monkeypatch.setenv(key, value)
 
