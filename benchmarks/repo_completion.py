@@ -2,7 +2,7 @@
 
 Run: .venv/bin/pip install -e '.[bench,local]'
      .venv/bin/python benchmarks/repo_completion.py [--tasks 40] [--seed N] [--repo DIR]
-     [--tokens N] [--json]
+     [--tokens N] [--no-caret-hint] [--no-dwell] [--json]
 
 Not a test (it needs the embedded model). Lines are sampled afresh each run (the seed is
 printed; ``--seed`` repeats a run) from a real Python project nobody here wrote — the one
@@ -24,13 +24,18 @@ for the same lines, alternating which goes first:
   ``codebase_context_in_prefix``: the embedded agent's prompt is the prefix alone);
 * **plain**: the same with ``[codebase] enabled = false``: no index, the prompt as before.
 
-Each opens the document, and (``--dwell``, the default; ``--no-dwell``: not) waits for the
-warm-up the open sends to be read by the model, as when a user opens a file and then goes to a
-line, then answers an invoked ``textDocument/inlineCompletion``; the first
-item's first line is compared with the right one: exact match (whitespace at the ends ignored)
-and edit similarity (rapidfuzz ``fuzz.ratio``, 0-100), and the client-side latency of the
-request. The budget (issue 45): with the index, exact matches and edit similarity at least 5
-points above without, and the latency p50 within 10 % of without's.
+Each is used as with our Neovim and Emacs clients: it opens the document, the caret goes to the
+line (``qodeassist/didMoveCursor`` right after the open, as the Neovim plugin sends on attach;
+``--no-caret-hint``: none, as from a generic LSP client, and the open's warm-up is planned at
+the file's end), it waits (``--dwell``, the default; ``--no-dwell``: not) for the warm-up to be
+read by the model, then it asks an invoked ``textDocument/inlineCompletion`` at the line. The
+first item's first line is compared with the right one: exact match (whitespace at the ends
+ignored) and edit similarity (rapidfuzz ``fuzz.ratio``, 0-100), and the client-side latency of
+the request. Each server talks to the model through its own recording proxy, so each line also
+reports what its request read: llama.cpp's ``prompt_n`` (new prompt tokens) and ``cache_n``
+(tokens from the prompt cache), counts that do not depend on the machine's load. The budget
+(issue 45): with the index, exact matches and edit similarity at least 5 points above without,
+and the latency p50 within 10 % of without's.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.infill_humaneval import machine
 from benchmarks.rpc_client import RpcClient, start_ready_server
-from benchmarks.typing_replay import free_port, model_idle, start_model
+from benchmarks.typing_replay import Proxy, free_port, model_idle, start_model
 from tests.support.streams import write_embedded_instances
 
 INVOKED = 1  # InlineCompletionTriggerKind.Invoked
@@ -72,6 +77,11 @@ GAIN_POINTS = 5.0
 LATENCY_SLACK = 0.10
 WARM_UP_WAIT_S = 5.0
 """With ``--dwell``, how long to wait for the open's warm-up to be sent (none may be)."""
+TIMINGS = ("prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms")
+"""What each line keeps of llama.cpp's ``timings`` for its request (the counts are load-free)."""
+SETTLE_S = 0.45
+"""With the caret hint, how long no further warm-up must be sent: the caret's comes after the
+open's when the open's 50 ms timer fired first, after the idle wait (300 ms)."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +182,11 @@ def load_tasks(project: Path, count: int, seed: int) -> list[Task]:
 class Server:
     """A language server over stdio on a copy of the project, on the embedded model."""
 
-    def __init__(self, home: Path, label: str) -> None:
+    def __init__(self, home: Path, label: str, proxy: Proxy) -> None:
         self.home = home
         self.label = label
+        self.proxy = proxy
+        """Between this server and the model: what each of its requests read."""
         self.client: RpcClient | None = None
 
     async def start(self, index: bool, timeout_s: float, tokens: int | None = None) -> None:
@@ -205,37 +217,40 @@ class Server:
         return int(((status or {}).get("completion") or {}).get("warmUps") or 0)
 
     async def complete(
-        self, task: Task, timeout_s: float, model: httpx.AsyncClient | None = None, url: str = ""
-    ) -> tuple[str, float]:
-        """Open the task's document, ask at the cursor, close it; the first line and seconds.
+        self,
+        task: Task,
+        timeout_s: float,
+        model: httpx.AsyncClient | None = None,
+        url: str = "",
+        *,
+        caret: bool = True,
+    ) -> tuple[str, float, dict[str, Any]]:
+        """Open the task's document, ask at the cursor, close it; the first line, seconds, counts.
 
-        With ``model`` (``--dwell``): after the open, wait for the server's open warm-up to be
-        sent and the model to be idle, as when a user opens a file and then moves to a line.
+        With ``caret``, say where the caret rests right after the open, as the Neovim plugin
+        does on attach. With ``model`` (``--dwell``): wait for the server's warm-up to be sent
+        and the model to be idle, as when a user opens a file, goes to a line and reads it.
+        The counts: warm-ups sent, and the request's ``prompt_n``/``cache_n`` (llama.cpp).
         """
         assert self.client is not None
         uri = (self.home / "project" / task.path).as_uri()
         document = {"uri": uri, "languageId": "python", "version": 1, "text": task.document}
-        before = await self.warm_ups() if model is not None else 0
+        position = {"line": task.line, "character": task.character}
+        before = await self.warm_ups()
         self.client.notify("textDocument/didOpen", {"textDocument": document})
+        if caret:
+            self.client.notify(
+                "qodeassist/didMoveCursor", {"textDocument": {"uri": uri}, "position": position}
+            )
         if model is not None:
-            deadline = time.monotonic() + WARM_UP_WAIT_S  # it is sent 50 ms after the open
-            while time.monotonic() < deadline:
-                if await self.warm_ups() != before:
-                    break
-                await asyncio.sleep(0.05)
-            # Counted when launched: wait for the model to start reading it, then to be done.
-            deadline = time.monotonic() + WARM_UP_WAIT_S
-            while time.monotonic() < deadline:
-                slots = (await model.get(url + "/slots")).json()
-                if any(slot.get("is_processing") for slot in slots):
-                    break
-                await asyncio.sleep(0.02)
-            await model_idle(model, url, timeout_s)
+            await self._dwell(before, model, url, timeout_s, settle=caret)
+        warmed = await self.warm_ups() - before
         params = {
             "textDocument": {"uri": uri},
-            "position": {"line": task.line, "character": task.character},
+            "position": position,
             "context": {"triggerKind": INVOKED},
         }
+        posted = len(self.proxy.requests)
         started = time.perf_counter()
         try:
             result = await self.client.request(
@@ -246,13 +261,44 @@ class Server:
         finally:
             elapsed = time.perf_counter() - started
             self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+        counts: dict[str, Any] = {"warm_ups": warmed} | dict.fromkeys(TIMINGS)
+        asked = [r.timings for r in self.proxy.requests[posted:] if r.timings is not None]
+        if asked:  # the request's first upstream request (one, unless it was retried)
+            counts |= {key: asked[0].get(key) for key in TIMINGS}
         items = result.get("items") if isinstance(result, dict) else result
         if not items:
-            return "", elapsed
+            return "", elapsed, counts
         text = items[0].get("insertText")
         if isinstance(text, dict):
             text = text.get("value", "")
-        return str(text or "").split("\n", 1)[0], elapsed
+        return str(text or "").split("\n", 1)[0], elapsed, counts
+
+    async def _dwell(
+        self, before: int, model: httpx.AsyncClient, url: str, timeout_s: float, *, settle: bool
+    ) -> None:
+        """Wait for a warm-up after ``before`` to be sent and read (with ``settle``: the last)."""
+        seen = before
+        while True:
+            deadline = time.monotonic() + (SETTLE_S if seen != before else WARM_UP_WAIT_S)
+            count = seen
+            while time.monotonic() < deadline:  # it is sent 50 ms after the open (or caret)
+                count = await self.warm_ups()
+                if count != seen:
+                    break
+                await asyncio.sleep(0.05)
+            if count == seen:
+                return  # none (more) was sent
+            seen = count
+            # Counted when launched: wait for the model to start reading it, then to be done.
+            deadline = time.monotonic() + WARM_UP_WAIT_S
+            while time.monotonic() < deadline:
+                slots = (await model.get(url + "/slots")).json()
+                if any(slot.get("is_processing") for slot in slots):
+                    break
+                await asyncio.sleep(0.02)
+            await model_idle(model, url, timeout_s)
+            if not settle:
+                return
 
 
 def exact(expected: str, got: str) -> bool:
@@ -284,14 +330,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         url = f"http://127.0.0.1:{port}"
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
+    upstream = httpx.URL(url).port or 80
     with tempfile.TemporaryDirectory(prefix="repo-completion-") as tmp:
         servers = {}
         for label in ("index", "plain"):
             home = Path(tmp) / label
             shutil.copytree(project, home / "project" / project.name)
             (home / "config" / "providers").mkdir(parents=True)
-            write_embedded_instances(home / "config" / "providers", url)
-            servers[label] = Server(home, label)
+            proxy = Proxy(upstream)
+            await proxy.start()
+            write_embedded_instances(home / "config" / "providers", proxy.url)
+            servers[label] = Server(home, label, proxy)
         model_client = httpx.AsyncClient(timeout=30)
         try:
             await servers["index"].start(True, args.timeout_s, args.tokens)
@@ -313,11 +362,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "expected": task.expected,
                 }
                 for label in order:
-                    got, seconds = await servers[label].complete(
-                        located, args.timeout_s, model_client if args.dwell else None, url
+                    got, seconds, counts = await servers[label].complete(
+                        located,
+                        args.timeout_s,
+                        model_client if args.dwell else None,
+                        url,
+                        caret=args.caret_hint,
                     )
                     row[label] = got
                     row[f"{label}_s"] = round(seconds, 3)
+                    row.update({f"{label}_{key}": value for key, value in counts.items()})
                     row[f"{label}_exact"] = exact(task.expected, got)
                     row[f"{label}_similarity"] = similarity(task.expected, got)
                 rows.append(row)
@@ -329,6 +383,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await model_client.aclose()
             for server in servers.values():
                 await server.stop()
+                await server.proxy.close()
             if model is not None:
                 os.kill(model.pid, signal.SIGTERM)
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -337,7 +392,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     def summary(label: str) -> dict[str, float]:
         latencies = [row[f"{label}_s"] for row in rows]
+        read = [row[f"{label}_prompt_n"] for row in rows if row[f"{label}_prompt_n"] is not None]
+        cached = [row[f"{label}_cache_n"] for row in rows if row[f"{label}_cache_n"] is not None]
         return {
+            "prompt_n_p50": percentile(read, 0.5),
+            "cache_n_p50": percentile(cached, 0.5),
+            "warm_ups": sum(row[f"{label}_warm_ups"] for row in rows),
             "exact_match": 100.0 * sum(row[f"{label}_exact"] for row in rows) / max(count, 1),
             "edit_similarity": statistics.fmean(row[f"{label}_similarity"] for row in rows)
             if rows
@@ -362,6 +422,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "checks": checks,
         "passed": all(checks.values()),
         "dwell": args.dwell,
+        "caret_hint": args.caret_hint,
         "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "machine": machine(),
@@ -390,6 +451,13 @@ def main() -> None:
         action="store_false",
         help="ask right after opening (default: wait for the open's warm-up and an idle model)",
     )
+    parser.add_argument(
+        "--no-caret-hint",
+        dest="caret_hint",
+        action="store_false",
+        help="do not say where the caret goes after the open (qodeassist/didMoveCursor), as a"
+        " generic LSP client: the open's warm-up is planned at the file's end",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (with every line)")
     parser.add_argument("--verbose", action="store_true", help="print each line as it ends")
     args = parser.parse_args()
@@ -407,12 +475,14 @@ def main() -> None:
         print(
             f"  {label:5}  exact {s['exact_match']:5.1f}  similarity {s['edit_similarity']:5.1f}"
             f"  p50 {s['latency_p50_s']:.2f} s  p95 {s['latency_p95_s']:.2f} s"
-            f"  empty {s['empty']}"
+            f"  empty {s['empty']}  read p50 {s['prompt_n_p50']:.0f} new / {s['cache_n_p50']:.0f}"
+            f" cached tokens  warm-ups {s['warm_ups']}"
         )
     for check, ok in result["checks"].items():
         print(f"  {check}: {'pass' if ok else 'FAIL'}")
     print(
-        f"  {result['seconds']} s on {result['machine']}, dwell {result['dwell']}, load average"
+        f"  {result['seconds']} s on {result['machine']}, dwell {result['dwell']}, caret hint"
+        f" {result['caret_hint']}, load average"
         f" at the end {' '.join(f'{x:.1f}' for x in result['load_average'])}"
     )
 
