@@ -63,7 +63,7 @@ async def test_zero_turns_it_off(harness: Harness) -> None:
 
 FUNCTION = [
     "import math",
-    "",
+    "LIMIT = 10",  # not only the file's head above: see test_the_window_takes_in_a_short_head
     "",
     "def long_function(numbers):",
     '    """Sum the numbers."""',
@@ -102,7 +102,7 @@ def test_statement_start_skips_a_lone_brace_and_stops_after_a_closed_statement()
 
 HELPER = [
     "import math",
-    "",
+    "LIMIT = 10",  # not only the file's head above: see test_the_window_takes_in_a_short_head
     "",
     "def is_small(value):",
     '    """Whether value is small."""',
@@ -147,3 +147,20 @@ def test_window_start_adds_a_definition_only_when_the_statement_uses_it() -> Non
         + "\n  return xs.filter(isSmall).length;\n}\n"
     )
     assert window_start(js, 6, 0, 24) == 0
+
+
+def test_the_window_takes_in_a_short_head() -> None:
+    # Issue 46.3: the raw model on the whole file answered better than the server on a window
+    # that left out the one to three import and blank lines above the cursor's function
+    # (HumanEval seeds 268551 and 913407: 5 tasks lost, 1 won); a prompt now starts where the
+    # file does when only its head is above.
+    text = "\n".join(HELPER).replace("LIMIT = 10", "# counting")
+    line = HELPER.index("    count = 0")
+    assert window_start(text, line - 16, 0, line) == 0
+    c = "#include <stdio.h>\n\nint f(void)\n{\n" + "    x();\n" * 20
+    assert window_start(c, 6, 0, 22) == 0
+    lua = "local util = require('util')\n\nlocal function f()\n" + "  x()\n" * 20
+    assert window_start(lua, 6, 0, 22) == 0
+    assert window_start(text, line - 16, 1, line) == 3  # the file's top outside the window
+    long_head = "\n".join(["import os"] * 13) + "\n" + text
+    assert window_start(long_head, line - 3, 0, line + 13) == 16  # a head of 16 lines: kept out
