@@ -233,7 +233,7 @@ def test_doctor_points_to_setup_when_a_local_server_goes_unused(
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "pipelines.toml").write_text(
         '[pipelines]\ncode_completion = []\nchat_assistant = []\nchat_compression = ""\n'
-        'quick_refactor = ""\n',
+        'quick_refactor = ""\nnext_edit = []\n',  # no bundled Embedded Next Edit to start
         encoding="utf-8",
     )
     _script_shows(ollama)
