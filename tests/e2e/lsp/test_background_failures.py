@@ -24,8 +24,10 @@ from tests.support.streams import completion_reply
 def setup(lsp_home: Path, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch) -> None:
     serve_from(lsp_home, replay, monkeypatch)
     (lsp_home / "config/settings.toml").write_text(
+        # char_threshold = 0: each key asks however slowly a loaded machine types them (the
+        # typed-character count has a time window, and a space does not count).
         "[completion]\ndebounce_ms = 0\nadaptive_debounce = false\ntyped_ahead_cache = false\n"
-        "warm_idle_ms = 0\nprefetch_after_accept = false\n"
+        "warm_idle_ms = 0\nprefetch_after_accept = false\nchar_threshold = 0\n"
         "[resilience]\nfailure_threshold = 100\n"
     )
 
