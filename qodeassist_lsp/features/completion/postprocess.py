@@ -46,7 +46,7 @@ streamed piece, whether the line being written loops, which ``should_stop`` then
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -415,12 +415,11 @@ def _ends_statement(line: str) -> bool:
     )
 
 
-def _depth(text: str, comment_prefix: str) -> int:
-    """Brackets ``text`` opens minus those it closes, outside strings and a trailing comment.
+def _scan(text: str, comment_prefix: str) -> Iterator[tuple[int, str, bool]]:
+    """Each character of ``text`` before a trailing comment: its index, it, whether quoted.
 
     A string still open at the end of ``text`` ends there (a line's quotes are its own).
     """
-    depth = 0
     quote = ""
     index = 0
     while index < len(text):
@@ -430,35 +429,32 @@ def _depth(text: str, comment_prefix: str) -> int:
                 index += 1
             elif char == quote:
                 quote = ""
+            yield index, char, True
         elif char in _QUOTES:
             quote = char
+            yield index, char, True
         elif comment_prefix and text.startswith(comment_prefix, index):
-            break
-        elif char in _OPENERS:
-            depth += 1
-        elif char in _CLOSERS:
-            depth -= 1
+            return
+        else:
+            yield index, char, False
         index += 1
-    return depth
+
+
+def _depth(text: str, comment_prefix: str) -> int:
+    """Brackets ``text`` opens minus those it closes, outside strings and a trailing comment."""
+    return sum(
+        (char in _OPENERS) - (char in _CLOSERS)
+        for _, char, quoted in _scan(text, comment_prefix)
+        if not quoted
+    )
 
 
 def _code(text: str, comment_prefix: str) -> str:
     """``text`` without its trailing comment (outside strings), right-stripped."""
-    quote = ""
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in _QUOTES:
-            quote = char
-        elif comment_prefix and text.startswith(comment_prefix, index):
-            return text[:index].rstrip()
-        index += 1
-    return text.rstrip()
+    end = 0
+    for index, _, _ in _scan(text, comment_prefix):
+        end = index + 1
+    return text[:end].rstrip()
 
 
 def _opens(text: str, comment_prefix: str) -> bool:
