@@ -138,13 +138,11 @@ async def published_diagnostics(
     The deadline only catches a server that never publishes: a reload after a save takes
     seconds on a loaded machine, and the test should not fail for that.
     """
-    import asyncio
-    import time
+    from tests.support.waiting import until
 
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def published() -> bool:
         found = client.diagnostics.get(uri)
-        if found is not None and bool(found) != cleared:
-            break
-        await asyncio.sleep(0.05)
+        return found is not None and bool(found) != cleared
+
+    await until(published)
     return list(client.diagnostics.get(uri) or [])
