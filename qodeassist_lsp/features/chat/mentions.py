@@ -96,15 +96,10 @@ def find_mentions(access: FileAccess, message: str) -> list[Mention]:
     return mentions
 
 
-def expand(access: FileAccess, message: str) -> str:
-    """Return ``message`` with every resolvable file mention expanded (ignored files refused)."""
-    return _expand_files(access, message)
-
-
 async def expand_all(access: FileAccess, message: str, codebase: CodebaseSearch | None) -> str:
     """Return ``message`` with its file mentions and ``@codebase`` expanded."""
     if codebase is None or not CODEBASE.search(message):
-        return _expand_files(access, message)
+        return expand(access, message)
     rest = CODEBASE.sub("", message)
     query = " ".join(rest.split())
     found = await codebase(query) if query else ()
@@ -113,7 +108,7 @@ async def expand_all(access: FileAccess, message: str, codebase: CodebaseSearch 
 
 def _with_codebase(access: FileAccess, rest: str, found: Sequence[tuple[Path, Snippet]]) -> str:
     """Expand the file mentions of ``rest`` and attach the snippets ``found`` for it."""
-    text = _expand_files(access, rest).strip()
+    text = expand(access, rest).strip()
     shown = []
     for path, snippet in found:
         try:
@@ -133,7 +128,8 @@ def _with_codebase(access: FileAccess, rest: str, found: Sequence[tuple[Path, Sn
     return "\n\n".join([text, head, *shown])
 
 
-def _expand_files(access: FileAccess, message: str) -> str:
+def expand(access: FileAccess, message: str) -> str:
+    """Return ``message`` with every resolvable file mention expanded (ignored files refused)."""
     mentions = {m.token: m for m in find_mentions(access, message)}
     if not mentions:
         return message
