@@ -84,12 +84,12 @@ class ChatService:
         documents: DocumentStore,
         sink: EventSink,
         *,
-        workspace: Path | None = None,
-        ignore: Callable[[], IgnoreFilter | None] = lambda: None,
-        folders: Callable[[], Sequence[Path]] | None = None,
-        skills: Callable[[], Awaitable[SkillLibrary | None]] | None = None,
-        pool: AgentPool | None = None,
-        codebase: Callable[[], mentions.CodebaseSearch | None] = lambda: None,
+        workspace: Path | None,
+        ignore: Callable[[], IgnoreFilter | None],
+        folders: Callable[[], Sequence[Path]],
+        skills: Callable[[], Awaitable[SkillLibrary | None]],
+        pool: AgentPool,
+        codebase: Callable[[], mentions.CodebaseSearch | None],
         plans: Callable[[ChatHost], PlanRunner],
     ) -> None:
         self._runtime = runtime
@@ -98,7 +98,7 @@ class ChatService:
         self._documents = documents
         self._sink = sink
         self._workspace = workspace
-        self._folders = folders or (lambda: [workspace] if workspace is not None else [])
+        self._folders = folders
         self._ignore = ignore
         self._skills = skills
         self._chats: dict[str, Chat] = {}
@@ -107,7 +107,7 @@ class ChatService:
         self._saver = ChatSaver(self.store, lambda: self.settings.section(CHAT_SETTINGS).autosave)
         self._tidied: set[Path] = set()
         self._demo = DemoNotices()
-        self._pool = pool or pool_use.agent_pool(runtime)  # shared: one count per process
+        self._pool = pool  # shared: one count per process
         self.rules = rules_files.RulesFinder(
             lambda: self.settings.rules, self._folders, rules_files.ignore_rule(lambda _: ignore())
         )
@@ -268,7 +268,7 @@ class ChatService:
             check_history(chat, self.store(), access, keep_linked=linked is None)
         if memory_use.remembered(message) is not None:
             return await self._remember(chat, agent, params)
-        library = await self._skills() if self._skills is not None else None
+        library = await self._skills()
         invoked = skill_use.invoked(library, message)
         typed = skill_use.message_text(library, params.message)
         text = await mentions.expand_all(access, typed, self._codebase()) if message else ""
