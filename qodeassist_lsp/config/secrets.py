@@ -71,8 +71,8 @@ class SecretsPort(Protocol):
         """Say where the key comes from, or how to set it when it is missing (never the key)."""
         ...
 
-    def invalidate(self, ref: str | None = None) -> None:
-        """Forget cached answers (for ``ref``, or all) so the next ``get`` reads again."""
+    def invalidate(self) -> None:
+        """Forget cached answers so the next ``get`` reads again."""
         ...
 
 
@@ -216,15 +216,12 @@ class SecretStore:
                 ways.append(f"store it in the OS keyring: keyring set {self._service} {ref}")
         return f"{name} is not set. Set it in one of these ways: " + "; ".join(ways) + "."
 
-    def invalidate(self, ref: str | None = None) -> None:
-        """Forget cached keyring answers (one ``ref`` or all) and re-read ``.env`` next time."""
+    def invalidate(self) -> None:
+        """Forget cached keyring answers and re-read ``.env`` next time."""
         with self._lock:
             self._dotenv = None
-            if ref is None:
-                self._keyring_cache.clear()
-                self._keyring_missing = False
-            else:
-                self._keyring_cache.pop(ref, None)
+            self._keyring_cache.clear()
+            self._keyring_missing = False
 
     # ----------------------------------------------------------------------------------------
     def _resolve(self, ref: str, env_var: str | None) -> tuple[str | None, str]:

@@ -251,22 +251,20 @@ class ChatStore:
         with folder_lock(self.root):
             yield
 
-    def remove_stale_temp_files(
-        self, older_than: float = STALE_TEMP_S, reserved_older_than: float = STALE_RESERVATION_S
-    ) -> int:
+    def remove_stale_temp_files(self) -> int:
         """Delete temporary files of saves killed mid-way, old per-chat locks and reservations.
 
-        Return how many went. Only temporary files older than ``older_than`` seconds go (a
-        younger one may be another server's save in progress), and reservations older than
-        ``reserved_older_than``.
+        Return how many went. Only temporary files older than `STALE_TEMP_S` go (a younger one
+        may be another server's save in progress), and reservations older than
+        `STALE_RESERVATION_S`.
         """
         if not self.root.is_dir():
             return 0
         removed = 0
         now = time.time()
         locks = [p for p in self.root.glob(f".*{LEGACY_LOCK}") if p.name != FALLBACK_NAME]
-        stale = [(p, older_than) for p in [*self.root.glob(f".*{TEMP_SUFFIX}"), *locks]]
-        stale += [(p, reserved_older_than) for p in self.root.glob(f".*{RESERVED_SUFFIX}")]
+        stale = [(p, STALE_TEMP_S) for p in [*self.root.glob(f".*{TEMP_SUFFIX}"), *locks]]
+        stale += [(p, STALE_RESERVATION_S) for p in self.root.glob(f".*{RESERVED_SUFFIX}")]
         for temp, age in stale:
             try:
                 if temp.stat().st_mtime <= now - age:

@@ -174,7 +174,7 @@ def test_keyring_answers_are_cached_until_invalidated(
     memory.set_password(KEYRING_SERVICE, "openai", SECRET)
     assert secrets.get("openai") is None  # the miss is cached
     assert memory.gets == 1
-    secrets.invalidate("openai")
+    secrets.invalidate()
     assert secrets.get("openai") == SECRET
     assert secrets.get("openai") == SECRET
     assert memory.gets == 2
