@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from qodeassist_lsp.config.confinement import real_path
-from qodeassist_lsp.context.documents import common_ends, position_at
+from qodeassist_lsp.context.documents import common_ends
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.chat_handlers import ChatFeature
 from qodeassist_lsp.lsp.errors import RequestFailed
 from qodeassist_lsp.lsp.feature import LanguageFeature
-from qodeassist_lsp.lsp.positions import line_at, to_client_units
+from qodeassist_lsp.lsp.positions import client_position
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
@@ -114,9 +114,7 @@ def _changed_span(old: str, new: str) -> tuple[int, int, str]:
 
 
 def _position(ls: QodeAssistServer, text: str, offset: int) -> types.Position:
-    line, character = position_at(text, offset)
-    _start, line_text = line_at(text, line)
-    return types.Position(line, to_client_units(ls.workspace.position_codec, line_text, character))
+    return types.Position(*client_position(ls.workspace.position_codec, text, offset))
 
 
 class EditFeature(LanguageFeature):

@@ -17,10 +17,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from qodeassist_lsp.context.documents import position_at
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
-from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units, to_code_points
+from qodeassist_lsp.lsp.positions import client_position, line_at, require_line, to_code_points
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
@@ -97,12 +96,8 @@ def _follow_completion(server: QodeAssistServer, service: NextEditService) -> No
 
 
 def _client_position(ls: QodeAssistServer, text: str, offset: int) -> dict[str, int]:
-    line, column = position_at(text, offset)
-    _start, line_text = line_at(text, line)
-    return {
-        "line": line,
-        "character": to_client_units(ls.workspace.position_codec, line_text, column),
-    }
+    line, character = client_position(ls.workspace.position_codec, text, offset)
+    return {"line": line, "character": character}
 
 
 def _edit_json(ls: QodeAssistServer, edit: SuggestedEdit) -> dict[str, Any]:

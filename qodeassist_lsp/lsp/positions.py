@@ -15,7 +15,14 @@ from qodeassist_lsp.context import positions
 from qodeassist_lsp.context.positions import has_line, line_at, line_count
 from qodeassist_lsp.lsp.errors import InvalidParams
 
-__all__ = ["encoding_of", "line_at", "require_line", "to_client_units", "to_code_points", "units"]
+__all__ = [
+    "client_position",
+    "encoding_of",
+    "line_at",
+    "require_line",
+    "to_client_units",
+    "to_code_points",
+]
 
 
 def encoding_of(codec: PositionCodec) -> str:
@@ -38,9 +45,9 @@ def require_line(method: str, uri: str, text: str, line: int) -> None:
         )
 
 
-def units(codec: PositionCodec, text: str) -> int:
-    """Return the length of ``text`` in the client's position units."""
-    return positions.units(text, encoding_of(codec))
+def client_position(codec: PositionCodec, text: str, offset: int) -> tuple[int, int]:
+    """Return the client's (line, column) of the code-point ``offset`` in ``text``."""
+    return positions.position_of(text, offset, encoding_of(codec))
 
 
 def to_code_points(codec: PositionCodec, line_text: str, column: int) -> int:

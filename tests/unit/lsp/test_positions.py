@@ -8,11 +8,11 @@ from pygls.workspace.position_codec import PositionCodec
 
 from qodeassist_lsp.lsp.errors import InvalidParams
 from qodeassist_lsp.lsp.positions import (
+    client_position,
     line_at,
     require_line,
     to_client_units,
     to_code_points,
-    units,
 )
 
 LINES = ["", "plain ascii = 1", 'x="😋" + "é"', "ünïcödé ✓", "😋😋"]
@@ -29,7 +29,7 @@ def test_round_trip_and_agreement_with_pygls(
     encoding: types.PositionEncodingKind, line: str
 ) -> None:
     codec = PositionCodec(encoding)
-    assert units(codec, line) == codec.client_num_units(line)
+    assert client_position(codec, line, len(line)) == (0, codec.client_num_units(line))
     for character in range(len(line) + 1):
         column = to_client_units(codec, line, character)
         expected = codec.position_to_client_units([line], types.Position(0, character))
