@@ -23,7 +23,6 @@ from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.progress import WorkDoneProgress
 from qodeassist_lsp.lsp.server import QodeAssistServer
-from qodeassist_lsp.lsp.skill_handlers import library_of
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
@@ -56,9 +55,7 @@ class ChatFeature(LanguageFeature):
         """Return the chat service once the configuration is loaded."""
         await self.server.backend.runtime()
         if self._service is None:
-            self._service = self.server.workbench().chat_service(
-                self.events.emit, skills=library_of(self.server)
-            )
+            self._service = self.server.workbench().chat_service(self.events.emit)
         return self._service
 
     def _send_event(self, chat_id: str, payload: Payload) -> None:

@@ -2,8 +2,8 @@
 
 The feature watches the workbench's `SkillService` (the workbench offers ``load_skill``). It
 scans once the configuration is loaded, again after each configuration reload and whenever the
-skill folders change (polled like the config files), and gives the chat service the current
-library (`library_of`). Problems in a ``SKILL.md`` are logged, shown once
+skill folders change (polled like the config files); the chat service asks the workbench for the
+current library. Problems in a ``SKILL.md`` are logged, shown once
 (``window/showMessage``, for errors) and published as diagnostics on that file while it is open.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +39,10 @@ class SkillFeature(LanguageFeature):
     status_key = "skills"
 
     def __init__(self, server: QodeAssistServer, poll_interval: float = POLL_INTERVAL_S) -> None:
-        """Serve skills for ``server``; nothing is scanned before ``initialized``."""
+        """Serve skills for ``server``; the feature scans first at ``initialized``."""
         self.server = server
         self._interval = poll_interval
         self._service: SkillService | None = None
-        self._ready = asyncio.Event()
         self._watcher: asyncio.Task[None] | None = None
         self._refreshes: set[asyncio.Task[bool]] = set()
         self._published: set[str] = set()
@@ -56,22 +54,9 @@ class SkillFeature(LanguageFeature):
         service = self.server.workbench().skills
         service.listeners.append(self._on_scan)
         self._service = service
-        try:
-            await service.refresh()
-        finally:
-            self._ready.set()
+        if not await service.refresh():  # a chat scanned first, before this listened
+            self._on_scan(service.library)
         self._watcher = asyncio.create_task(self._poll(), name="qa-skills-watch")
-
-    def current(self) -> SkillLibrary | None:
-        """Return the library of the last scan; None before the first one or while disabled."""
-        return self._service.current if self._service is not None else None
-
-    async def library(self) -> SkillLibrary | None:
-        """Return the current library, rescanned if its folders changed (None: disabled)."""
-        await self._ready.wait()
-        if self._service is not None:
-            await self._service.refresh_or_keep()
-        return self.current()
 
     def reloaded(self, config: Configuration) -> None:
         """Rescan soon after a reload (``[skills]`` may differ)."""
@@ -156,22 +141,10 @@ class SkillFeature(LanguageFeature):
         self._watcher = None
 
 
-def library_of(server: QodeAssistServer) -> Callable[[], Awaitable[SkillLibrary | None]]:
-    """Return what the chat service calls for the current skills (None: no skills feature)."""
-
-    async def library() -> SkillLibrary | None:
-        for feature in server.features:
-            if isinstance(feature, SkillFeature):
-                return await feature.library()
-        return None
-
-    return library
-
-
 async def skills_list(ls: QodeAssistServer, _params: object) -> list[dict[str, Any]]:
-    """List the loaded skills."""
-    feature = ls.feature_of(SkillFeature)
-    library = await feature.library()
+    """List the loaded skills (rescanned if their folders changed)."""
+    await ls.backend.runtime()
+    library = await ls.workbench().current_skills()
     return library.summaries() if library is not None else []
 
 
