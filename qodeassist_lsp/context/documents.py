@@ -93,10 +93,6 @@ class Document:
         """Convert a (line, code-point column) position to an offset into ``text``."""
         return offset_at(self.text, line, character)
 
-    def position_at(self, offset: int) -> tuple[int, int]:
-        """Convert an offset into ``text`` to a (line, code-point column) position."""
-        return position_at(self.text, offset)
-
     @property
     def name(self) -> str:
         """The file name (or the URI when there is no path), for prompts and logs."""

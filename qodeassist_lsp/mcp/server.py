@@ -11,7 +11,6 @@ created owner-only on first use).
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import secrets
 from collections.abc import Callable
@@ -26,8 +25,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from qodeassist_lsp import __version__
 from qodeassist_lsp.core.tools import ToolContext, ToolRegistry
-
-log = logging.getLogger("qodeassist.mcp")
 
 TOKEN_ENV = "QODEASSIST_MCP_TOKEN"
 TOKEN_FILE = "mcp-token"

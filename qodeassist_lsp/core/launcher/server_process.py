@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import signal
 import sys
 from dataclasses import dataclass
 
 from qodeassist_lsp.core.launcher.processes import KILL, pid_matches, signal_group, signal_pid
-
-log = logging.getLogger("qodeassist.launcher")
 
 SCROLLBACK_BYTES = 1024 * 1024
 _READER_DRAIN_S = 1.0

@@ -25,6 +25,7 @@ from qodeassist_lsp.config.settings import GeneralSettings
 from qodeassist_lsp.config.settings import Settings as CoreSettings
 from qodeassist_lsp.context.documents import Document, DocumentStore, LineEdit
 from qodeassist_lsp.context.ignore import IgnoreFilter
+from qodeassist_lsp.context.positions import position_at
 from qodeassist_lsp.core.agent import AgentFactory
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
@@ -146,7 +147,7 @@ class Harness:
             document = self.store.change(uri, text, current.version + 1)
         else:
             document = current
-        line, character = document.position_at(offset)
+        line, character = position_at(document.text, offset)
         return CompletionRequest(document, line, character, trigger, **kw)
 
     async def complete(
