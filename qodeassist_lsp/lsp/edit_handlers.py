@@ -23,12 +23,10 @@ from qodeassist_lsp.context.documents import common_ends
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.chat_handlers import ChatFeature
 from qodeassist_lsp.lsp.errors import RequestFailed
-from qodeassist_lsp.lsp.feature import LanguageFeature
 from qodeassist_lsp.lsp.positions import client_position
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.core.events import SessionEvent
     from qodeassist_lsp.lsp.params import CheckpointsListParams, EditFileParams, RestoreParams
     from qodeassist_lsp.tools.edits.pending import EditManager
     from qodeassist_lsp.tools.edits.ports import OpenText
@@ -117,31 +115,15 @@ def _position(ls: QodeAssistServer, text: str, offset: int) -> types.Position:
     return types.Position(*client_position(ls.workspace.position_codec, text, offset))
 
 
-class EditFeature(LanguageFeature):
-    """The file-edit tools of one server and the edits they proposed."""
-
-    def __init__(self, server: QodeAssistServer) -> None:
-        """Serve file edits for ``server``."""
-        self.server = server
-
-    async def manager(self) -> EditManager:
-        """Return the workbench's edit manager once the runtime exists."""
-        await self.server.backend.runtime()
-        return self.server.workbench().edits
-
-    def _send(self, chat_id: str, event: SessionEvent) -> None:
-        """Send ``event`` to chat ``chat_id``'s stream, through the chat feature's gate."""
-        for feature in self.server.features:
-            if isinstance(feature, ChatFeature):
-                feature.events.emit(chat_id, event)
-                return
-        self.server.protocol.notify(methods.CHAT_EVENT, {"chatId": chat_id, **event.to_json()})
+async def _manager(ls: QodeAssistServer) -> EditManager:
+    """Return the workbench's edit manager once the runtime exists."""
+    await ls.backend.runtime()
+    return ls.workbench().edits
 
 
 async def chat_edit_file(ls: QodeAssistServer, args: EditFileParams) -> dict[str, Any]:
     """Apply, reject or undo one proposed file edit of a chat."""
-    feature = ls.feature_of(EditFeature)
-    manager = await feature.manager()
+    manager = await _manager(ls)
     status, message = await manager.act(args.chat_id, args.edit_id, args.action)
     return {"status": status, "message": message}
 
@@ -150,15 +132,13 @@ async def checkpoints_list(
     ls: QodeAssistServer, args: CheckpointsListParams
 ) -> list[dict[str, Any]]:
     """List a chat's checkpoints (files as they were before its edits)."""
-    feature = ls.feature_of(EditFeature)
-    manager = await feature.manager()
+    manager = await _manager(ls)
     return [c.to_json() for c in await manager.list_checkpoints(args.chat_id)]
 
 
 async def checkpoints_restore(ls: QodeAssistServer, args: RestoreParams) -> dict[str, Any]:
     """Restore the files of one checkpoint."""
-    feature = ls.feature_of(EditFeature)
-    manager = await feature.manager()
+    manager = await _manager(ls)
     try:
         return {"restored": await manager.restore(args.checkpoint_id)}
     except OSError as exc:
@@ -168,11 +148,12 @@ async def checkpoints_restore(ls: QodeAssistServer, args: RestoreParams) -> dict
 
 
 def setup(server: QodeAssistServer) -> None:
-    """Register ``chat/editFile``, the checkpoint requests, the edit feature and its ports."""
-    feature = EditFeature(server)
+    """Register ``chat/editFile``, the checkpoint requests and the edit ports."""
     server.ports.buffers = DocumentBuffers(server)
-    server.ports.edit_status = feature._send
-    server.add_feature(feature)
+    # Status changes go to the chat's stream through the chat feature's event gate.
+    server.ports.edit_status = lambda chat_id, event: server.feature_of(ChatFeature).events.emit(
+        chat_id, event
+    )
     server.feature(methods.CHAT_EDIT_FILE)(chat_edit_file)
     server.feature(methods.CHECKPOINTS_LIST)(checkpoints_list)
     server.feature(methods.CHECKPOINTS_RESTORE)(checkpoints_restore)

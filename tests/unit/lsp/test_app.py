@@ -55,7 +55,6 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "ChatFeature",
         "McpFeature",
         "SkillFeature",
-        "EditFeature",
         "ToolKitFeature",
         "RulesFeature",
         "OperationsFeature",
