@@ -1,8 +1,8 @@
-"""`HttpGate`: how an HTTP chat answers the shared permission gate's questions.
+"""`ChatAsker`: how an HTTP chat answers the shared permission gate's questions.
 
 The workbench's one `tools.permissions.PermissionGate` decides every call by the
 ``[tools.permissions]`` policy and remembers "Allow for this chat" per chat. For a chat an HTTP
-request serves, the question goes to that request's asker (`PermissionGate.serve`), answered the
+request serves, the route hands the gate a `ChatAsker` (`PermissionGate.serve`) answering the
 way the request said — ``deny`` (the default: nobody at an HTTP client can be asked), ``allow``,
 or ``ask``: the question is shown in the chat's stream (the web page) and waits for an answer.
 Every other chat is asked by the gate's own asker (beside an editor, the editor).
@@ -14,16 +14,17 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from qodeassist_lsp.http_api.events import Questions
-from qodeassist_lsp.tools.permissions import ALLOW_ONCE, NotAsked, PermissionCall, PermissionGate
+from qodeassist_lsp.tools.permissions import ALLOW_ONCE, NotAsked, PermissionCall
 
 AskMode = Literal["deny", "allow", "ask"]
 ASK_MODES: Final = ("deny", "allow", "ask")
 
 
-class _ChatAsker:
+class ChatAsker:
     """The `tools.permissions.CallAsker` of one HTTP chat: answers from the request's mode."""
 
     def __init__(self, questions: Questions, chat_id: str, mode: AskMode) -> None:
+        """Answer ``chat_id``'s questions by ``mode`` (``ask``: through ``questions``)."""
         self._questions = questions
         self._chat_id = chat_id
         self._mode = mode
@@ -39,20 +40,3 @@ class _ChatAsker:
             'HTTP request did not allow them (it may send "qodeassist": {"permissions": '
             '"allow"}), so it was denied. Tell the user what you wanted to do.'
         )
-
-
-class HttpGate:
-    """Serves HTTP chats' questions on the shared ``gate`` by their request's mode."""
-
-    def __init__(self, gate: PermissionGate, questions: Questions) -> None:
-        """Route the questions of HTTP chats on ``gate``; ``ask`` shows them via ``questions``."""
-        self.gate = gate
-        self.questions = questions
-
-    def serve(self, chat_id: str, mode: AskMode) -> None:
-        """Decide ``chat_id``'s calls over HTTP with ``mode`` until `release`."""
-        self.gate.serve(chat_id, _ChatAsker(self.questions, chat_id, mode))
-
-    def release(self, chat_id: str) -> None:
-        """Stop deciding ``chat_id``'s calls over HTTP."""
-        self.gate.release(chat_id)

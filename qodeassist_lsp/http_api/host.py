@@ -5,7 +5,7 @@ same ``Backend`` an LSP server beside it uses), the open documents, the workspac
 status object and, beside an editor, the editor's workbench. Alone, the host builds a workbench
 that wires the tool kit, the file-edit tools (writing on disk) and ``load_skill`` into the
 runtime. Either way the HTTP chats' questions go to the workbench's one permission gate
-through `HttpGate` (each request's mode), and the workbench builds its chat service (the same
+(`gate.ChatAsker`: each request's mode), and the workbench builds its chat service (the same
 ignore rule and agent pool as every door's) whose events go to the `EventHub` of the HTTP
 streams.
 """
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from qodeassist_lsp.context.documents import DocumentStore
 from qodeassist_lsp.core.runtime_view import RuntimeView
 from qodeassist_lsp.http_api.events import EventHub, Questions
-from qodeassist_lsp.http_api.gate import HttpGate
 from qodeassist_lsp.wire.errors import ErrorKind, QodeAssistError
 
 if TYPE_CHECKING:
@@ -75,7 +74,6 @@ class HttpHost:
         self.surroundings = surroundings
         self.hub = EventHub()
         self.questions = Questions(self.hub)
-        self.gate: HttpGate | None = None
         self._chat: ChatService | None = None
         self.bench: Workbench | None = None
         self._lock = asyncio.Lock()
@@ -90,7 +88,7 @@ class HttpHost:
                 "try again in a moment"
             ) from None
         async with self._lock:
-            if self.gate is None:
+            if self._chat is None:
                 self._wire(runtime)
         return runtime
 
@@ -111,7 +109,6 @@ class HttpHost:
                 ),
             )
             self.bench.wire(runtime.contributors)
-        self.gate = HttpGate(self.bench.gate, self.questions)
         self._chat = self.bench.chat_service(self.hub.emit)
 
     async def chat(self) -> ChatService:

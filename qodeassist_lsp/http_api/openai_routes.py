@@ -47,7 +47,7 @@ from qodeassist_lsp.http_api.bodies import (
     validated,
 )
 from qodeassist_lsp.http_api.errors import NO_RETRY, ApiError, error_body, read_json
-from qodeassist_lsp.http_api.gate import AskMode
+from qodeassist_lsp.http_api.gate import AskMode, ChatAsker
 from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.wire.error_table import category_status
 
@@ -282,8 +282,9 @@ async def chat_completions(request: Request) -> Response:
             )
         )
         unsubscribe = host.hub.subscribe(chat_id, queue.put_nowait, turn.id)
-        assert host.gate is not None
-        host.gate.serve(chat_id, args.mode)
+        assert host.bench is not None  # wired by host.chat()
+        gate = host.bench.gate
+        gate.serve(chat_id, ChatAsker(host.questions, chat_id, args.mode))
     finally:
         host.hub.release(hold)
     base = {
@@ -295,8 +296,7 @@ async def chat_completions(request: Request) -> Response:
 
     def end() -> None:
         unsubscribe()
-        assert host.gate is not None
-        host.gate.release(chat_id)
+        gate.release(chat_id)
         if not turn.done:
             service.cancel(chat_id)
 

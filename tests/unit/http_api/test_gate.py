@@ -9,7 +9,7 @@ from typing import Any
 from qodeassist_lsp.config.settings import ToolPermissions
 from qodeassist_lsp.core.tools import ToolContext, ToolOutput
 from qodeassist_lsp.http_api.events import EventHub, Questions
-from qodeassist_lsp.http_api.gate import HttpGate
+from qodeassist_lsp.http_api.gate import AskMode, ChatAsker
 from qodeassist_lsp.tools.permissions import ALLOW_FOR_CHAT, ALLOW_ONCE, PermissionGate
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -33,10 +33,24 @@ class Editor:
         return ALLOW_ONCE
 
 
-def gate(editor: Editor | None = None, **policy: str) -> tuple[HttpGate, EventHub]:
+class Http:
+    """The shared gate and the HTTP questions, served per chat as the routes serve them."""
+
+    def __init__(self, gate: PermissionGate, questions: Questions) -> None:
+        self.gate = gate
+        self.questions = questions
+
+    def serve(self, chat_id: str, mode: AskMode) -> None:
+        self.gate.serve(chat_id, ChatAsker(self.questions, chat_id, mode))
+
+    def release(self, chat_id: str) -> None:
+        self.gate.release(chat_id)
+
+
+def gate(editor: Editor | None = None, **policy: str) -> tuple[Http, EventHub]:
     hub = EventHub()
     permissions = ToolPermissions(**policy)  # type: ignore[arg-type]
-    return HttpGate(PermissionGate(lambda: permissions, editor), Questions(hub)), hub
+    return Http(PermissionGate(lambda: permissions, editor), Questions(hub)), hub
 
 
 async def test_other_chats_are_asked_by_the_editor() -> None:
