@@ -30,7 +30,6 @@ from qodeassist_lsp.lsp.positions import line_at, require_line, to_client_units,
 from qodeassist_lsp.lsp.server import QodeAssistServer
 
 _WORD_BEFORE = re.compile(r"[\w$]+$")
-log = logging.getLogger("qodeassist.completion")
 
 
 def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str:

@@ -16,6 +16,7 @@ import pydantic
 from pydantic.alias_generators import to_camel
 
 from qodeassist_lsp.wire.errors import InvalidParams
+from qodeassist_lsp.workbench.features import problems
 
 
 class Params(pydantic.BaseModel):
@@ -201,7 +202,4 @@ def parse(model: type[P], params: Any) -> P:
     try:
         return model.model_validate(params or {})
     except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
-        )
-        raise InvalidParams(f"{model.__name__}: {problems}") from None
+        raise InvalidParams(f"{model.__name__}: {problems(exc)}") from None

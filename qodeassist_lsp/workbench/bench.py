@@ -109,9 +109,6 @@ class Workbench:
     def _tools(self) -> ToolsSettings:
         return self.view.configuration.settings.tools
 
-    def _auto_apply(self) -> bool:
-        return self._tools().auto_apply_file_edits
-
     # -- the one ignore rule -----------------------------------------------------------------
     def ignores(self, folders: Sequence[Path] | None = None) -> FolderIgnores:
         """Return the ignore files at the root of ``folders`` (default: the workspace's)."""

@@ -41,6 +41,8 @@ from qodeassist_lsp.core.operations import (
 from qodeassist_lsp.wire.errors import ErrorKind, InvalidParams, QodeAssistError
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.pipelines import PipelineSpec
     from qodeassist_lsp.config.settings_types import SettingsSection
@@ -56,6 +58,7 @@ __all__ = [
     "LoggedProgress",
     "OperationNotFound",
     "feature_specs",
+    "problems",
     "services",
     "settings_sections",
 ]
@@ -154,11 +157,8 @@ def settings_sections(
     return tuple(sections.values())
 
 
-def _problems(exc: Exception) -> str:
-    from pydantic import ValidationError
-
-    if not isinstance(exc, ValidationError):
-        return str(exc)
+def problems(exc: ValidationError) -> str:
+    """Return each field of params that failed validation and why (``a.b: msg; c: msg``)."""
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
     )
@@ -189,7 +189,7 @@ class BoundOperation:
             request = op.request.model_validate({} if params is None else params)
         except ValidationError as exc:
             raise InvalidParams(
-                f"qodeassist/{self.path}: {op.request.__name__}: {_problems(exc)}"
+                f"qodeassist/{self.path}: {op.request.__name__}: {problems(exc)}"
             ) from None
         result = await op.run(request)
         if not isinstance(result, BaseModel):
