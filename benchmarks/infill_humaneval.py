@@ -187,6 +187,12 @@ class Server:
             self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         return applied(result, task)
 
+    async def asked_again(self) -> int:
+        """How many completions asked the model a second time so far (``ask_again``)."""
+        assert self.client is not None
+        status = await self.client.request("qodeassist/status", {})
+        return int(status.get("completion", {}).get("askedAgain", 0))
+
 
 def applied(result: Any, task: Task) -> str:
     """The hole as the editor fills it: the first item's range replaced by its text."""
@@ -312,6 +318,12 @@ def print_explained(rows: list[dict[str, Any]]) -> None:
             print(f"    raw      {row['raw']!r}")
             for why in row.get("why", []):
                 print(f"    why: {why}")
+    again = [r for r in rows if r.get("asked_again")]
+    print(f"\nasked again (the line below disproved the first answer): {len(again)}")
+    for row in again:
+        verdict = f"server {'passes' if row['server_pass'] else 'fails'}"
+        verdict += f", raw {'passes' if row['raw_pass'] else 'fails'}"
+        print(f"  {row['task']} line {row['line']}: {row['server']!r} ({verdict})")
     same_text = sum(1 for r in rows if r["server"].strip() == r["raw"].strip())
     print(f"\nthe same text from both: {same_text} of {len(rows)}")
 
@@ -355,8 +367,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await server.start()
         try:
             async with httpx.AsyncClient(timeout=args.timeout_s) as raw:
+                asked = await server.asked_again()
                 for number, task in enumerate(tasks):
                     served = await server.complete(task, number, args.timeout_s)
+                    asked, before = await server.asked_again(), asked
                     direct = (
                         ""
                         if args.no_raw
@@ -370,9 +384,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         "raw": direct,
                         "server_pass": passes(task, served, args.timeout_s),
                         "raw_pass": not args.no_raw and passes(task, direct, args.timeout_s),
+                        "asked_again": asked > before,
                     }
                     if args.explain and not args.no_raw and row["server_pass"] != row["raw_pass"]:
                         row["why"] = await explain(raw, url, task, served, direct, args)
+                        if row["asked_again"]:
+                            row["why"].insert(0, "asked again: the line below disproved its answer")
                     rows.append(row)
                     if args.verbose:
                         print(json.dumps(row), file=sys.stderr)
@@ -407,6 +424,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "raw_only": sum(1 for r in rows if r["raw_pass"] and not r["server_pass"]),
         "server_empty": sum(1 for r in rows if not r["server"].strip()),
         "raw_empty": sum(1 for r in rows if not r["raw"].strip()),
+        "asked_again": sum(1 for r in rows if r["asked_again"]),
+        "asked_again_won": sum(
+            1 for r in rows if r["asked_again"] and r["server_pass"] and not r["raw_pass"]
+        ),
         "seconds": round(time.monotonic() - started, 1),
         "machine": machine(),
         "rows": rows,
@@ -463,6 +484,10 @@ def main() -> None:
     print(
         f"  passed by the server only {result['server_only']}, by raw only {result['raw_only']};"
         f" empty answers: server {result['server_empty']}, raw {result['raw_empty']}"
+    )
+    print(
+        f"  asked again (the line below disproved the first answer): {result['asked_again']}"
+        f" tasks, {result['asked_again_won']} of them passed by the server only"
     )
     print(f"  {result['seconds']} s on {result['machine']}")
     if args.explain:

@@ -79,6 +79,8 @@ class CompletionBlock:
     suffix: str = ""
     single_line: bool = False
     """Only one line of the answer is used (``ctx.single_line``)."""
+    avoid: tuple[str, ...] = ()
+    """Tokens the answer must not contain: a wrong first answer's first token (``ctx.avoid``)."""
     type: Literal["completion"] = "completion"
 
 

@@ -83,6 +83,7 @@ def assemble_context(
     prefix: str | None = None
     suffix: str | None = None
     single_line = False
+    avoid: list[str] = []
     used = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
     answered = {b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)}
     names = {b.id: b.name for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
@@ -92,6 +93,7 @@ def assemble_context(
         if completion is not None:
             prefix, suffix = completion.prefix, completion.suffix
             single_line = completion.single_line
+            avoid = list(completion.avoid)
             continue
         blocks = [
             _block(_load(b, loader), names)
@@ -107,6 +109,7 @@ def assemble_context(
             "prefix": prefix,
             "suffix": suffix,
             "single_line": single_line,
+            "avoid": avoid,
             "language": language,
             "files_metadata": list(files_metadata),
             "history": history,

@@ -21,19 +21,26 @@ the load when the client hangs up), so the stream is closed as soon as its answe
 
 A *warm-up* generation (``warm=True``, see ``warming``) answers nobody: its stream is closed at
 the first event, when the model server has processed (and cached) its prompt.
+
+Where the line below the cursor proves the answer wrong (``ask_again``), the generation asks
+the model once more before it ends, with the first answer's first token excluded, when its
+agent's body uses ``ctx.avoid``: never more than once, in the same task (a key cancels it like
+the first request), and nobody is answered with the first answer meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Final
 
-from qodeassist_lsp.core.agent import AgentNotAvailable
+from qodeassist_lsp.config.template_context import complete_context
+from qodeassist_lsp.core.agent import Agent, AgentNotAvailable
 from qodeassist_lsp.core.content import CompletionBlock
 from qodeassist_lsp.core.events import (
     CancelledEvent,
@@ -43,11 +50,12 @@ from qodeassist_lsp.core.events import (
     TextEvent,
 )
 from qodeassist_lsp.core.session import Session
+from qodeassist_lsp.features.completion.ask_again import avoided_token, disproved
 from qodeassist_lsp.features.completion.context_builder import CONTEXT_LAYER, CompletionContext
 from qodeassist_lsp.features.completion.postprocess import Postprocessor, Processed
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo
 
-__all__ = ["MAX_OUTPUT_CHARS", "Anchor", "Generation", "SessionLease"]
+__all__ = ["MAX_OUTPUT_CHARS", "Anchor", "Generation", "SessionLease", "takes_avoid"]
 
 log = logging.getLogger("qodeassist.completion")
 
@@ -55,6 +63,8 @@ MAX_OUTPUT_CHARS: Final = 16_384
 """A completion longer than this is runaway output: the stream is closed."""
 LOAD_WINDOW_S: Final = 1.0
 """An unanswered request older than this may be loading the model: it is not cut off."""
+_PIECES_KEPT: Final = 64
+"""Streamed pieces kept to find the answer's first token (it is among the first few)."""
 
 SessionLease = Callable[[], AbstractAsyncContextManager[Session]]
 """Lends a session for one exchange (``SessionManager.acquire`` bound to agent and pipeline)."""
@@ -139,6 +149,12 @@ class Generation:
         self.one_slot = False
         """The model server is on this machine and reads a prompt to its end even after a
         hang-up (llama.cpp): ``supersede`` waits for the answer to start."""
+        self.asked_again = ""
+        """The ``ask_again`` rule that made this generation ask a second time ("" if none)."""
+        self._pieces: list[str] = []
+        """The first streamed pieces of the current answer (one token each from llama.cpp)."""
+        self._again: tuple[str, str] | None = None
+        """The rule and the token to exclude, once the first answer was found wrong."""
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -327,6 +343,15 @@ class Generation:
                 single = self.postprocessor.options.single_line
                 block = CompletionBlock(self._context.prefix, self._context.suffix, single)
                 await session.exchange([block], self._on_event)
+                if self._again is None and not self.done.done():
+                    self._again = self._wrong_answer()
+                if self._again is not None and not self.done.done():
+                    rule, token = self._again
+                    self.asked_again = rule
+                    log.debug("completion for %s: asked again (%s)", self.anchor.uri, rule)
+                    self._restart()
+                    block = dataclasses.replace(block, avoid=(token,))
+                    await session.exchange([block], self._on_event)
         except AgentNotAvailable as exc:
             self.error = ErrorInfo(
                 ErrorCategory.CONFIG,
@@ -356,9 +381,12 @@ class Generation:
                     self._session.cancel()  # the session closes the stream after this event
         elif isinstance(event, FinishedEvent):
             self.answered_by = event.agent
-            # The text is final: answer the waiting requests now, not after the stream and
-            # the session are tidied away (the session yields to them right after this).
-            self._settle()
+            if not self.asked_again:
+                self._again = self._wrong_answer()
+            if self._again is None or self.asked_again:
+                # The text is final: answer the waiting requests now, not after the stream and
+                # the session are tidied away (the session yields to them right after this).
+                self._settle()
         elif isinstance(event, FailedEvent):
             self.error = event.error
         elif isinstance(event, CancelledEvent) and not self._stopping:
@@ -367,12 +395,14 @@ class Generation:
     def _take(self, delta: str) -> bool:
         """Add streamed text; return True when the stream can be closed."""
         self.text += delta
+        if len(self._pieces) < _PIECES_KEPT:
+            self._pieces.append(delta)
         if self._growth:
             length = len(self.postprocessor.answer(self.text))
             for chars, future in self._growth:
                 if length >= chars:
                     _resolve(future)
-        if self._lines and "\n" in delta and self.result().text:
+        if self._lines and "\n" in delta and self.result().text and not self._maybe_wrong():
             lines, self._lines = self._lines, []
             for future in lines:
                 _resolve(future)
@@ -385,6 +415,39 @@ class Generation:
             self.stopped_early = True
             return True
         return False
+
+    # -- asking again ---------------------------------------------------------------------------
+    def _maybe_wrong(self) -> bool:
+        """Whether the answer so far may yet be asked again (its first line is not shown)."""
+        if self.asked_again or self.warm:
+            return False
+        text = self.postprocessor.process(self.text, final=False).text
+        return disproved(text, self.postprocessor.options, self._language) is not None
+
+    def _wrong_answer(self) -> tuple[str, str] | None:
+        """Return the rule proving the finished first answer wrong, and the token to exclude.
+
+        None when nothing does, it was already asked again, it is a warm-up or was cancelled,
+        the token is not one to ban alone, or the agent's body does not use ``ctx.avoid``.
+        """
+        if self.asked_again or self.warm or self.cancelled or self.error is not None:
+            return None
+        answer = self.postprocessor.process(self.text, final=not self.stopped_early).text
+        rule = disproved(answer, self.postprocessor.options, self._language)
+        if rule is None or self._session is None:
+            return None
+        token = avoided_token(self._pieces)
+        if token is None or not takes_avoid(self._session.serving_agent):
+            return None
+        return rule, token
+
+    def _restart(self) -> None:
+        """Forget the first answer: the second one streams into a clean slate."""
+        self.text = ""
+        self._pieces = []
+        self._result = None
+        self.stopped_early = False
+        self._stopping = False
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
@@ -408,6 +471,17 @@ class Generation:
                 self._on_done(self)
             except Exception:  # bookkeeping must not break the loop's callback
                 log.exception("completion bookkeeping failed for %s", self.anchor.uri)
+
+
+def takes_avoid(agent: Agent) -> bool:
+    """Whether ``agent``'s body sends ``ctx.avoid`` (it renders differently with a token)."""
+    try:
+        plain = agent.template.render(complete_context(model=agent.model))
+        told = agent.template.render(complete_context({"avoid": ["x"]}, model=agent.model))
+    except Exception:  # a body that cannot render here is not one to ask again with
+        log.debug("completion agent %s: body not rendered for ctx.avoid", agent.name)
+        return False
+    return plain != told
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

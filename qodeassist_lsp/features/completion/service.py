@@ -133,6 +133,8 @@ class CompletionService:
         self._generations: dict[str, Generation] = {}
         self._upstream: dict[str, Generation] = {}
         """The latest generation per provider instance (one slot: one request at a time)."""
+        self._asked_again = 0
+        """Generations that asked the model a second time (``ask_again``)."""
         self.upstream_listeners: list[Callable[[str, bool], None]] = []
         """Told ``(instance, busy)`` when a generation takes or frees a provider instance."""
         self._issued = IssuedItems()
@@ -226,6 +228,7 @@ class CompletionService:
         data["warmUps"] = self._warmer.warm_ups
         data["prefetches"] = self._prefetch.started
         data["prefetchesAccepted"] = self._prefetch.accepted
+        data["askedAgain"] = self._asked_again
         return data
 
     def reset(self) -> None:
@@ -381,6 +384,8 @@ class CompletionService:
     # -- bookkeeping ---------------------------------------------------------------------------
     def _generation_done(self, generation: Generation) -> None:
         anchor = generation.anchor
+        if generation.asked_again:
+            self._asked_again += 1
         if self._generations.get(anchor.uri) is generation:
             del self._generations[anchor.uri]
         for instance, latest in list(self._upstream.items()):
