@@ -1,6 +1,7 @@
 """The ACP door of the one error table: agent methods raise errors of the tree, never answers.
 
-`answering` wraps the agent's request methods (and ``nes.add_routes`` the NES handlers): an
+`answering` wraps the agent's request methods, the NES handlers (``nes.add_routes``) and the
+feature operations (``operations.call``): an
 error of the tree (``wire/errors.py``) is answered with the JSON-RPC error that
 ``wire/error_table.py`` gives its kind, ``data`` holding ``message`` (and ``category``).
 """

@@ -53,12 +53,12 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from qodeassist_lsp.acp_agent.errors import rpc_error
+from qodeassist_lsp.acp_agent.errors import answering
 from qodeassist_lsp.context import positions
 from qodeassist_lsp.context.documents import uri_to_path
 from qodeassist_lsp.features.next_edit.results import NextEditRequest, Outcome, SuggestedEdit
 from qodeassist_lsp.features.next_edit.service import NextEditService
-from qodeassist_lsp.wire.errors import InvalidParams, QodeAssistError
+from qodeassist_lsp.wire.errors import InvalidParams
 from qodeassist_lsp.workbench.bench import Workbench
 
 __all__ = ["NesServer", "add_routes", "pick_encoding"]
@@ -243,11 +243,9 @@ def add_routes(router: MessageRouter, nes: NesServer) -> None:
 def _handler(model: type[BaseModel], handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """Validate the params into ``model`` (bad params answer "invalid params"), then call."""
 
+    @answering
     async def handle(params: Any) -> Any:
-        try:
-            result = handler(model.model_validate(params))
-            return await result if inspect.isawaitable(result) else result
-        except QodeAssistError as exc:
-            raise rpc_error(exc) from exc
+        result = handler(model.model_validate(params))
+        return await result if inspect.isawaitable(result) else result
 
     return handle

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 from acp.router import MessageRouter
 
-from qodeassist_lsp.acp_agent.errors import rpc_error
+from qodeassist_lsp.acp_agent.errors import answering
 from qodeassist_lsp.acp_agent.stdin_guard import UNSTABLE_METHODS
-from qodeassist_lsp.wire.errors import QodeAssistError
 
 if TYPE_CHECKING:
     from qodeassist_lsp.acp_agent.nes import NesServer
@@ -36,6 +35,7 @@ def _not_found(method: str, message: str) -> RequestError:
     return RequestError(-32601, "Method not found", {"method": f"_{method}", "message": message})
 
 
+@answering
 async def call(table: FeatureTable, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Answer the extension request ``_<method>`` from ``table``'s operations."""
     from qodeassist_lsp.workbench.features import OperationNotFound
@@ -46,10 +46,7 @@ async def call(table: FeatureTable, method: str, params: dict[str, Any]) -> dict
         bound = table.operation(method.removeprefix(PREFIX))
     except OperationNotFound as exc:
         raise _not_found(method, str(exc)) from None
-    try:
-        return await bound.call(params)
-    except QodeAssistError as exc:
-        raise rpc_error(exc) from exc
+    return await bound.call(params)
 
 
 class Extensions:
