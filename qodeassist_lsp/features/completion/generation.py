@@ -154,6 +154,8 @@ class Generation:
         self._pieces: list[str] = []
         """The first streamed pieces of the current answer (one token each from llama.cpp)."""
         self._again: tuple[str, str] | None = None
+        self._avoids: bool | None = None
+        """Whether the serving agent's body uses ``ctx.avoid`` (None: not asked yet)."""
         """The rule and the token to exclude, once the first answer was found wrong."""
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -422,7 +424,9 @@ class Generation:
         if self.asked_again or self.warm:
             return False
         text = self.postprocessor.process(self.text, final=False).text
-        return disproved(text, self.postprocessor.options, self._language) is not None
+        if disproved(text, self.postprocessor.options, self._language) is None:
+            return False
+        return self._takes_avoid()
 
     def _wrong_answer(self) -> tuple[str, str] | None:
         """Return the rule proving the finished first answer wrong, and the token to exclude.
@@ -437,9 +441,16 @@ class Generation:
         if rule is None or self._session is None:
             return None
         token = avoided_token(self._pieces)
-        if token is None or not takes_avoid(self._session.serving_agent):
+        if token is None or not self._takes_avoid():
             return None
         return rule, token
+
+    def _takes_avoid(self) -> bool:
+        """Whether the serving agent's body sends ``ctx.avoid`` (asked once per generation)."""
+        if self._avoids is None:
+            session = self._session
+            self._avoids = session is not None and takes_avoid(session.serving_agent)
+        return self._avoids
 
     def _restart(self) -> None:
         """Forget the first answer: the second one streams into a clean slate."""
