@@ -90,9 +90,8 @@ def _follow_completion(server: QodeAssistServer, service: NextEditService) -> No
     """Let inline completion claim its provider instances first (ghost text never waits)."""
     from qodeassist_lsp.lsp.completion_handlers import CompletionFeature
 
-    for feature in server.features:
-        if isinstance(feature, CompletionFeature):
-            feature.created().upstream_listeners.append(service.yield_to)
+    completion = server.feature_of(CompletionFeature).created()
+    completion.upstream_listeners.append(service.yield_to)
 
 
 def _client_position(ls: QodeAssistServer, text: str, offset: int) -> dict[str, int]:

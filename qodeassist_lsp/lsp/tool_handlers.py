@@ -159,18 +159,12 @@ class ToolKitFeature(LanguageFeature):
         self._tools: ToolContributorRegistry | None = None
 
     def reloaded(self, config: Configuration) -> None:
-        """Wire the tools on the first load, before any request can get the runtime."""
+        """Wire the tools once, on the first load, before any request can get the runtime."""
         # The backend calls this right after the runtime exists and before anyone awaiting
-        # `runtime()` resumes, so the first chat session already gets the tools.
-        self._wire(self.server.backend.sessions.contributors)
-
-    async def initialized(self) -> None:
-        """Wire the tools (if the first load has not already done it)."""
-        self._wire((await self.server.backend.runtime()).contributors)
-
-    def _wire(self, contributors: ToolContributorRegistry) -> None:
-        """Wire the workbench once: the registry outlives reloads, settings are read per call."""
+        # `runtime()` resumes, so the first chat session already gets the tools; the registry
+        # outlives reloads and the settings are read per call.
         if not self._wired:
+            contributors = self.server.backend.sessions.contributors
             contributors.add(self._contribute)
             # Every session gets the gate, tools or not: an agent-process provider (an ACP
             # agent) asks it about its own tool calls.
