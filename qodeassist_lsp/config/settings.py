@@ -21,15 +21,10 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BeforeValidator, Field, create_model, field_validator
 
 from qodeassist_lsp.config.settings_types import (
-    USER_ONLY,
     USER_ONLY_EXTRA,
-    CompletionMode,
-    ConnectTimeout,
-    FirstByteTimeout,
     LogLevel,
     MultiLinePolicy,
     OutputHandler,
-    RequestTimeout,
     S,
     Section,
     SettingsSection,
@@ -39,10 +34,6 @@ from qodeassist_lsp.config.settings_types import (
 __all__ = [
     "DEFAULT_TERMINAL_ALLOW_LIST_POSIX",
     "DEFAULT_TERMINAL_ALLOW_LIST_WINDOWS",
-    "USER_ONLY",
-    "CompletionMode",
-    "ConnectTimeout",
-    "FirstByteTimeout",
     "GeneralSettings",
     "LogLevel",
     "LoggingSettings",
@@ -50,7 +41,6 @@ __all__ = [
     "MultiLinePolicy",
     "OutputHandler",
     "PermissionPolicy",
-    "RequestTimeout",
     "ResilienceSettings",
     "RulesSettings",
     "Settings",

@@ -26,7 +26,6 @@ from urllib.parse import unquote, urlsplit
 
 from qodeassist_lsp.context.edit_history import EditHistory
 from qodeassist_lsp.context.positions import (
-    has_line,
     line_count,
     line_end_offset,
     line_start_offset,
@@ -45,7 +44,6 @@ __all__ = [
     "LineEdit",
     "common_ends",
     "diff_edit",
-    "has_line",
     "line_end_offset",
     "line_start_offset",
     "offset_at",

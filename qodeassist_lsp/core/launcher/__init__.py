@@ -7,8 +7,7 @@ re-exported here.
 from __future__ import annotations
 
 from qodeassist_lsp.core.launcher.errors import EX_CONFIG, LaunchError
-from qodeassist_lsp.core.launcher.run_files import default_run_dir
-from qodeassist_lsp.core.launcher.spawn import OWNER_PID_ENV, resolve_command
+from qodeassist_lsp.core.launcher.spawn import OWNER_PID_ENV
 from qodeassist_lsp.core.launcher.supervisor import LauncherState, ProviderLauncher
 
 __all__ = [
@@ -17,6 +16,4 @@ __all__ = [
     "LaunchError",
     "LauncherState",
     "ProviderLauncher",
-    "default_run_dir",
-    "resolve_command",
 ]
