@@ -20,10 +20,8 @@ from qodeassist_lsp.cli.common import EXIT_OK, CliError, load, print_json
 from qodeassist_lsp.cli.tool_kit import connected_hub, workbench_for, workspace_of
 
 if TYPE_CHECKING:
-    from qodeassist_lsp.config.settings import Settings
     from qodeassist_lsp.core.runtime import Runtime
-    from qodeassist_lsp.core.tools import PermissionClass, ToolContributor, ToolRegistry
-    from qodeassist_lsp.mcp.server_gate import Decision
+    from qodeassist_lsp.core.tools import ToolContributor
     from qodeassist_lsp.workbench.bench import Workbench
 
 SETTINGS_PORT = -1
@@ -76,12 +74,15 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
         raise CliError(f"--port {port}: use a port between 1 and 65535")
     # Start-up cost: the MCP SDK (starlette, httpx2) is only needed here.
     from qodeassist_lsp.core.runtime import Runtime
+    from qodeassist_lsp.core.tools import ToolRegistry
     from qodeassist_lsp.mcp import server as mcp_server
+    from qodeassist_lsp.workbench.bench import offer_over_mcp
 
     runtime = Runtime(config)
     bench = workbench_for(runtime, workspace)
-    contributors = [bench.kit().contribute, bench.features.contribute, *extra]
-    registry = tool_registry(runtime, contributors)
+    registry = ToolRegistry()
+    kit = [bench.kit().contribute, bench.features.contribute, *extra]
+    offer_over_mcp(registry, runtime.contributors, lambda: config.settings, kit)
     server = mcp_server.build_server(registry)
     try:
         if port is None:
@@ -98,29 +99,6 @@ def run_serve(args: argparse.Namespace, extra: Sequence[ToolContributor] = ()) -
     except KeyboardInterrupt:
         pass
     return EXIT_OK
-
-
-def tool_registry(runtime: Runtime, extra: Sequence[ToolContributor] = ()) -> ToolRegistry:
-    """Return the CHAT pipeline's tools behind the headless gate of ``mcp serve``."""
-    from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
-    from qodeassist_lsp.core.tools import ToolRegistry
-    from qodeassist_lsp.mcp.server_gate import HeadlessGate
-
-    registry = ToolRegistry()
-    runtime.contributors.apply_to(registry, CHAT_ASSISTANT)
-    for contributor in extra:
-        contributor(registry, CHAT_ASSISTANT)
-    settings = runtime.configuration.settings
-    registry.gate = HeadlessGate(
-        lambda permission: tools_policy(settings, permission), lambda: settings.mcp.server_allow
-    )
-    return registry
-
-
-def tools_policy(settings: Settings, permission: PermissionClass) -> Decision:
-    """Return what ``[tools.permissions]`` decides for ``permission``."""
-    decision: Decision = getattr(settings.tools.permissions, permission)
-    return decision
 
 
 async def _serve(runtime: Runtime, serving: Any, bench: Workbench) -> None:

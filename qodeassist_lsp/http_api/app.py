@@ -30,8 +30,6 @@ from qodeassist_lsp.http_api.host import HttpHost
 from qodeassist_lsp.http_api.safety import Guard
 from qodeassist_lsp.wire.errors import QodeAssistError
 
-REVIEWED_TOOLS = ("create_file", "edit_file", "delete_file")
-"""The file tools, whose edits wait for a review in a chat: not offered over MCP."""
 PAGE_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -84,19 +82,11 @@ class McpEndpoint:
         await self.app(scope, receive, send)
 
     def _fill(self, runtime: Any) -> None:
-        from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
-        from qodeassist_lsp.mcp.server_gate import HeadlessGate
+        from qodeassist_lsp.workbench.bench import offer_over_mcp
 
-        runtime.contributors.apply_to(self.registry, CHAT_ASSISTANT)
-        for name in REVIEWED_TOOLS:  # as in `mcp serve`: nobody would review their edits
-            self.registry.unregister(name)
         view = self._host.surroundings.source
-
-        def policy(permission: str) -> Any:
-            return getattr(view.runtime_now.configuration.settings.tools.permissions, permission)
-
-        self.registry.gate = HeadlessGate(
-            policy, lambda: view.runtime_now.configuration.settings.mcp.server_allow
+        offer_over_mcp(
+            self.registry, runtime.contributors, lambda: view.runtime_now.configuration.settings
         )
         self._filled = True
 

@@ -32,12 +32,12 @@ from qodeassist_lsp.workbench.ports import Ports
 if TYPE_CHECKING:
     from qodeassist_lsp.config.confinement import Confinement
     from qodeassist_lsp.config.pipelines import PipelineSpec
-    from qodeassist_lsp.config.settings import ToolsSettings
+    from qodeassist_lsp.config.settings import Settings, ToolsSettings
     from qodeassist_lsp.context.codebase.model import CodebaseIndex
     from qodeassist_lsp.context.documents import Document
     from qodeassist_lsp.core.agent_pool import AgentPool
     from qodeassist_lsp.core.runtime_view import RuntimeView
-    from qodeassist_lsp.core.tools import ToolContributorRegistry, ToolRegistry
+    from qodeassist_lsp.core.tools import ToolContributor, ToolContributorRegistry, ToolRegistry
     from qodeassist_lsp.features.chat.mentions import CodebaseSearch
     from qodeassist_lsp.features.chat.plan import PlanRunner
     from qodeassist_lsp.features.chat.plan_host import ChatHost
@@ -55,6 +55,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("qodeassist.workbench")
 
+REVIEWED_TOOLS = ("create_file", "edit_file", "delete_file")
+"""The file tools, whose edits wait for a review in a chat: never offered over MCP."""
+
 
 def _hub_config(view: RuntimeView) -> HubConfig:
     # Run in a worker thread: it reads mcp.json and is the first import of the MCP SDK (about a
@@ -62,6 +65,32 @@ def _hub_config(view: RuntimeView) -> HubConfig:
     from qodeassist_lsp.mcp.hub import hub_config
 
     return hub_config(view.configuration)
+
+
+def offer_over_mcp(
+    registry: ToolRegistry,
+    contributors: ToolContributorRegistry,
+    settings: Callable[[], Settings],
+    extra: Sequence[ToolContributor] = (),
+) -> None:
+    """Fill ``registry`` with the chat pipeline's tools behind the headless gate of MCP.
+
+    ``mcp serve`` and the HTTP API's ``/mcp`` serve it: the ``[tools.permissions]`` policy with
+    ``ask`` refused unless ``[mcp] server_allow`` lists the class (`mcp.server_gate`), and no
+    file-edit tools, since nobody would review their edits.
+    """
+    from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
+    from qodeassist_lsp.mcp.server_gate import HeadlessGate
+
+    contributors.apply_to(registry, CHAT_ASSISTANT)
+    for contributor in extra:
+        contributor(registry, CHAT_ASSISTANT)
+    for name in REVIEWED_TOOLS:
+        registry.unregister(name)
+    registry.gate = HeadlessGate(
+        lambda permission: getattr(settings().tools.permissions, permission),
+        lambda: settings().mcp.server_allow,
+    )
 
 
 class Workbench:
