@@ -158,16 +158,8 @@ async def _run(
         return None, "the document is not open"
     if params.version is not None and params.version != document.version:
         return None, "the document changed since the action was offered; run it again"
-    start_at, end_at = params.range.start, params.range.end
-    selection = types.Range(
-        types.Position(start_at.line, start_at.character),
-        types.Position(end_at.line, end_at.character),
-    )
-    if (selection.end.line, selection.end.character) < (
-        selection.start.line,
-        selection.start.character,
-    ):
-        selection = types.Range(selection.end, selection.start)
+    ends = sorted((p.line, p.character) for p in (params.range.start, params.range.end))
+    selection = types.Range(types.Position(*ends[0]), types.Position(*ends[1]))
     _require_range(method, uri, document.text, selection)
     start = _code_points(ls, document.text, selection.start)
     end = _code_points(ls, document.text, selection.end)
