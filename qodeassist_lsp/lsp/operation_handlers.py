@@ -8,8 +8,8 @@ method per operation. A request waits for the configuration's first load; its pa
 validated by the operation's request model (-32602 naming each field) and its errors answered
 by `errors.answering` through the one error table; a method of no operation is pygls's -32601.
 Each feature's ``start`` runs once the configuration has loaded, its status part joins
-``qodeassist/status`` under its name, and it hears of ``workspace/didChangeWatchedFiles`` and
-of every open, change and close.
+``qodeassist/status`` under its name (``QodeAssistServer.status``), and it hears of
+``workspace/didChangeWatchedFiles`` and of every open, change and close.
 """
 
 from __future__ import annotations
@@ -124,21 +124,6 @@ class FileWatch(LanguageFeature):
             self._task.cancel()
 
 
-class FeatureStatus(LanguageFeature):
-    """One feature's part of ``qodeassist/status``, under the feature's name (None: it has none)."""
-
-    def __init__(self, table: FeatureTable, name: str) -> None:
-        """Show feature ``name`` of ``table``."""
-        self.table = table
-        self.status_key = name
-
-    def status(self) -> Any:
-        """Return the feature's status part (``waiting`` before it is built; None: none)."""
-        if not self.table.built:
-            return {"state": "waiting"}
-        return self.table.status().get(self.status_key or "")
-
-
 def _handler(table: FeatureTable, path: str, summary: str) -> Any:
     async def operation(ls: QodeAssistServer, params: Any) -> dict[str, Any]:
         await ls.backend.runtime()  # as at the other doors: the configuration has loaded
@@ -191,8 +176,6 @@ def setup(server: QodeAssistServer) -> None:
     table.watch(server.documents)
     server.ports.features = table
     server.add_feature(OperationsFeature(table))
-    for spec in specs:
-        server.add_feature(FeatureStatus(table, spec.name))
     if table.built:
         paths = {path: bound.operation.summary for path, bound in table.operations().items()}
     else:

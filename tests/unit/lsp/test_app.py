@@ -58,7 +58,6 @@ def test_every_feature_registers_its_handlers_and_custom_methods() -> None:
         "ToolKitFeature",
         "RulesFeature",
         "OperationsFeature",
-        "FeatureStatus",
         "FileWatch",
     }
     registered = server.protocol.fm.features
