@@ -48,15 +48,8 @@ class ApiError(QodeAssistError):
         if not kinds:
             raise ValueError(f"no error kind answers HTTP {status}")
         self.error_kind = kinds[0]
-        self.status = status
-        self.message = message
         self.error_code = code
         self.param = param
-
-    @property
-    def code(self) -> str:
-        """The body's ``code``: the one given, else the kind's."""
-        return http_answer(self).code
 
 
 class BodyTooLarge(QodeAssistError):

@@ -4,6 +4,7 @@ import pytest
 
 from qodeassist_lsp.http_api.errors import ApiError, error_body, error_type, parse_json
 from qodeassist_lsp.http_api.openai_routes import chat_header
+from qodeassist_lsp.wire.error_table import http_answer
 
 
 @pytest.mark.parametrize(
@@ -43,7 +44,8 @@ def test_param_is_named_when_given() -> None:
 def test_bad_json_is_a_400_never_an_exception(raw: bytes) -> None:
     with pytest.raises(ApiError) as caught:
         parse_json(raw)
-    assert caught.value.status == 400 and caught.value.code == "invalid_json"
+    answer = http_answer(caught.value)
+    assert answer.status == 400 and answer.code == "invalid_json"
 
 
 def test_sixty_four_levels_and_any_real_text_parse() -> None:

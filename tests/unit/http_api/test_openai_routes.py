@@ -7,6 +7,7 @@ import pytest
 from qodeassist_lsp.core.agent_pool import Requirements
 from qodeassist_lsp.http_api.errors import ApiError
 from qodeassist_lsp.http_api.openai_routes import Completion
+from qodeassist_lsp.wire.error_table import http_answer
 
 
 def parse(**body: Any) -> Completion:
@@ -76,8 +77,8 @@ def image_part(url: str) -> dict[str, object]:
 def test_bad_requests_say_what_to_change(body: dict[str, Any], says: str) -> None:
     with pytest.raises(ApiError) as caught:
         parse(**body)
-    assert caught.value.status == 400
-    assert says in caught.value.message
+    assert http_answer(caught.value).status == 400
+    assert says in str(caught.value)
 
 
 def test_requires_asks_the_agent_pool() -> None:
@@ -113,8 +114,8 @@ def test_requires_asks_the_agent_pool() -> None:
 def test_fields_that_cannot_be_served_are_refused_by_name(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ApiError) as caught:
         parse(**body)
-    assert (caught.value.status, caught.value.param) == (400, param)
-    assert caught.value.message.startswith(param)
+    assert (http_answer(caught.value).status, caught.value.param) == (400, param)
+    assert str(caught.value).startswith(param)
 
 
 def test_harmless_values_of_those_fields_are_accepted() -> None:
@@ -131,7 +132,7 @@ def test_an_image_over_the_limit_is_refused_before_anything_runs() -> None:
     data = base64.b64encode(b"\0" * (MAX_IMAGE_BYTES + 1)).decode()
     with pytest.raises(ApiError) as caught:
         parse(messages=[{"role": "user", "content": [image_part(f"data:image/png;base64,{data}")]}])
-    assert "20 MiB" in caught.value.message
+    assert "20 MiB" in str(caught.value)
     assert caught.value.param == "messages[0].content[0]"
 
 
@@ -154,8 +155,8 @@ def test_an_image_over_the_limit_is_refused_before_anything_runs() -> None:
 def test_the_body_model_names_the_field_of_a_wrong_type(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ApiError) as caught:
         parse(**body)
-    assert (caught.value.status, caught.value.param) == (400, param)
-    assert caught.value.message.startswith(param)
+    assert (http_answer(caught.value).status, caught.value.param) == (400, param)
+    assert str(caught.value).startswith(param)
 
 
 def test_unknown_fields_are_accepted() -> None:
