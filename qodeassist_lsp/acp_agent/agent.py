@@ -144,7 +144,10 @@ class QodeAssistAgent:
             raise InvalidParams(f"cwd {cwd!r} must be the absolute path of an existing folder")
         return path
 
-    async def _open(self, cwd: Path, chat_id: str | None) -> AcpSession:
+    async def _open(self, where: str, servers: list[Any] | None, chat_id: str | None) -> AcpSession:
+        """Open chat ``chat_id`` (None: a new one) in ``where``; the MCP ``servers`` join first."""
+        cwd = self._cwd(where)
+        await self.host.add_client_servers(client_servers(servers))
         client = self.client
         assert client is not None, "on_connect was not called"
         old = self.sessions.get(chat_id) if chat_id else None
@@ -216,9 +219,7 @@ class QodeAssistAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """Open an empty chat working in ``cwd``; the client's MCP servers join the hub."""
-        path = self._cwd(cwd)
-        await self.host.add_client_servers(client_servers(mcp_servers))
-        session = await self._open(path, None)
+        session = await self._open(cwd, mcp_servers, None)
         if self._roster()[1]:  # with a router configured, a new session starts in auto
             session.agent = AUTO
         modes = self._modes(session)
@@ -235,9 +236,7 @@ class QodeAssistAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         """Open stored chat ``session_id`` and replay it before answering."""
-        path = self._cwd(cwd)
-        await self.host.add_client_servers(client_servers(mcp_servers))
-        session = await self._open(path, session_id)
+        session = await self._open(cwd, mcp_servers, session_id)
         for raw in session.chats.get(session_id)["messages"]:
             blocks = []
             for data in raw.get("blocks", []):
@@ -245,7 +244,7 @@ class QodeAssistAgent:
                     blocks.append(decode_block(data))
                 except ValueError:
                     continue
-            for update in replay_updates(Message(raw["role"], tuple(blocks)), path):
+            for update in replay_updates(Message(raw["role"], tuple(blocks)), session.cwd):
                 session.send(update)
         plan = session.chats.plans.get(session_id)
         if plan is not None and plan.steps:

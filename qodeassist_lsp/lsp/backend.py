@@ -99,10 +99,6 @@ class Backend:
         assert self._runtime is not None, "runtime not built yet"
         return self._runtime
 
-    def provider_health(self) -> list[dict[str, Any]]:
-        """Return the health of every provider used so far (for ``qodeassist/status``)."""
-        return [] if self._runtime is None else self._runtime.provider_health()
-
     def status(self, specs: Iterable[PipelineSpec], **parts: Any) -> dict[str, Any]:
         """Return the ``qodeassist/status`` payload: the runtime, ``parts``, ``specs``' agents."""
         if not self.loaded:
@@ -114,7 +110,7 @@ class Backend:
             "version": __version__,
             "configRoot": str(config.paths.config_root),
             "agents": len(config.agents),
-            "providers": self.provider_health(),
+            "providers": [] if self._runtime is None else self._runtime.provider_health(),
             "problems": {"errors": errors, "warnings": len(config.problems) - errors},
             **parts,
             "pipelines": {spec.status_key: config.pipelines.shown(spec) for spec in specs},

@@ -182,9 +182,8 @@ class CompletionFeature(LanguageFeature):
         name = effective_instance(runtime.configuration, profile)
         instance = runtime.configuration.providers.get(name)
         launcher = runtime.launcher(name)
-        if instance is None or instance.launch is None or not instance.launch.auto_start:
-            return
-        if launcher is None:
+        launch = instance.launch if instance is not None else None
+        if launch is None or not launch.auto_start or launcher is None:
             return
         try:
             await launcher.ensure_ready()
