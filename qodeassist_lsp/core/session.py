@@ -109,9 +109,7 @@ class Session:
     @property
     def serving_agent(self) -> Agent:
         """The agent serving the latest request: ``agent``, or a fallback after a failover."""
-        if self._current is not None and self._current.agent is not None:
-            return self._current.agent
-        return self.agent
+        return self._serving(self._current) if self._current is not None else self.agent
 
     @property
     def busy(self) -> bool:
