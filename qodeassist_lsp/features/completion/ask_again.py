@@ -10,8 +10,10 @@ Some answers cannot stand above that line whatever the rest of the file is:
 * ``unreachable``: a ``return``, ``raise``, ``throw``, ``break`` or ``continue`` above code at
   its own level in the same block (not above ``else``, ``except``, ``}``, ``end``, ``case``…);
 * ``not a block`` (Python): a line that opens no block above a line indented deeper
-  (an ``IndentationError``);
-* ``comment``: a one-line answer that is only a comment where code goes on right below.
+  (an ``IndentationError``).
+
+A comment alone is left alone: it stands anywhere, and asking again where the model wrote one
+won no HumanEval task and lost one (a comment passes where the missing line was not needed).
 
 Where one of these fires, the generation asks the model once more with the first token of its
 answer excluded (``ctx.avoid``, which an agent's body turns into llama.cpp's ``logit_bias``): the
@@ -62,8 +64,7 @@ def disproved(answer: str, options: PostprocessOptions, language: str) -> str | 
     if first == below.strip():
         return "repeats"
     if not code:
-        # Only a comment: where code goes on right below (a single-line spot).
-        return "comment" if len(lines) == 1 and deeper >= level else None
+        return None  # a comment: it may stand anywhere
     if len(lines) > 1:
         return None  # the answer wrote its own block, or more than one statement
     if deeper <= level and not below.strip().startswith(_CLOSERS):

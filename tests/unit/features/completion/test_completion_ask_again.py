@@ -51,8 +51,6 @@ def at(below: str, before: str = "    ", comment: str = "#") -> PostprocessOptio
         ("return 0;", "    free(p);", "c-like", "//", "unreachable"),
         ("break", "    i = i + 1", "lua", "--", "unreachable"),
         ("y = 2", "    y = 2", "python", "#", "repeats"),
-        ("# TODO", "    y = 2", "python", "#", "comment"),
-        ("// a comment", "        y = 2;", "js", "//", "comment"),
         ("y = 2", "        z = 3", "python", "#", "not a block"),
     ],
 )
@@ -75,7 +73,8 @@ def test_the_line_below_proves_the_answer_wrong(
         ("case 1:", "    y();", "c-like", "//"),  # a C label, not a Python block
         ("y = 2", "    z = 3", "python", "#"),
         ("y = f(a,", "        b)", "python", "#"),  # an open bracket goes on below
-        ("# TODO", "return x", "python", "#"),  # a comment above the block's end
+        ("# TODO", "    y = 2", "python", "#"),  # a comment stands anywhere
+        ("// a comment", "        y = 2;", "js", "//"),
         ("if l == 2 or l == 3 or", "        return x", "python", "#"),  # cut: meant a block
         ("y = 2", "        z = 3", "c-like", "//"),  # continuation lines are C's own
     ],
