@@ -256,7 +256,9 @@ class Workbench:
             contributors.add(edit_tools(self.edits, lambda: self._tools().enabled))
         view = self.view
         contributors.add(
-            load_skill(self.skill_library, lambda: skill_tool_enabled(view.configuration.settings))
+            load_skill(
+                lambda: self.skills.current, lambda: skill_tool_enabled(view.configuration.settings)
+            )
         )
         contributors.add(self._hub_tools)
         contributors.add(self.features.contribute)
@@ -276,14 +278,10 @@ class Workbench:
             self.hub.contribute(registry, pipeline)
 
     # -- skills --------------------------------------------------------------------------------
-    def skill_library(self) -> SkillLibrary | None:
-        """Return the skills of the last scan (None while skills are disabled)."""
-        return self.skills.current
-
     async def current_skills(self) -> SkillLibrary | None:
         """Rescan when the skill folders changed; return the library (the chat's source)."""
         await self.skills.refresh_or_keep()
-        return self.skill_library()
+        return self.skills.current
 
     # -- MCP -------------------------------------------------------------------------------------
     async def start_mcp(
