@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from qodeassist_lsp.tools.edits.blocks import EditRefused, parse_blocks
+from qodeassist_lsp.tools.edits.blocks import EditRefused, blocks_of
 
 MAX_DETAIL_LINES: Final = 40
 """Lines of detail shown under the title; the rest is counted in a last line."""
@@ -59,11 +59,8 @@ def _path_of(arguments: dict[str, Any]) -> str:
 
 def _edit_lines(arguments: dict[str, Any]) -> list[str]:
     """``edit_file``'s blocks as diff lines: ``-`` what is searched, ``+`` what replaces it."""
-    edits = arguments.get("edits")
-    if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
-        edits = [arguments]
     try:
-        blocks = parse_blocks(edits)
+        blocks = blocks_of(arguments)
     except EditRefused:
         return _argument_lines({k: v for k, v in arguments.items() if k != "path"})
     lines: list[str] = []

@@ -66,6 +66,14 @@ def parse_blocks(value: Any) -> list[EditBlock]:
     return blocks
 
 
+def blocks_of(arguments: dict[str, Any]) -> list[EditBlock]:
+    """Return the blocks of ``edit_file``'s arguments: ``edits``, or the original's flat shape."""
+    edits = arguments.get("edits")
+    if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
+        edits = [arguments]
+    return parse_blocks(edits)
+
+
 def _parse_text(text: str) -> list[EditBlock]:
     text = _lf(text)
     blocks = [EditBlock(match["search"], match["replace"]) for match in _TEXT_BLOCK.finditer(text)]

@@ -21,7 +21,7 @@ from qodeassist_lsp.core.tools import (
     ToolOutput,
     ToolRegistry,
 )
-from qodeassist_lsp.tools.edits.blocks import EditBlock, EditRefused, parse_blocks
+from qodeassist_lsp.tools.edits.blocks import EditRefused, blocks_of
 from qodeassist_lsp.tools.edits.pending import EditManager
 from qodeassist_lsp.wire.tools import ToolSpec
 
@@ -122,15 +122,8 @@ class EditFileTool(_FileTool):
     )
 
     async def _propose(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutput:
-        blocks = _blocks(arguments)
+        blocks = blocks_of(arguments)
         return await self._manager.propose("edit", _path(arguments), context, blocks=blocks)
-
-
-def _blocks(arguments: dict[str, Any]) -> list[EditBlock]:
-    edits = arguments.get("edits")
-    if edits is None and "old_content" in arguments:  # the original QodeAssist's shape
-        edits = [arguments]
-    return parse_blocks(edits)
 
 
 class DeleteFileTool(_FileTool):
@@ -161,7 +154,7 @@ async def preview_call(
             text = content if isinstance(content, str) else ""
             return await manager.preview("create", _path(arguments), content=text)
         if name == "edit_file":
-            return await manager.preview("edit", _path(arguments), blocks=_blocks(arguments))
+            return await manager.preview("edit", _path(arguments), blocks=blocks_of(arguments))
         if name == "delete_file":
             return await manager.preview("delete", _path(arguments))
     except OSError:
