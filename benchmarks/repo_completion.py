@@ -32,8 +32,10 @@ read by the model, then it asks an invoked ``textDocument/inlineCompletion`` at 
 first item's first line is compared with the right one: exact match (whitespace at the ends
 ignored) and edit similarity (rapidfuzz ``fuzz.ratio``, 0-100), and the client-side latency of
 the request. Each server talks to the model through its own recording proxy, so each line also
-reports what its request read: llama.cpp's ``prompt_n`` (new prompt tokens) and ``cache_n``
-(tokens from the prompt cache), counts that do not depend on the machine's load. The budget
+reports what its request read and wrote: llama.cpp's ``prompt_n`` (new prompt tokens),
+``cache_n`` (tokens from the prompt cache) and ``predicted_n`` (tokens generated), counts that do
+not depend on the machine's load. A request that timed out (``--timeout-s``, a loaded machine)
+counts as an empty answer, and is counted apart (``timed out``). The budget
 (issue 45): with the index, exact matches and edit similarity at least 5 points above without,
 and the latency p50 within 10 % of without's.
 """
@@ -252,16 +254,18 @@ class Server:
         }
         posted = len(self.proxy.requests)
         started = time.perf_counter()
+        timed_out = False
         try:
             result = await self.client.request(
                 "textDocument/inlineCompletion", params, within=timeout_s
             )
         except TimeoutError:  # a loaded machine: counted as an empty answer of timeout_s
-            result = None
+            result, timed_out = None, True
         finally:
             elapsed = time.perf_counter() - started
             self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        counts: dict[str, Any] = {"warm_ups": warmed} | dict.fromkeys(TIMINGS)
+        counts: dict[str, Any] = {"warm_ups": warmed, "timed_out": timed_out}
+        counts |= dict.fromkeys(TIMINGS)
         asked = [r.timings for r in self.proxy.requests[posted:] if r.timings is not None]
         if asked:  # the request's first upstream request (one, unless it was retried)
             counts |= {key: asked[0].get(key) for key in TIMINGS}
@@ -397,6 +401,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         return {
             "prompt_n_p50": percentile(read, 0.5),
             "cache_n_p50": percentile(cached, 0.5),
+            "predicted_n_p50": percentile(
+                [row[f"{label}_predicted_n"] for row in rows if row[f"{label}_predicted_n"]], 0.5
+            ),
+            "timed_out": sum(1 for row in rows if row[f"{label}_timed_out"]),
             "warm_ups": sum(row[f"{label}_warm_ups"] for row in rows),
             "exact_match": 100.0 * sum(row[f"{label}_exact"] for row in rows) / max(count, 1),
             "edit_similarity": statistics.fmean(row[f"{label}_similarity"] for row in rows)
@@ -475,8 +483,9 @@ def main() -> None:
         print(
             f"  {label:5}  exact {s['exact_match']:5.1f}  similarity {s['edit_similarity']:5.1f}"
             f"  p50 {s['latency_p50_s']:.2f} s  p95 {s['latency_p95_s']:.2f} s"
-            f"  empty {s['empty']}  read p50 {s['prompt_n_p50']:.0f} new / {s['cache_n_p50']:.0f}"
-            f" cached tokens  warm-ups {s['warm_ups']}"
+            f"  empty {s['empty']} (timed out {s['timed_out']})  read p50"
+            f" {s['prompt_n_p50']:.0f} new / {s['cache_n_p50']:.0f} cached tokens, wrote p50"
+            f" {s['predicted_n_p50']:.0f}  warm-ups {s['warm_ups']}"
         )
     for check, ok in result["checks"].items():
         print(f"  {check}: {'pass' if ok else 'FAIL'}")

@@ -14,8 +14,9 @@ and first lines, a class's members' signatures) go into the prompt:
 * for agents whose prompt is the prefix alone (the Embedded Completion agent), with
   ``codebase_context_in_prefix``: a *file block* (`CodebaseContext.file_block`) in front of the
   prefix, which does not follow the cursor — the definitions of the names the file imports
-  from other files of the workspace, the most used in the file first while they fit, as code
-  under ``# file: <path>`` headers (the repository-level layout of Qwen2.5-Coder's
+  from other files of the workspace, the most used in the file first while they fit, as
+  signatures (a class: its header and its ``__init__``; no annotations) under
+  ``# file: <path>`` headers (the repository-level layout of Qwen2.5-Coder's
   ``<|file_sep|>`` and StarCoder2's ``<file_sep>``), closed by ``# file: <this file>``. It is
   computed once per file and recomputed only when the names the file imports change, when the
   index wrote another file since (`CodebaseIndex.generation`: a definition there may have
@@ -198,13 +199,13 @@ LINE_CHARS: Final = 120
 
 
 @functools.lru_cache(maxsize=1024)
-def compact(summary: str, kind: str) -> str:
+def compact(summary: str, kind: str, width: int = LINE_CHARS) -> str:
     """Return ``summary`` the way a prompt shows it: short, signatures on one line each.
 
     Multi-line signatures are joined; docstrings keep their first line (a class's are
     dropped); a class keeps its header and its public members' signatures (``__init__``
     included, decorators and a property's setter left out); at most `DEFINITION_LINES` lines
-    of at most `LINE_CHARS` characters.
+    of at most ``width`` characters (0: no cut).
     """
     cls = kind == "class"
 
@@ -230,8 +231,13 @@ def compact(summary: str, kind: str) -> str:
             kept.append(line)
         lines = kept
     lines = [line for line in lines if line.strip() and not line.lstrip().startswith("@")]
-    lines = [line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..." for line in lines]
+    if width > 0:
+        lines = [_cut(line, width) for line in lines]
     return "\n".join(lines[:DEFINITION_LINES])
+
+
+def _cut(line: str, width: int = LINE_CHARS) -> str:
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _join_brackets(text: str) -> str:
@@ -256,10 +262,6 @@ def _tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-BLOCK_CLASS_MEMBERS: Final = 6
-"""Most member signatures of a class in a file block."""
-
-
 @dataclass(frozen=True, slots=True)
 class FileBlock:
     """The definitions a file's imports name, as code in front of its prompt (cached per file)."""
@@ -275,14 +277,71 @@ class FileBlock:
 
 
 def _block_summary(item: SymbolDefinition) -> list[str]:
-    """Return a definition's lines in a file block: signatures (and a docstring's first line)."""
-    lines = compact(item.summary or item.signature, item.kind).split("\n")
-    if item.kind == "class":
-        return lines[: 1 + BLOCK_CLASS_MEMBERS]
+    """Return a definition's lines in a file block: its signature, a class's constructor's too.
+
+    Without parameter annotations (their defaults kept), members, docstrings or bodies: a file
+    block names many definitions in few tokens (every token of it is attended to by every
+    token the model writes after it).
+    """
+    lines = compact(item.summary or item.signature, item.kind, 0).split("\n")
     kept = lines[:1]
-    if len(lines) > 1 and lines[1].lstrip().startswith(('"""', "'''")):
-        kept.append(lines[1])
-    return kept
+    if item.kind == "class":
+        kept += [line for line in lines[1:] if _INIT_WITH_PARAMETERS.match(line)][:1]
+    return [_cut(_without_annotations(line)) for line in kept]
+
+
+_INIT_WITH_PARAMETERS: Final = re.compile(r"\s*def __init__\(\s*self\s*,")
+_SIGNATURE: Final = re.compile(
+    r"(?P<head>\s*(?:async\s+)?def\s+\w+\()(?P<params>.*)\)(?:\s*->\s*(?P<returns>.*?))?\s*:\s*$"
+)
+
+
+def _without_annotations(line: str) -> str:
+    """Return a one-line Python ``def`` without its parameters' annotations (``-> None`` too).
+
+    ``def f(a: int, *, b: str | None = None) -> str:`` → ``def f(a, *, b=None) -> str:``; any
+    other line as it is.
+    """
+    match = _SIGNATURE.match(line)
+    if match is None:
+        return line
+    parameters = []
+    for parameter in _top_level_split(match.group("params"), ","):
+        name, _, default = (part.strip() for part in _top_level_split_once(parameter, "="))
+        name = _top_level_split_once(name, ":")[0].strip()
+        if name:
+            parameters.append(f"{name}={default}" if default else name)
+    returns = match.group("returns")
+    arrow = f" -> {returns.strip()}" if returns and returns.strip() != "None" else ""
+    return f"{match.group('head')}{', '.join(parameters)}){arrow}:"
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """Split ``text`` at ``separator`` outside brackets and string literals."""
+    parts: list[str] = []
+    depth, quote, start = 0, "", 0
+    for position, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == separator and depth == 0:
+            parts.append(text[start:position])
+            start = position + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _top_level_split_once(text: str, separator: str) -> tuple[str, str, str]:
+    parts = _top_level_split(text, separator)
+    if len(parts) == 1:
+        return text, "", ""
+    return parts[0], separator, text[len(parts[0]) + 1 :]
 
 
 _BARE_NAME: Final = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -386,15 +445,17 @@ class CodebaseContext:
         if not names:
             return FileBlock(names=names)
         self.lookups += 1
-        found = index.definitions_of(list(names[:MAX_NAMES]), limit=max(len(names) * 2, 8))
+        # The import itself counts once for every name: the order holds. Ranked before the
+        # cap, or a file importing many names would only ever show its first imports.
+        uses = Counter(_BARE_NAME.findall(text))
+        order = {name: number for number, name in enumerate(names)}
+        ranked_names = sorted(names, key=lambda name: (-uses[name], order[name]))[:MAX_NAMES]
+        found = index.definitions_of(ranked_names, limit=max(len(ranked_names) * 2, 8))
         own = self._relative(index, path)
         by_name: dict[str, SymbolDefinition] = {}
         for item in found:
-            if item.path != own and item.container is None:
+            if item.path != own and item.container is None and item.name in order:
                 by_name.setdefault(item.name, item)
-        # The import itself counts once for every name: the order holds.
-        uses = Counter(_BARE_NAME.findall(text))
-        order = {name: number for number, name in enumerate(names)}
         ranked = sorted(by_name.values(), key=lambda d: (-uses[d.name], order[d.name]))
         closing = f"{comment_prefix} file: {own or path.name}"
         used = _tokens(closing) + 1

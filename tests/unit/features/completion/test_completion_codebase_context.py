@@ -212,14 +212,59 @@ def test_the_file_block_shows_what_the_file_imports_as_code_under_file_headers()
     # Segment is used most: its file comes last, nearest the file's own lines.
     assert block(ctx, text) == (
         "# file: io/loading.py\n"
-        "def load(path: str) -> Segment:\n"
-        '    """Read a segment from ``path``."""\n'
+        "def load(path) -> Segment:\n"
         "# file: text/segment.py\n"
         "class Segment:\n"
-        "    def split(self, at: int) -> list[Segment]: ...\n"
-        "    def join(self, other: Segment) -> Segment: ...\n"
         "# file: a.py\n"
     )
+
+
+CLIENT = SymbolDefinition(
+    name="Client",
+    kind="class",
+    path="net/client.py",
+    start_line=0,
+    end_line=30,
+    signature="class Client(Base):",
+    summary='class Client(Base):\n    """A client."""\n'
+    "    def __init__(\n        self,\n        url: str | URL,\n        *,\n"
+    '        timeout: Timeout = Timeout(5.0, pool=None),\n        sep: str = ", ",\n'
+    "        **kwargs: dict[str, int],\n    ) -> None:\n"
+    "        self.url = url\n    def get(self, path: str) -> Response: ...\n"
+    "    def close(self) -> None: ...",
+)
+SEND = SymbolDefinition(
+    name="send",
+    kind="function",
+    path="net/client.py",
+    start_line=31,
+    end_line=40,
+    signature="async def send(request: Request, /, *args: Any) -> None:",
+    summary='async def send(request: Request, /, *args: Any) -> None:\n    """Send it."""\n    ...',
+)
+
+
+def test_the_file_block_shows_signatures_without_annotations_and_a_class_s_constructor() -> None:
+    ctx, _ = context(CLIENT, SEND)
+    text = "from net.client import Client, send\n\nc = Client(1)\nsend(c)\n"
+    # Dense, not whole: every name for few tokens (no members, docstrings or annotations).
+    assert block(ctx, text) == (
+        "# file: net/client.py\n"
+        "async def send(request, /, *args):\n"
+        "class Client(Base):\n"
+        '    def __init__(self, url, *, timeout=Timeout(5.0, pool=None), sep=", ", **kwargs):\n'
+        "# file: a.py\n"
+    )
+
+
+def test_the_most_used_imports_are_looked_up_when_a_file_imports_many() -> None:
+    ctx, index = context(SEGMENT)
+    many = ", ".join(f"name_{n}" for n in range(codebase_context.MAX_NAMES + 6))
+    text = f"from io.names import {many}\nfrom text.segment import Segment\n\n"
+    text += "a = Segment(1)\nb = Segment(2)\n"
+    # Imported last but used most: looked up, not cut by the import order.
+    assert "class Segment:" in block(ctx, text)
+    assert index.asked[0][0] == "Segment"
 
 
 def test_the_file_block_is_the_same_on_every_line_and_key_of_the_file() -> None:
@@ -237,7 +282,7 @@ def test_the_file_block_is_made_again_when_the_imports_change() -> None:
     text = "from text.segment import Segment\n\nx = Segment(1)\n"
     assert "def load" not in block(ctx, text)
     changed = "from io.loading import load\n" + text
-    assert "def load(path: str) -> Segment:" in block(ctx, changed)
+    assert "def load(path) -> Segment:" in block(ctx, changed)
     assert len(index.asked) == 2
     ctx.forget("file:///proj/a.py")  # closed: looked up again when it opens
     block(ctx, changed)
@@ -247,20 +292,18 @@ def test_the_file_block_is_made_again_when_the_imports_change() -> None:
 def test_the_file_block_is_made_again_when_another_file_is_indexed_anew() -> None:
     ctx, index = context(SEGMENT, LOAD)
     text = IMPORTS + "s = Segment(load('a'))\n"
-    assert "def merge" not in block(ctx, text)
+    assert "mode" not in block(ctx, text)
     # this file's own updates (typing here) keep the block: no lookup
     index.changes.append("/proj/a.py")
     block(ctx, text)
     assert len(index.asked) == 1
-    # the other module's class gained a method and was indexed: the next block shows it
+    # the other module's function gained a parameter and was indexed: the next block shows it
     index.table = (
-        dataclasses.replace(
-            SEGMENT, summary=SEGMENT.summary + "\n    def merge(self, other: Segment) -> None: ..."
-        ),
-        LOAD,
+        SEGMENT,
+        dataclasses.replace(LOAD, summary="def load(path: str, mode: str = 'r') -> Segment:"),
     )
-    index.changes.append("/proj/text/segment.py")
-    assert "    def merge(self, other: Segment) -> None: ..." in block(ctx, text)
+    index.changes.append("/proj/io/loading.py")
+    assert "def load(path, mode='r') -> Segment:" in block(ctx, text)
     assert len(index.asked) == 2
     index.changes.append("/proj/a.py")
     block(ctx, text)
@@ -296,17 +339,23 @@ def test_the_file_block_holds_its_budget() -> None:
     ctx, _ = context(SEGMENT, LOAD)
     text = IMPORTS + "s = Segment(load('a'))\nt = Segment(1)\n"
     whole = block(ctx, text)
-    for budget in (60, 40, 20, 8):
+    for budget in (20, 12, 8):
         small = CodebaseContext(ctx.lookup)
         found = small.file_block(
             uri="file:///proj/a.py", path="/proj/a.py", text=text, budget=budget, comment_prefix="#"
         )
         assert found.tokens <= budget, (budget, found.text)
         assert len(found.text) < len(whole)
-    assert block(CodebaseContext(ctx.lookup), text, budget=40) == (
-        "# file: text/segment.py\nclass Segment:\n"
-        "    def split(self, at: int) -> list[Segment]: ...\n# file: a.py\n"
-    )  # the most used first, cut to the members that fit; load does not fit
+    assert block(CodebaseContext(ctx.lookup), text, budget=20) == (
+        "# file: text/segment.py\nclass Segment:\n# file: a.py\n"
+    )  # the most used first; load does not fit
+    client = context(CLIENT)[0]
+    text = "from net.client import Client\n\nc = Client(1)\n"
+    assert (
+        block(client, text, budget=20)
+        == "# file: net/client.py\nclass Client(Base):\n# file: a.py\n"
+    )
+    # a class is cut to its header when its constructor does not fit
 
 
 def test_no_index_no_imports_no_block() -> None:
@@ -321,11 +370,7 @@ async def test_a_prefix_only_agent_gets_the_file_block_before_the_prefix(
     harness.service.codebase = lambda path: index
     harness.use(codebase_context_in_prefix=True)
     head = "from text.segment import Segment\n\n"
-    expected = (
-        "# file: text/segment.py\nclass Segment:\n"
-        "    def split(self, at: int) -> list[Segment]: ...\n"
-        "    def join(self, other: Segment) -> Segment: ...\n# file: a.py\n"
-    )
+    expected = "# file: text/segment.py\nclass Segment:\n# file: a.py\n"
     for text in ("parts = Segment.|", "parts = Segment.split(3)\nother = |", "x = 1\ny|"):
         harness.answer("split(3)\n")
         await harness.complete(head + text)
