@@ -279,9 +279,10 @@ class FileBlock:
 def _block_summary(item: SymbolDefinition) -> list[str]:
     """Return a definition's lines in a file block: its signature, a class's constructor's too.
 
-    Without parameter annotations (their defaults kept), members, docstrings or bodies: a file
-    block names many definitions in few tokens (every token of it is attended to by every
-    token the model writes after it).
+    Without parameter annotations (their defaults kept), docstrings or bodies: a file block
+    names many definitions in few tokens (every token of it is attended to by every token the
+    model writes after it); a class's other members come after every name, where room is left
+    (`_block_members`).
     """
     lines = compact(item.summary or item.signature, item.kind, 0).split("\n")
     kept = lines[:1]
@@ -290,9 +291,19 @@ def _block_summary(item: SymbolDefinition) -> list[str]:
     return [_cut(_without_annotations(line)) for line in kept]
 
 
+def _block_members(item: SymbolDefinition) -> list[str]:
+    """Return a class's public members' signatures (not ``__init__``) for a file block."""
+    if item.kind != "class":
+        return []
+    lines = compact(item.summary or item.signature, item.kind, 0).split("\n")[1:]
+    return [_cut(_without_annotations(line)) for line in lines if "__init__(" not in line]
+
+
+BLOCK_CLASS_MEMBERS: Final = 6
+"""Most member signatures of a class in a file block (where the budget leaves room)."""
 _INIT_WITH_PARAMETERS: Final = re.compile(r"\s*def __init__\(\s*self\s*,")
 _SIGNATURE: Final = re.compile(
-    r"(?P<head>\s*(?:async\s+)?def\s+\w+\()(?P<params>.*)\)(?:\s*->\s*(?P<returns>.*?))?\s*:\s*$"
+    r"(?P<head>\s*(?:async\s+)?def\s+\w+\()(?P<params>.*)\)(?:\s*->\s*(?P<returns>.*?))?\s*:(?P<body>\s*\.\.\.)?\s*$"
 )
 
 
@@ -313,7 +324,7 @@ def _without_annotations(line: str) -> str:
             parameters.append(f"{name}={default}" if default else name)
     returns = match.group("returns")
     arrow = f" -> {returns.strip()}" if returns and returns.strip() != "None" else ""
-    return f"{match.group('head')}{', '.join(parameters)}){arrow}:"
+    return f"{match.group('head')}{', '.join(parameters)}){arrow}:{match.group('body') or ''}"
 
 
 def _top_level_split(text: str, separator: str) -> list[str]:
@@ -471,6 +482,14 @@ class CodebaseContext:
             used += header + _tokens("\n".join(lines)) + 1
             paths.add(item.path)
             chosen.append((item, lines))
+        # Every name first; what is left shows the most used classes' members (after
+        # ``Segment.`` the model sees which methods it has).
+        for item, lines in chosen:
+            for member in _block_members(item)[:BLOCK_CLASS_MEMBERS]:
+                if used + _tokens(member) + 1 > budget:
+                    break
+                used += _tokens(member) + 1
+                lines.append(member)
         if not chosen:
             return FileBlock(names=names)
         best: dict[

@@ -239,7 +239,7 @@ class CompletionSettings(Section):
         "docs/performance.md.",
     )
     codebase_context_tokens: int = Field(
-        default=192,
+        default=96,
         ge=0,
         le=8192,
         description="Most estimated tokens of those definitions (of the file block, for "

@@ -76,11 +76,12 @@ async def test_the_other_modules_definition_is_in_the_prompt(client, lsp_home, r
     prompt = await complete_after_segment_dot(client, lsp_home, replay)
     # The Embedded Completion agent sends the prefix alone: the file block leads it
     # (codebase_context_in_prefix, on by default): what main.py imports, as code under its
-    # file's name, then main.py's name; private members and bodies are left out.
+    # file's name, then main.py's name; signatures without annotations, private members and
+    # bodies left out.
     assert prompt == (
         "# file: text/segment.py\nclass Segment:\n"
-        "    def __init__(self, text: str, start: int = 0) -> None:\n"
-        '    def split(self, at: int) -> list["Segment"]:\n'
+        "    def __init__(self, text, start=0):\n"
+        '    def split(self, at) -> list["Segment"]:\n'
         "# file: main.py\n" + MAIN.rstrip("\n")
     ), prompt
 
@@ -145,8 +146,8 @@ async def test_the_file_block_follows_a_change_of_the_other_module(
     prompt = str(replay.last.json["prompt"])
     assert prompt == (
         "# file: text/segment.py\nclass Segment:\n"
-        "    def __init__(self, text: str, start: int = 0) -> None:\n"
-        '    def split(self, at: int) -> list["Segment"]:\n'
-        '    def merge(self, other: "Segment") -> "Segment":\n'
+        "    def __init__(self, text, start=0):\n"
+        '    def split(self, at) -> list["Segment"]:\n'
+        '    def merge(self, other) -> "Segment":\n'
         "# file: main.py\n" + text
     ), prompt

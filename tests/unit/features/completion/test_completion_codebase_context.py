@@ -215,6 +215,8 @@ def test_the_file_block_shows_what_the_file_imports_as_code_under_file_headers()
         "def load(path) -> Segment:\n"
         "# file: text/segment.py\n"
         "class Segment:\n"
+        "    def split(self, at) -> list[Segment]: ...\n"
+        "    def join(self, other) -> Segment: ...\n"
         "# file: a.py\n"
     )
 
@@ -253,6 +255,8 @@ def test_the_file_block_shows_signatures_without_annotations_and_a_class_s_const
         "async def send(request, /, *args):\n"
         "class Client(Base):\n"
         '    def __init__(self, url, *, timeout=Timeout(5.0, pool=None), sep=", ", **kwargs):\n'
+        "    def get(self, path) -> Response: ...\n"
+        "    def close(self): ...\n"
         "# file: a.py\n"
     )
 
@@ -349,6 +353,10 @@ def test_the_file_block_holds_its_budget() -> None:
     assert block(CodebaseContext(ctx.lookup), text, budget=20) == (
         "# file: text/segment.py\nclass Segment:\n# file: a.py\n"
     )  # the most used first; load does not fit
+    assert block(CodebaseContext(ctx.lookup), text, budget=36) == (
+        "# file: io/loading.py\ndef load(path) -> Segment:\n"
+        "# file: text/segment.py\nclass Segment:\n# file: a.py\n"
+    )  # every name before any class's members
     client = context(CLIENT)[0]
     text = "from net.client import Client\n\nc = Client(1)\n"
     assert (
@@ -370,7 +378,11 @@ async def test_a_prefix_only_agent_gets_the_file_block_before_the_prefix(
     harness.service.codebase = lambda path: index
     harness.use(codebase_context_in_prefix=True)
     head = "from text.segment import Segment\n\n"
-    expected = "# file: text/segment.py\nclass Segment:\n# file: a.py\n"
+    expected = (
+        "# file: text/segment.py\nclass Segment:\n"
+        "    def split(self, at) -> list[Segment]: ...\n"
+        "    def join(self, other) -> Segment: ...\n# file: a.py\n"
+    )
     for text in ("parts = Segment.|", "parts = Segment.split(3)\nother = |", "x = 1\ny|"):
         harness.answer("split(3)\n")
         await harness.complete(head + text)
