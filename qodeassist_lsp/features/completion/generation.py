@@ -154,9 +154,9 @@ class Generation:
         self._pieces: list[str] = []
         """The first streamed pieces of the current answer (one token each from llama.cpp)."""
         self._again: tuple[str, str] | None = None
+        """The rule and the token to exclude, once the first answer was found wrong."""
         self._avoids: bool | None = None
         """Whether the serving agent's body uses ``ctx.avoid`` (None: not asked yet)."""
-        """The rule and the token to exclude, once the first answer was found wrong."""
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
