@@ -34,7 +34,9 @@ Order of the rules (behaviour §6.4 plus Continue's stream filters):
 4. A last line ending in the text right of the cursor loses it when that leaves the brackets
    balanced (the overlap of the first line is handled by ``overlap``). A multi-line
    answer whose last lines leave brackets open (the token cap or a stop rule cut a call in two)
-   ends at the last line where they are all closed, when nothing is right of the cursor.
+   ends at the last line where they are all closed, when nothing is right of the cursor, and
+   does not end on a line that needs more after it (a block header with no body, a line
+   ending in an operator): the cap cut the statement it starts.
 5. Trailing whitespace is chopped (which subsumes the original's "a single trailing newline is
    removed" rule); a blank result means no suggestion.
 
@@ -330,7 +332,9 @@ class Postprocessor:
         """Drop a multi-line answer's last lines while they leave brackets open (cut mid-call).
 
         Only down to the last line end where every bracket the answer opened is closed, and
-        never the first line; not when text right of the cursor may close them.
+        never the first line; not when text right of the cursor may close them. Then the last
+        lines go while they need more after them (a block header with no body, a line ending
+        in an operator): the token cap cut the statement they start.
         """
         opts = self.options
         if len(lines) < 2 or opts.single_line or opts.line_after.strip():
@@ -341,7 +345,12 @@ class Postprocessor:
             depth += _depth(lines[index], opts.comment_prefix)
             if depth <= 0:
                 whole = index + 1
-        return lines[:whole] if whole else lines
+        if not whole:
+            return lines
+        kept = lines[:whole]
+        while len(kept) > 1 and (not kept[-1].strip() or _opens(kept[-1], opts.comment_prefix)):
+            kept.pop()
+        return kept
 
     def _line_after_end(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
         """Keep the line of code the answer starts after a finished line (and blank lines).

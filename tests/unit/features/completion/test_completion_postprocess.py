@@ -287,6 +287,18 @@ def test_a_multi_line_answer_cut_inside_brackets_ends_at_its_last_whole_statemen
     assert post(line_after=")").process("a,\n    g(b").text == "a,\n    g(b"
 
 
+def test_a_multi_line_answer_does_not_end_on_a_line_that_needs_more() -> None:
+    # Issue 46.3: HumanEval/107, the cap cut the answer after a ``for`` header and in an ``if``.
+    p = post(comment_prefix="#")
+    capped = "count = 0\nfor i in range(n):\n    if is_palindrome(i) and i % 2 =="
+    assert p.process(capped).text == "count = 0"
+    assert p.process("x = 1\nif x:\n    y = 2\nelse:").text == "x = 1\nif x:\n    y = 2"
+    assert p.process("total = a +\n").text == "total = a +"  # the first line always stays
+    lua = post(comment_prefix="--")
+    assert lua.process("local n = 0\nfor i = 1, 3 do").text == "local n = 0"
+    assert p.process("x = 1  # note:\ny = 2").text == "x = 1  # note:\ny = 2"
+
+
 def test_a_first_line_that_cannot_precede_the_deeper_line_below_goes_on_to_one_that_can() -> None:
     # Issue 46.3: the line below is indented deeper, so the cursor's line must open a block;
     # the model wrote another statement first, then the block's header.
