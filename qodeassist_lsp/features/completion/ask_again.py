@@ -27,7 +27,12 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from qodeassist_lsp.features.completion.postprocess import PostprocessOptions
+from qodeassist_lsp.features.completion.postprocess import (
+    PostprocessOptions,
+    bracket_depth,
+    indent_of,
+    line_code,
+)
 
 __all__ = ["avoided_token", "disproved"]
 
@@ -44,7 +49,6 @@ _PY_KEYWORD: Final = re.compile(
     r"(?:if|elif|else|for|while|try|except|finally|with|def|class|async|match|case)\b"
 )
 _CONTINUES: Final = ("\\", ",", "=", "+", "-", "*", "/", "%", "&&", "||", "|", "&", "?", ".", "(")
-_OPENERS: Final = "([{"
 _CLOSERS: Final = ")]}"
 
 
@@ -59,7 +63,7 @@ def disproved(answer: str, options: PostprocessOptions, language: str) -> str | 
         return None
     lines = [line for line in answer.split("\n") if line.strip()]
     first = lines[0].strip()
-    level, deeper = len(before), _indent(below)
+    level, deeper = len(before), indent_of(below)
     code = _code(first, options.comment_prefix)
     if first == below.strip():
         return "repeats"
@@ -99,40 +103,22 @@ def _header(code: str, language: str) -> bool:
         return _PY_HEADER.match(code) is not None
     if language == "lua" and _LUA_HEADER.search(code) is not None:
         return True
-    return code.endswith("{") and _depth(code) > 0
+    return code.endswith("{") and bracket_depth(code, "") > 0
 
 
 def _python_opens(code: str) -> bool:
     # A line that starts a block header and does not end it was cut (the token cap), not wrong.
     return (
-        code.endswith((":", *_CONTINUES)) or _depth(code) > 0 or _PY_KEYWORD.match(code) is not None
+        code.endswith((":", *_CONTINUES))
+        or bracket_depth(code, "") > 0
+        or _PY_KEYWORD.match(code) is not None
     )
 
 
 def _code(line: str, comment_prefix: str) -> str:
-    """``line`` without a trailing comment outside strings (a line-start comment: "")."""
-    quote = ""
-    index = 0
-    while index < len(line):
-        char = line[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'`":
-            quote = char
-        elif line.startswith(comment_prefix, index) or (
-            comment_prefix == "//" and line.startswith("/*", index)
-        ):
-            return line[:index].rstrip()
-        index += 1
-    return line.rstrip()
+    """``line`` without a trailing comment outside strings (a line-start comment: "").
 
-
-def _depth(code: str) -> int:
-    return sum(code.count(c) for c in _OPENERS) - sum(code.count(c) for c in _CLOSERS)
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
+    A C-family ``/* … */`` after code counts as its comment too.
+    """
+    code = line_code(line, comment_prefix)
+    return line_code(code, "/*") if comment_prefix == "//" else code

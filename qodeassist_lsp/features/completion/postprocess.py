@@ -55,7 +55,16 @@ from typing import Final
 from qodeassist_lsp.config.settings import OutputHandler
 from qodeassist_lsp.features.completion.healing import unheal
 
-__all__ = ["PostprocessOptions", "Postprocessor", "Processed", "alternatives", "inside_block"]
+__all__ = [
+    "PostprocessOptions",
+    "Postprocessor",
+    "Processed",
+    "alternatives",
+    "bracket_depth",
+    "indent_of",
+    "inside_block",
+    "line_code",
+]
 
 _FENCE: Final = "```"
 _INTRO: Final = re.compile(
@@ -246,7 +255,7 @@ class Postprocessor:
             return self._statement(lines, complete=complete)
         below = opts.next_line.rstrip()
         before = opts.line_before
-        level = len(before) if not before.strip() else _indent(before)
+        level = len(before) if not before.strip() else indent_of(before)
         jumped: int | None = None  # the indentation of a return-like line just before
         for index, line in enumerate(lines):
             repeat = _repeat_start(lines, index)
@@ -254,20 +263,20 @@ class Postprocessor:
                 return lines[:repeat], True
             if index >= 1 and below.strip() and line.rstrip() == below:
                 return lines[:index], True
-            if continued and index >= 1 and line.strip() and _indent(line) < level:
+            if continued and index >= 1 and line.strip() and indent_of(line) < level:
                 # The model left the cursor's block: what follows belongs to code that exists.
                 closing = not line.strip().strip(_CLOSERS + ";,")
                 return lines[: index + 1 if closing else index], True
             if not line.strip():
                 continue
-            if continued and jumped is not None and _indent(line) >= jumped:
+            if continued and jumped is not None and indent_of(line) >= jumped:
                 # Code after a return in the same block never runs: the model is looping or
                 # writing the next function's body (issue 46.3: HumanEval/59's ``return x``,
                 # ``"""``, ``return x``).
                 return lines[:index], True
             jumped = None
             if _JUMP.match(line.strip()) and _ends_statement(line):
-                jumped = level if index == 0 else _indent(line)
+                jumped = level if index == 0 else indent_of(line)
         return lines, False
 
     def _statement(self, lines: list[str], *, complete: bool) -> tuple[list[str], bool]:
@@ -281,16 +290,16 @@ class Postprocessor:
         """
         opts = self.options
         before = opts.line_before
-        level = len(before) if not before.strip() else _indent(before)
+        level = len(before) if not before.strip() else indent_of(before)
         depth = 0
         # The line below indented deeper: the document already goes on with the statement
         # (``items = [`` above its items).
-        if not opts.line_after.strip() and _indent(opts.next_line) <= level:
-            depth = _depth(lines[0], opts.comment_prefix)  # the answer's own brackets
+        if not opts.line_after.strip() and indent_of(opts.next_line) <= level:
+            depth = bracket_depth(lines[0], opts.comment_prefix)  # the answer's own brackets
         if depth <= 0:
             return lines[:1], complete or len(lines) > 1
         for index in range(1, min(len(lines), _MAX_CONTINUED + 1)):
-            depth += _depth(lines[index], opts.comment_prefix)
+            depth += bracket_depth(lines[index], opts.comment_prefix)
             if depth <= 0:
                 return lines[: index + 1], complete or len(lines) > index + 1
         if len(lines) > _MAX_CONTINUED or not complete:
@@ -312,7 +321,7 @@ class Postprocessor:
         prefix = opts.comment_prefix
         if before.strip() or opts.line_after.strip() or not below.strip():
             return None  # mid-line, the user's own line is being written: theirs to end
-        if _indent(below) <= level:
+        if indent_of(below) <= level:
             return None
         if not lines[0].strip() or _opens(before + lines[0], prefix):
             return None
@@ -320,7 +329,7 @@ class Postprocessor:
             line = lines[index]
             if not line.strip():
                 continue
-            if _indent(line) != level or _JUMP.match(line.strip()):
+            if indent_of(line) != level or _JUMP.match(line.strip()):
                 return None
             if _opens(line, prefix):
                 return lines[: index + 1], True
@@ -339,10 +348,10 @@ class Postprocessor:
         opts = self.options
         if len(lines) < 2 or opts.single_line or opts.line_after.strip():
             return lines
-        depth = _depth(lines[0], opts.comment_prefix)
+        depth = bracket_depth(lines[0], opts.comment_prefix)
         whole = 1 if depth <= 0 else 0
         for index in range(1, len(lines)):
-            depth += _depth(lines[index], opts.comment_prefix)
+            depth += bracket_depth(lines[index], opts.comment_prefix)
             if depth <= 0:
                 whole = index + 1
         if not whole:
@@ -449,7 +458,7 @@ def _scan(text: str, comment_prefix: str) -> Iterator[tuple[int, str, bool]]:
         index += 1
 
 
-def _depth(text: str, comment_prefix: str) -> int:
+def bracket_depth(text: str, comment_prefix: str) -> int:
     """Brackets ``text`` opens minus those it closes, outside strings and a trailing comment."""
     return sum(
         (char in _OPENERS) - (char in _CLOSERS)
@@ -458,7 +467,7 @@ def _depth(text: str, comment_prefix: str) -> int:
     )
 
 
-def _code(text: str, comment_prefix: str) -> str:
+def line_code(text: str, comment_prefix: str) -> str:
     """``text`` without its trailing comment (outside strings), right-stripped."""
     end = 0
     for index, _, _ in _scan(text, comment_prefix):
@@ -468,11 +477,11 @@ def _code(text: str, comment_prefix: str) -> str:
 
 def _opens(text: str, comment_prefix: str) -> bool:
     """Whether a line indented deeper may follow ``text``: it opens a block or goes on."""
-    code = _code(text, comment_prefix)
+    code = line_code(text, comment_prefix)
     return (
         code.endswith((":", "{", *_CONTINUES))
         or _BLOCK_WORD.search(code) is not None
-        or _depth(code, comment_prefix) > 0
+        or bracket_depth(code, comment_prefix) > 0
         or _HEADER.match(code.strip()) is not None
     )
 
@@ -491,7 +500,8 @@ def _cut_loop(lines: list[str]) -> bool:
     return False
 
 
-def _indent(line: str) -> int:
+def indent_of(line: str) -> int:
+    """Return the width of ``line``'s leading spaces and tabs."""
     return len(line) - len(line.lstrip(" \t"))
 
 
@@ -509,8 +519,8 @@ def inside_block(line_before: str, line_after: str, line_below: str) -> bool:
         return False
     if not line_below.strip().strip(_CLOSERS + ";,"):
         return False  # a line of closing brackets ends the block
-    cursor = len(line_before) if not line_before.strip() else _indent(line_before)
-    return _indent(line_below) >= cursor
+    cursor = len(line_before) if not line_before.strip() else indent_of(line_before)
+    return indent_of(line_below) >= cursor
 
 
 def alternatives(text: str, limit: int) -> list[str]:

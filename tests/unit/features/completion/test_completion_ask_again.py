@@ -52,6 +52,9 @@ def at(below: str, before: str = "    ", comment: str = "#") -> PostprocessOptio
         ("break", "    i = i + 1", "lua", "--", "unreachable"),
         ("y = 2", "    y = 2", "python", "#", "repeats"),
         ("y = 2", "        z = 3", "python", "#", "not a block"),
+        ("while (x) { /* loop */", "    y();", "c-like", "//", "no body"),
+        ('s = ")"; while (s) {', "    y();", "c-like", "//", "no body"),  # ")" is a string's
+        ("while (x) {", "    y();", "plain", "", "no body"),  # no comment marker known
     ],
 )
 def test_the_line_below_proves_the_answer_wrong(
