@@ -71,7 +71,7 @@ def serve_stdio(
         asyncio.run(_serve(server, stdin, stdout, companion))
     except (KeyboardInterrupt, SystemExit):  # pygls's ``exit`` handler ends the process so
         pass
-    except BrokenPipeError:
+    except ConnectionError:  # a broken pipe, or a socket the client reset (closed unread)
         log.error("the client closed the connection; shutting down")
     finally:
         server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
