@@ -196,8 +196,10 @@ class QodeAssistServer(LanguageServer):
         parts = {f.status_key: f.status() for f in features if f.status_key is not None}
         table = self.ports.features
         if table is not None and self.backend.loaded:  # each feature's part, under its name
-            waiting = {spec.name: {"state": "waiting"} for spec in table.specs}
-            parts |= table.status() if table.built else waiting
+            if table.built:
+                parts |= table.status()
+            else:
+                parts |= {spec.name: {"state": "waiting"} for spec in table.specs}
         parts = {key: part for key, part in parts.items() if part is not None}
         status = self.backend.status(pipeline_specs(), **parts)
         if self.outage.failure is not None and status.get("state") == "ready":

@@ -404,7 +404,8 @@ class Generation:
             for chars, future in self._growth:
                 if length >= chars:
                     _resolve(future)
-        if self._lines and "\n" in delta and self.result().text and not self._maybe_wrong():
+        shown = self.result().text if self._lines and "\n" in delta else ""
+        if shown and not self._maybe_wrong(shown):
             lines, self._lines = self._lines, []
             for future in lines:
                 _resolve(future)
@@ -419,12 +420,11 @@ class Generation:
         return False
 
     # -- asking again ---------------------------------------------------------------------------
-    def _maybe_wrong(self) -> bool:
-        """Whether the answer so far may yet be asked again (its first line is not shown)."""
+    def _maybe_wrong(self, shown: str) -> bool:
+        """Whether the answer so far (``shown``) may yet be asked again (it is not shown yet)."""
         if self.asked_again or self.warm:
             return False
-        text = self.postprocessor.process(self.text, final=False).text
-        if disproved(text, self.postprocessor.options, self._language) is None:
+        if disproved(shown, self.postprocessor.options, self._language) is None:
             return False
         return self._takes_avoid()
 
