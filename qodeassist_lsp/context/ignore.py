@@ -19,7 +19,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -34,10 +34,12 @@ __all__ = [
     "NESTED_IGNORE_FILES",
     "FolderIgnores",
     "IgnoreFilter",
+    "IgnoredFiles",
     "compile_ignore_patterns",
 ]
 
 _MAX_CACHED_DIRS: Final = 50_000
+_MAX_VERDICTS: Final = 4096
 
 _Signature = tuple[int, int, int]
 
@@ -128,6 +130,16 @@ class IgnoreFilter:
     def problems(self) -> tuple[ConfigProblem, ...]:
         """Problems of the current ignore file (unreadable, invalid patterns)."""
         return self._current().problems
+
+    def state(self) -> object:
+        """Return a token that stays the same (``is``) while this filter's answers do.
+
+        It checks the ignore file as `is_ignored` does (at most every ``check_interval_s``), so
+        a caller that remembers verdicts per path keeps them while the token is unchanged. A
+        nested filter depends on files below the root too: its token is new on every call.
+        """
+        rules = self._current()
+        return object() if self._nested else rules
 
     def reload(self) -> None:
         """Check the ignore file (and nested ones) now instead of after ``check_interval_s``."""
@@ -332,3 +344,51 @@ class FolderIgnores:
                     )
                 filters.append(cache[folder, name])
         return cls(filters)
+
+
+class IgnoredFiles:
+    """Whether the filter of one of some folders excludes a file, remembered per path.
+
+    The verdicts are kept while the folders are the same and so is every filter's
+    `IgnoreFilter.state` (which checks its file as `IgnoreFilter.is_ignored` does, at most every
+    ``check_interval_s``): another folder list or a changed ignore file drops them all. A call
+    then costs the folder list, one state per filter and a dict lookup, not the path arithmetic,
+    a ``stat`` and the patterns for each file, on every completion for every open document.
+    Paths are taken to stay what they are (open documents are files).
+    """
+
+    def __init__(
+        self,
+        folders: Callable[[], Sequence[Path]],
+        filter_of: Callable[[Path], IgnoreFilter | None],
+    ) -> None:
+        """Follow the folders ``folders()`` returns, and ``filter_of`` each one's filter."""
+        self._folders = folders
+        self._filter_of = filter_of
+        self._seen: tuple[Path, ...] | None = None
+        self._filters: list[IgnoreFilter] = []
+        self._states: list[object] = []
+        self._verdicts: dict[str, bool] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the filter of one of the folders excludes ``path``."""
+        folders = tuple(self._folders())
+        if folders != self._seen:
+            self._seen = folders
+            self._filters = [f for f in map(self._filter_of, folders) if f is not None]
+            self._states = []
+            self._verdicts.clear()
+        states = [ignore.state() for ignore in self._filters]
+        if len(states) != len(self._states) or any(
+            new is not old for new, old in zip(states, self._states, strict=True)
+        ):
+            self._states = states
+            self._verdicts.clear()
+        key = os.fspath(path)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = any(ignore.is_ignored(key) for ignore in self._filters)
+            if len(self._verdicts) >= _MAX_VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict

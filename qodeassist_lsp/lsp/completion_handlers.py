@@ -60,16 +60,17 @@ log = logging.getLogger("qodeassist.server")
 class _WorkspaceIgnores:
     """The completion service's ``PathFilter``: the workbench's rule, as next edits have it.
 
-    A file the ``.qodeassistignore`` of any workspace folder lists (read at each call: folders
-    come and go) gets no completion and is never quoted in another file's prompt.
+    A file the ``.qodeassistignore`` of any workspace folder lists (the folders are read at
+    each call: they come and go) gets no completion and is never quoted in another file's
+    prompt. The path goes through as the document has it: no ``Path`` is built per call.
     """
 
-    def __init__(self, ignored: Callable[[Path], bool]) -> None:
+    def __init__(self, ignored: Callable[[str], bool]) -> None:
         self._ignored = ignored
 
     def is_ignored(self, path: str) -> bool:
         """Whether a workspace folder's ``.qodeassistignore`` excludes ``path``."""
-        return self._ignored(Path(path))
+        return self._ignored(path)
 
 
 FALLBACK_BUDGET_S = 0.8

@@ -26,7 +26,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qodeassist_lsp.context.ignore import IGNORE_FILE_NAME, FolderIgnores, IgnoreFilter
+from qodeassist_lsp.context.ignore import (
+    IGNORE_FILE_NAME,
+    FolderIgnores,
+    IgnoredFiles,
+    IgnoreFilter,
+)
 from qodeassist_lsp.workbench.ports import Ports
 
 if TYPE_CHECKING:
@@ -157,22 +162,15 @@ class Workbench:
         edits, the refactor); ``folders`` default to the workspace's.
         """
         ignored = self.ignored_file(folders)
-        return lambda document: bool(document.path) and ignored(Path(document.path))
+        return lambda document: bool(document.path) and ignored(document.path)
 
-    def ignored_file(
-        self, folders: Callable[[], Sequence[Path]] | None = None
-    ) -> Callable[[Path], bool]:
-        """Return whether the ``.qodeassistignore`` of one of ``folders`` excludes a file."""
-        where = folders or self.ports.folders
+    def ignored_file(self, folders: Callable[[], Sequence[Path]] | None = None) -> IgnoredFiles:
+        """Return whether the ``.qodeassistignore`` of one of ``folders`` excludes a file.
 
-        def ignored(path: Path) -> bool:
-            return any(
-                rules.is_ignored(path)
-                for rules in map(self.qodeassist_ignore, where())
-                if rules is not None
-            )
-
-        return ignored
+        Its verdicts are remembered per path until the folders or one of their ignore files
+        change (`IgnoredFiles`): it is asked for every open document of every completion.
+        """
+        return IgnoredFiles(folders or self.ports.folders, self.qodeassist_ignore)
 
     def qodeassist_ignore(self, folder: Path | None) -> IgnoreFilter | None:
         """Return the ``.qodeassistignore`` of ``folder`` (chat messages, completion context)."""

@@ -11,6 +11,7 @@ import pytest
 from qodeassist_lsp.context.ignore import (
     IGNORE_FILE_NAME,
     FolderIgnores,
+    IgnoredFiles,
     IgnoreFilter,
     compile_ignore_patterns,
 )
@@ -335,3 +336,73 @@ def test_qodeassistignore_is_read_at_the_root_only(tmp_path: Path) -> None:
     (tmp_path / "sub" / IGNORE_FILE_NAME).write_text("secret.txt\n")
     assert FolderIgnores.of([tmp_path]).ignored_by(tmp_path / "sub" / "secret.txt") is None
     assert not IgnoreFilter(tmp_path).is_ignored("sub/secret.txt")
+
+
+# -- remembered verdicts (asked for every open document of every completion) -----------------
+
+
+class CountingFilter(IgnoreFilter):
+    """An `IgnoreFilter` that counts the paths it is asked about."""
+
+    def __init__(self, root: Path, **kwargs: object) -> None:
+        super().__init__(root, **kwargs)  # type: ignore[arg-type]
+        self.asked = 0
+
+    def is_ignored(self, path: str | os.PathLike[str]) -> bool:
+        self.asked += 1
+        return super().is_ignored(path)
+
+
+def _rewrite(file: Path, text: str) -> None:
+    """Write ``text`` with an mtime a second later, so the change shows on any file system."""
+    file.write_text(text, encoding="utf-8")
+    stat = file.stat()
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+
+
+def test_the_state_stays_while_the_file_does_and_changes_with_it(tmp_path: Path) -> None:
+    f = make(tmp_path, "*.log\n", check_interval_s=0)
+    state = f.state()
+    assert f.state() is state
+    _rewrite(tmp_path / IGNORE_FILE_NAME, "*.tmp\n")
+    assert f.state() is not state
+    nested = IgnoreFilter(tmp_path, file_name=".gitignore", nested=True)
+    assert nested.state() is not nested.state()  # files below the root count: never the same
+
+
+def test_a_verdict_is_remembered_per_path(tmp_path: Path) -> None:
+    (tmp_path / IGNORE_FILE_NAME).write_text("secret.txt\n")
+    f = CountingFilter(tmp_path, check_interval_s=0)
+    ignored = IgnoredFiles(lambda: [tmp_path], lambda folder: f)
+    secret, kept = str(tmp_path / "secret.txt"), str(tmp_path / "kept.py")
+    assert ignored(secret) and not ignored(kept)
+    assert ignored(secret) and not ignored(Path(kept))
+    assert f.asked == 2
+
+
+def test_an_edited_ignore_file_takes_effect_at_the_next_check(tmp_path: Path) -> None:
+    (tmp_path / IGNORE_FILE_NAME).write_text("secret.txt\n")
+    f = CountingFilter(tmp_path, check_interval_s=0)
+    ignored = IgnoredFiles(lambda: [tmp_path], lambda folder: f)
+    secret, kept = str(tmp_path / "secret.txt"), str(tmp_path / "kept.py")
+    assert ignored(secret) and not ignored(kept)
+    _rewrite(tmp_path / IGNORE_FILE_NAME, "kept.py\n")
+    assert ignored(kept) and not ignored(secret)
+    (tmp_path / IGNORE_FILE_NAME).unlink()
+    assert not ignored(kept)
+
+
+def test_the_verdicts_follow_the_folders(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / IGNORE_FILE_NAME).write_text("secret.txt\n")
+    filters = {folder: IgnoreFilter(folder) for folder in (first, second)}
+    folders = [first]
+    ignored = IgnoredFiles(lambda: folders, filters.get)
+    secret = str(second / "secret.txt")
+    assert not ignored(secret)  # b is not a workspace folder (yet)
+    folders.append(second)
+    assert ignored(secret)
+    folders.remove(second)
+    assert not ignored(secret)

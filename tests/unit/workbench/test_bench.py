@@ -72,6 +72,18 @@ def test_the_chat_checks_mentions_against_the_qodeassistignore_of_its_folder(
     assert bench.qodeassist_ignore(project) is ignore  # one filter per folder and file
 
 
+def test_the_open_documents_ignore_rule_follows_an_edited_qodeassistignore(
+    bench: Workbench,
+) -> None:
+    project = bench.ports.folders()[0]
+    ignored = bench.ignored_file()
+    secret, kept = str(project / "secret.txt"), str(project / "kept.py")
+    assert ignored(secret) and not ignored(kept)
+    (project / ".qodeassistignore").write_text("kept.py\n")
+    bench.qodeassist_ignore(project).reload()  # as after ``check_interval_s``
+    assert ignored(kept) and not ignored(secret)
+
+
 def test_every_chat_of_the_process_counts_in_one_agent_pool(bench: Workbench) -> None:
     """ACP makes a chat service per session, HTTP beside an editor one more: one pool."""
     first = bench.chat_service(lambda _chat, _event: None)
