@@ -26,6 +26,7 @@ from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.errors import answering
 from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
+from qodeassist_lsp.lsp.parent_watch import ParentWatch
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import BackgroundOutage, MessageThrottle
 from qodeassist_lsp.workbench.ports import Ports
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from qodeassist_lsp.workbench.bench import Workbench
 
 log = logging.getLogger("qodeassist.server")
+CLOSE_TIMEOUT_S = 10.0
+"""How long closing may take when the editor is gone before the server exits anyway."""
 F = TypeVar("F", bound=Callable[..., Any])
 L = TypeVar("L", bound=LanguageFeature)
 
@@ -70,6 +73,8 @@ class QodeAssistServer(LanguageServer):
         self.outage = BackgroundOutage()
         self.start_task: asyncio.Task[None] | None = None
         self.shutdown_received = False
+        self.parent_watch = ParentWatch(lambda which: editor_gone(self, which))
+        """Ends the server when the editor that started it exits (``processId``)."""
         self.features: list[LanguageFeature] = []
         self.ports = Ports(folders=self.workspace_folders, documents=self.documents)
         """The editor's side of the workbench; each handler module's ``setup`` adds its port."""
@@ -253,9 +258,10 @@ def _project_of(params: types.InitializeParams) -> Path | None:
 
 
 def initialize(ls: QodeAssistServer, params: types.InitializeParams) -> None:
-    """Start loading the configuration in the background; answer at once."""
+    """Start loading the configuration in the background and watching the editor; answer."""
     settings = _editor_settings(params.initialization_options)
     ls.start_task = asyncio.create_task(ls.backend.start(_project_of(params), settings))
+    ls.parent_watch.start(params.process_id)
 
 
 async def initialized(ls: QodeAssistServer, params: types.InitializedParams) -> None:
@@ -294,12 +300,27 @@ async def did_save(ls: QodeAssistServer, params: types.DidSaveTextDocumentParams
 
 
 async def shutdown(ls: QodeAssistServer, params: None) -> None:
-    """Close every feature (each guarded), then the backend."""
+    """Stop watching the editor, close every feature (each guarded), then the backend."""
     ls.shutdown_received = True
+    await _close(ls)
+
+
+async def _close(ls: QodeAssistServer) -> None:
+    await ls.parent_watch.stop()
     for feature in ls.features:
         with isolated(feature, "aclose"):
             await feature.aclose()
     await ls.backend.aclose()
+
+
+async def editor_gone(ls: QodeAssistServer, which: str) -> None:
+    """Close what ``shutdown`` closes, then end the process as ``exit`` does without it (1)."""
+    try:
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await _close(ls)
+    except TimeoutError:
+        log.warning("closing took over %g s; exiting anyway", CLOSE_TIMEOUT_S)
+    raise SystemExit(1)  # out of the event loop, as pygls's `exit` handler's sys.exit
 
 
 def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:
