@@ -133,13 +133,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 async def _list(config: Any) -> dict[str, Any]:
 
-    hub = await connected_hub(config)
-    try:
+    async with connected_hub(config) as hub:
         status = hub.status()
         for server in status["servers"]:
             connection = hub.connection(server["name"])
             tools = connection.tools if connection is not None else ()
             server["toolNames"] = [tool.name for tool in tools]
         return status
-    finally:
-        await hub.aclose()

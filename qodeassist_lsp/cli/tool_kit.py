@@ -6,7 +6,7 @@ agent behind the same ``[tools.permissions]`` gate as the editors (all built by
 `workbench.bench.Workbench`). A terminal is the chat's only person to ask: a question
 goes to stderr and the answer is one line of stdin; without a terminal on stdin nobody can
 answer, so what needs asking is denied and the model is told why. ``mcp list`` starts the
-servers with `connected_hub`.
+servers with `connected_hub` (closed, with the runtime under it, when done).
 """
 
 from __future__ import annotations
@@ -71,17 +71,25 @@ class TerminalAsker:
         return next((action for key, action in keyed if typed == key), actions[-1])
 
 
-async def connected_hub(config: Configuration) -> McpHub:
-    """Return a hub running the servers of ``mcp.json`` once none is still connecting.
+@contextlib.asynccontextmanager
+async def connected_hub(config: Configuration) -> AsyncIterator[McpHub]:
+    """Yield a hub running the servers of ``mcp.json`` once none is still connecting.
 
     A project's server the user has not approved (in an editor) stays held: nobody is asked
-    here. The caller closes the hub.
+    here. The hub, then the runtime it was built on, are closed on the way out.
     """
     from qodeassist_lsp.core.runtime import Runtime
 
-    hub = await workbench_for(Runtime(config), Path.cwd()).start_mcp()
-    assert hub is not None  # not lazy: there is a hub even without servers
-    return hub
+    runtime = Runtime(config)
+    try:
+        hub = await workbench_for(runtime, Path.cwd()).start_mcp()
+        assert hub is not None  # not lazy: there is a hub even without servers
+        try:
+            yield hub
+        finally:
+            await hub.aclose()
+    finally:
+        await runtime.aclose()
 
 
 @contextlib.asynccontextmanager
