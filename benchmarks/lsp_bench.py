@@ -1,13 +1,15 @@
 """Performance harness for the language server (never part of the test run).
 
 Run: .venv/bin/python benchmarks/lsp_bench.py [--requests N] [--latency-ms MS] [--profile FILE]
-     [--only storm] [--server-python PATH]
+     [--only storm] [--server-python PATH] [--open-files N]
      (``--only storm``: start the servers and run the two storm rows alone; ``--server-python``:
      the interpreter that runs the server, e.g. ``.venv-user/bin/python`` from
      ``python3 -m venv .venv-user && .venv-user/bin/pip install -e '.[local]'``, an install
      without the test extra, whose import-linter brings rich: with rich installed, ``import
      httpx`` also imports httpx's command-line client, rich and pygments, about 4 MB and 25 ms
-     that a user's install does not load)
+     that a user's install does not load; ``--open-files N``: before the overhead rows, write a
+     ``.qodeassistignore`` into the project and open N other files with one edit each, as in an
+     editor with N files open; 0, the default, gives the rows as before)
 
 Drives the real server over stdio against a loopback provider that answers after a fixed delay,
 and prints one table:
@@ -290,6 +292,19 @@ async def overhead(bench: Bench, lines: int, requests: int, latency: float) -> O
     return result
 
 
+async def open_files(bench: Bench, count: int) -> None:
+    """Write a ``.qodeassistignore`` and open ``count`` files with one edit each (``--open-files``).
+
+    Every completion then asks the ignore rule about each of them (their recent changes go into
+    the ``completion.context`` layer, their chunks into the extra context).
+    """
+    (bench.home / "project" / ".qodeassistignore").write_text("*.env\nbuild/\nsecret/\n")
+    for i in range(count):
+        uri = bench.open(f"open_{i}.py", python_file(100))
+        bench.insert(uri, 10, 0, f"value_{i} = {i}\n")
+    await asyncio.sleep(1.0)  # the opened files' warm-ups (50 ms after opening) are over
+
+
 async def back_to_back(bench: Bench, requests: int) -> tuple[list[float], list[float]]:
     """Overhead and server CPU (ms) of requests sent one after another to an instant provider.
 
@@ -412,6 +427,13 @@ async def main() -> None:
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile")
     parser.add_argument("--only", choices=["storm"], help="run only the storm rows")
     parser.add_argument(
+        "--open-files",
+        type=int,
+        default=0,
+        metavar="N",
+        help="open N other edited files and write a .qodeassistignore before the overhead rows",
+    )
+    parser.add_argument(
         "--server-python",
         default=sys.executable,
         metavar="PATH",
@@ -472,6 +494,9 @@ async def measure_overhead(
     bench: Bench, args: argparse.Namespace, rows: list[tuple[str, str, str]]
 ) -> None:
     """The overhead, server CPU and back-to-back rows."""
+    if args.open_files > 0:
+        await open_files(bench, args.open_files)
+    others = f", {args.open_files} other files open" if args.open_files > 0 else ""
     phases = []
     for lines in (100, 5000):
         phase = await overhead(bench, lines, args.requests, args.latency_ms / 1000)
@@ -479,7 +504,7 @@ async def measure_overhead(
         samples = phase.samples
         rows.append(
             (
-                f"server overhead, {lines}-line file (p50 / p99)",
+                f"server overhead, {lines}-line file{others} (p50 / p99)",
                 f"{statistics.median(samples):.2f} / {percentile(samples, 0.99):.2f} ms",
                 "≤ 5 / ≤ 15 ms",
             )
@@ -488,7 +513,7 @@ async def measure_overhead(
         count = len(phase.samples)
         rows.append(
             (
-                f"server CPU per completion, {lines}-line file (incl. didChange / alone)",
+                f"server CPU per completion, {lines}-line file{others} (incl. didChange / alone)",
                 f"{phase.cpu_total / count * 1000:.2f} / "
                 f"{phase.cpu_in_requests / count * 1000:.2f} ms",
                 "",

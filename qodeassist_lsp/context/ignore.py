@@ -15,11 +15,12 @@ root's ``*.log`` inside ``sub``). ``.qodeassistignore`` is read at the root only
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -354,7 +355,8 @@ class IgnoredFiles:
     ``check_interval_s``): another folder list or a changed ignore file drops them all. A call
     then costs the folder list, one state per filter and a dict lookup, not the path arithmetic,
     a ``stat`` and the patterns for each file, on every completion for every open document.
-    Paths are taken to stay what they are (open documents are files).
+    Paths are taken to stay what they are (open documents are files). Within `held` (one
+    completion's prompt) the folders and files are checked once, not once per document.
     """
 
     def __init__(
@@ -369,9 +371,41 @@ class IgnoredFiles:
         self._filters: list[IgnoreFilter] = []
         self._states: list[object] = []
         self._verdicts: dict[str, bool] = {}
+        self._holds = 0
+        self._checked = False
+        """Held, and the folders and states were checked since the hold began."""
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Check the folders and ignore files once for the calls inside (a synchronous pass).
+
+        Nothing else runs in between (no ``await``), so no folder change can arrive; an ignore
+        file edited meanwhile counts from the next pass, as it would a moment later anyway.
+        """
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                self._checked = False
 
     def __call__(self, path: str | os.PathLike[str]) -> bool:
         """Whether the filter of one of the folders excludes ``path``."""
+        if not self._checked:
+            self._check()
+            self._checked = self._holds > 0
+        key = os.fspath(path)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = any(ignore.is_ignored(key) for ignore in self._filters)
+            if len(self._verdicts) >= _MAX_VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict
+
+    def _check(self) -> None:
+        """Drop the verdicts if the folders or the state of one of their filters changed."""
         folders = tuple(self._folders())
         if folders != self._seen:
             self._seen = folders
@@ -384,11 +418,3 @@ class IgnoredFiles:
         ):
             self._states = states
             self._verdicts.clear()
-        key = os.fspath(path)
-        verdict = self._verdicts.get(key)
-        if verdict is None:
-            verdict = any(ignore.is_ignored(key) for ignore in self._filters)
-            if len(self._verdicts) >= _MAX_VERDICTS:
-                self._verdicts.clear()
-            self._verdicts[key] = verdict
-        return verdict

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ def _documentation(ls: QodeAssistServer, text: str) -> types.MarkupContent | str
 if TYPE_CHECKING:
     from qodeassist_lsp.config.configuration import Configuration
     from qodeassist_lsp.context.codebase.model import CodebaseIndex
+    from qodeassist_lsp.context.ignore import IgnoredFiles
     from qodeassist_lsp.features.completion.service import (
         CompletionItem,
         CompletionResult,
@@ -65,12 +66,16 @@ class _WorkspaceIgnores:
     prompt. The path goes through as the document has it: no ``Path`` is built per call.
     """
 
-    def __init__(self, ignored: Callable[[str], bool]) -> None:
+    def __init__(self, ignored: IgnoredFiles) -> None:
         self._ignored = ignored
 
     def is_ignored(self, path: str) -> bool:
         """Whether a workspace folder's ``.qodeassistignore`` excludes ``path``."""
         return self._ignored(path)
+
+    def held(self) -> AbstractContextManager[None]:
+        """Check the folders and their ignore files once for one prompt (`IgnoredFiles.held`)."""
+        return self._ignored.held()
 
 
 FALLBACK_BUDGET_S = 0.8

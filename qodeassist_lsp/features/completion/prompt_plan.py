@@ -17,8 +17,10 @@ lower.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,15 +91,19 @@ class PromptPlanner:
         is_ignored: Callable[[Document], bool],
         local: Callable[[AgentProfile], bool],
         codebase: CodebaseContext | None = None,
+        held: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         """``local(profile)``: the agent's model runs on this machine (cold windows apply).
 
         ``codebase``: definitions from the workspace's index (None: none are added).
+        ``held()``: a scope in which ``is_ignored`` checks the folders and ignore files once
+        (`IgnoredFiles.held`); a plan asks about every open document with recent changes.
         """
         self._documents = documents
         self._headers = headers
         self._ring = ring
         self._is_ignored = is_ignored
+        self._held = held
         self._local = local
         self.codebase = codebase or CodebaseContext()
         """Definitions from the codebase index for the prompt (``codebase_context``)."""
@@ -118,6 +124,16 @@ class PromptPlanner:
         ``cursor`` None (a warm-up where it is not known): the start of the document, and the
         extra context is not matched against a cursor window.
         """
+        with self._held():
+            return self._plan(profile, document, cursor, cs)
+
+    def _plan(
+        self,
+        profile: AgentProfile,
+        document: Document,
+        cursor: Cursor | None,
+        cs: CompletionSettings,
+    ) -> PromptPlan:
         known = cursor is not None
         cursor = cursor or Cursor.at_position(document.text, 0, 0, 0)
         language = self.languages.detect(document.path, document.language_id)

@@ -30,10 +30,12 @@ follow-up request attaches. ``CancelledError`` is never swallowed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from qodeassist_lsp.config.agent_profile import AgentProfile
@@ -148,6 +150,7 @@ class CompletionService:
             self._is_ignored,
             lambda profile: serves_locally(self._backend.configuration, profile),
             CodebaseContext(codebase),
+            held=self._ignores_held,
         )
         self._warmer = CacheWarmer(
             documents,
@@ -469,6 +472,13 @@ class CompletionService:
             and self.ignore is not None
             and self.ignore.is_ignored(document.path)
         )
+
+    def _ignores_held(self) -> AbstractContextManager[None]:
+        """Return a scope checking the folders and ignore files once, when ``ignore`` has one."""
+        # `PathFilter` needs only ``is_ignored``; the workspace's filter (`IgnoredFiles`, through
+        # the LSP's adapter) also has ``held``, for the dozen checks of one prompt.
+        held = getattr(self.ignore, "held", None)
+        return held() if held is not None else contextlib.nullcontext()
 
     def _sync_documents(self, cs: CompletionSettings) -> None:
         """Follow settings that shape long-lived state (changes cache size, languages)."""

@@ -406,3 +406,29 @@ def test_the_verdicts_follow_the_folders(tmp_path: Path) -> None:
     assert ignored(secret)
     folders.remove(second)
     assert not ignored(secret)
+
+
+def test_held_checks_the_folders_and_files_once_for_the_calls_inside(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / IGNORE_FILE_NAME).write_text("secret.txt\n")
+    filters = {folder: IgnoreFilter(folder, check_interval_s=0) for folder in (first, second)}
+    folders = [first]
+    asked = []
+
+    def listed() -> list[Path]:
+        asked.append(1)
+        return folders
+
+    ignored = IgnoredFiles(listed, filters.get)
+    secret, kept = str(second / "secret.txt"), str(first / "kept.py")
+    with ignored.held():
+        assert not ignored(secret) and not ignored(kept) and not ignored(secret)
+        assert len(asked) == 1
+        folders.append(second)  # (cannot happen inside a synchronous pass: no await)
+        _rewrite(first / IGNORE_FILE_NAME, "kept.py\n")
+        assert not ignored(secret) and not ignored(kept)
+    assert len(asked) == 1
+    assert ignored(secret) and ignored(kept)  # both changes count once the hold is over
+    assert len(asked) == 3

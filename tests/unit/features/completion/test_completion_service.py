@@ -8,9 +8,10 @@ closed streams are observed on the wire.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -630,6 +631,52 @@ async def test_licence_header_and_recent_changes_reach_the_model(harness: Harnes
     body = harness.bodies[0]
     assert body["prompt"] == "\nimport os\n"
     assert "Recent Project Changes Context:\nalpha = 2" in body["system"]
+
+
+class HeldFilter:
+    """A `PathFilter` with ``held`` (as `IgnoredFiles`): counts holds and checks made outside."""
+
+    def __init__(self, ignored: set[str]) -> None:
+        self.ignored = ignored
+        self.holds = 0
+        self.depth = 0
+        self.inside = 0
+        self.outside = 0
+
+    def is_ignored(self, path: str) -> bool:
+        if self.depth:
+            self.inside += 1
+        else:
+            self.outside += 1
+        return path in self.ignored
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self.holds += 1
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+
+async def test_a_prompt_asks_about_the_open_documents_under_one_hold(harness: Harness) -> None:
+    harness.use(use_recent_changes=True)
+    ignore = HeldFilter({"/proj/secret.py"})
+    harness.service.ignore = ignore
+    for name in ("b", "c", "secret"):
+        uri = f"file:///proj/{name}.py"
+        harness.store.open(uri, f"{name} = 1\n", 1, "python")
+        harness.store.change(uri, f"{name} = 2\n", 2, [LineEdit(0, "2")])
+    harness.open("import os\n\n")
+    ignore.inside = ignore.outside = 0
+    harness.answer("pass")
+    await harness.complete("import os\n|\n")
+    system = harness.bodies[0]["system"]
+    assert "b = 2\nc = 2" in system and "secret = 2" not in system
+    # The requested file is checked before its prompt; the prompt's checks (the extra
+    # context's chunks, the recent changes of the three others) are made under one hold.
+    assert (ignore.holds, ignore.outside) == (1, 1) and ignore.inside >= 3
 
 
 async def test_closing_the_document_cancels_its_generation(harness: Harness) -> None:
