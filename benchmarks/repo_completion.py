@@ -2,7 +2,7 @@
 
 Run: .venv/bin/pip install -e '.[bench,local]'
      .venv/bin/python benchmarks/repo_completion.py [--tasks 40] [--seed N] [--repo DIR]
-     [--tokens N] [--no-caret-hint] [--no-dwell] [--json]
+     [--tokens N] [--typed N] [--no-caret-hint] [--no-dwell] [--json]
 
 Not a test (it needs the embedded model). Lines are sampled afresh each run (the seed is
 printed; ``--seed`` repeats a run) from a real Python project nobody here wrote — the one
@@ -13,7 +13,9 @@ line's module imports by name (``Response(``, ``primitive_value_to_str(``, ``URL
 lines, decorators and a definition's own name left out. Each line
 is cut right before that name, as CrossCodeEval cuts its tasks: the document is the file with
 the rest of that line removed, the cursor at the cut, and the right completion is the rest of
-the line (it starts with the name).
+the line (it starts with the name). ``--typed N`` puts the cursor N characters into the name
+instead (as a user who typed its start; all but its last at most): the same lines for a seed,
+and the answer is compared with the typed characters in front of it.
 
 Two real language servers over stdio, on a copy of the project as their workspace, ask the same
 model (the embedded llama.cpp server with Gemma 3 270M, started here on a free port) in one run,
@@ -99,6 +101,8 @@ class Task:
     """The module with the rest of the line removed."""
     expected: str
     """The rest of the line (it starts with ``name``)."""
+    typed: str = ""
+    """The start of ``name`` already typed before the cursor (``--typed``)."""
 
 
 # ---------------------------------------------------------------------------------- the data
@@ -135,8 +139,12 @@ def top_level_names(source: str) -> tuple[set[str], set[str]]:
     return defined, imported
 
 
-def load_tasks(project: Path, count: int, seed: int) -> list[Task]:
-    """A seeded sample of ``count`` lines of ``project`` cut before another module's name."""
+def load_tasks(project: Path, count: int, seed: int, typed: int = 0) -> list[Task]:
+    """A seeded sample of ``count`` lines of ``project`` cut before another module's name.
+
+    With ``typed``, the cursor is that many characters into the name instead (at most all but
+    its last): the same lines for the same seed, as a user who typed the name's start.
+    """
     sources = {
         path.relative_to(project).as_posix(): path.read_text(encoding="utf-8", errors="replace")
         for path in sorted(project.rglob("*.py"))
@@ -174,9 +182,11 @@ def load_tasks(project: Path, count: int, seed: int) -> list[Task]:
     tasks = []
     for rel, row, col, name in picked:
         lines = sources[rel].split("\n")
-        before = "\n".join([*lines[:row], lines[row][:col]])
+        cut = col + min(typed, len(name) - 1)
+        before = "\n".join([*lines[:row], lines[row][:cut]])
         after = "\n".join(lines[row + 1 :])
-        tasks.append(Task(rel, row, col, name, before + "\n" + after, lines[row][col:]))
+        document = before + "\n" + after
+        tasks.append(Task(rel, row, cut, name, document, lines[row][col:], lines[row][col:cut]))
     return tasks
 
 
@@ -325,7 +335,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
     print(f"seed {seed}", file=sys.stderr)
     project = find_project(args.repo)
-    tasks = load_tasks(project, args.tasks, seed)
+    tasks = load_tasks(project, args.tasks, seed, args.typed)
     model: subprocess.Popen[bytes] | None = None
     url = args.model_url
     if not url:
@@ -357,6 +367,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     task.name,
                     task.document,
                     task.expected,
+                    task.typed,
                 )
                 order = ("index", "plain") if number % 2 == 0 else ("plain", "index")
                 row: dict[str, Any] = {
@@ -373,6 +384,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         url,
                         caret=args.caret_hint,
                     )
+                    row[f"{label}_empty"] = not got.strip()
+                    got = task.typed + got  # the line as the user sees it
                     row[label] = got
                     row[f"{label}_s"] = round(seconds, 3)
                     row.update({f"{label}_{key}": value for key, value in counts.items()})
@@ -412,7 +425,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             else float("nan"),
             "latency_p50_s": percentile(latencies, 0.5),
             "latency_p95_s": percentile(latencies, 0.95),
-            "empty": sum(1 for row in rows if not row[label].strip()),
+            "empty": sum(1 for row in rows if row[f"{label}_empty"]),
         }
 
     index, plain = summary("index"), summary("plain")
@@ -431,6 +444,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "passed": all(checks.values()),
         "dwell": args.dwell,
         "caret_hint": args.caret_hint,
+        "typed": args.typed,
         "load_average": os.getloadavg(),
         "seconds": round(time.monotonic() - started, 1),
         "machine": machine(),
@@ -465,6 +479,13 @@ def main() -> None:
         action="store_false",
         help="do not say where the caret goes after the open (qodeassist/didMoveCursor), as a"
         " generic LSP client: the open's warm-up is planned at the file's end",
+    )
+    parser.add_argument(
+        "--typed",
+        type=int,
+        default=0,
+        help="characters of the name typed before asking (0: cut right before it, as"
+        " CrossCodeEval; the same lines for a seed whatever this is)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (with every line)")
     parser.add_argument("--verbose", action="store_true", help="print each line as it ends")
