@@ -61,18 +61,19 @@ from qodeassist_lsp.acp_agent.nes import NesServer, pick_encoding
 from qodeassist_lsp.acp_agent.operations import Extensions
 from qodeassist_lsp.acp_agent.session import CURRENT, AcpSession, ClientAbilities
 from qodeassist_lsp.acp_agent.updates import plan_updates, replay_updates, stop_reason
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
+from qodeassist_lsp.config.pipelines import AUTO, CHAT_ASSISTANT, Pipelines
 from qodeassist_lsp.core.content import Message
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TerminalEvent
 from qodeassist_lsp.features.chat.files import InlineImage
 from qodeassist_lsp.features.chat.history_format import decode_block
-from qodeassist_lsp.features.chat.router import AUTO
 from qodeassist_lsp.features.chat.service import SendInput
 from qodeassist_lsp.wire.errors import CategorizedError, ErrorKind, InvalidParams, QodeAssistError
 
 log = logging.getLogger("qodeassist.acp")
 
 PLAN_MODE = "plan"
+PLAN_ABOUT = "write a plan of steps first, then carry them out one by one"
+"""What the ``plan`` mode does, as its description says."""
 
 
 class SessionBusy(QodeAssistError):
@@ -168,31 +169,21 @@ class QodeAssistAgent:
         self.sessions[session_id] = session
         return session
 
-    def _roster(self) -> tuple[list[str], str]:
-        """Return the modes' agents, then the ``chat_router`` agent ("": none, no ``auto``)."""
+    def _pipelines(self) -> Pipelines:
         config = self.host.configuration
-        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
-        router = config.pipelines.agent(CHAT_ROUTER)
-        return roster, router if roster and router in config.agents else ""
+        return config.pipelines.loaded(config.agents)
 
     def _modes(self, session: AcpSession) -> SessionModeState | None:
-        roster, router = self._roster()
-        if not roster:
+        pipelines = self._pipelines()
+        about = {name: f"chat with {name}" for name in pipelines.choices(CHAT_ASSISTANT)}
+        if not about:
             return None
-        modes = [
-            SessionMode(id=name, name=name, description=f"chat with {name}") for name in roster
-        ]
-        if router:
-            modes.append(SessionMode(id=AUTO, name=AUTO, description=f"{router} picks the agent"))
-        if session.agent not in [mode.id for mode in modes]:
-            session.agent = roster[0]
-        modes.append(
-            SessionMode(
-                id=PLAN_MODE,
-                name="Plan",
-                description="write a plan of steps first, then carry them out one by one",
-            )
-        )
+        if AUTO in about:
+            about[AUTO] = f"{pipelines.picker(CHAT_ASSISTANT)} picks the agent"
+        modes = [SessionMode(id=name, name=name, description=text) for name, text in about.items()]
+        if session.agent not in about:
+            session.agent = pipelines.agent(CHAT_ASSISTANT)
+        modes.append(SessionMode(id=PLAN_MODE, name="Plan", description=PLAN_ABOUT))
         current = PLAN_MODE if session.plan_mode else session.agent
         return SessionModeState(current_mode_id=current, available_modes=modes)
 
@@ -220,7 +211,7 @@ class QodeAssistAgent:
     ) -> NewSessionResponse:
         """Open an empty chat working in ``cwd``; the client's MCP servers join the hub."""
         session = await self._open(cwd, mcp_servers, None)
-        if self._roster()[1]:  # with a router configured, a new session starts in auto
+        if AUTO in self._pipelines().choices(CHAT_ASSISTANT):  # a new session starts in auto
             session.agent = AUTO
         modes = self._modes(session)
         await self._announce_commands(session)
@@ -279,12 +270,10 @@ class QodeAssistAgent:
     ) -> SetSessionModeResponse:
         """Switch the session's chat agent (a chat agent or ``auto``), or to plan mode."""
         session = self._session(session_id)
-        roster, router = self._roster()
-        if router:
-            roster.append(AUTO)
-        if mode_id not in (*roster, PLAN_MODE):
+        names = self._pipelines().choices(CHAT_ASSISTANT)
+        if mode_id not in (*names, PLAN_MODE):
             raise InvalidParams(
-                f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(roster)}, "
+                f"no mode {mode_id!r}; the modes are the chat agents: {', '.join(names)}, "
                 f"and {PLAN_MODE!r}"
             )
         session.plan_mode = mode_id == PLAN_MODE

@@ -77,9 +77,8 @@ def pick_chat_agent(config: Configuration, requested: str | None) -> str:
     """Return the agent to chat with: the requested one or the first chat pipeline agent."""
     if requested:
         return agent_named(config, requested)
-    for name in config.pipelines.roster(CHAT_ASSISTANT):
-        if name in config.agents:
-            return name
+    if agent := config.pipelines.loaded(config.agents).agent(CHAT_ASSISTANT):
+        return agent
     raise CliError("no chat agent is configured; set pipelines.chat_assistant or pass --agent")
 
 
@@ -100,9 +99,8 @@ def _any_agent_may_chat(config: Configuration) -> Configuration:
     ``--agent`` may name any agent (the other doors offer the chat roster only); its first
     agents, the default, stay first.
     """
-    roster = config.pipelines.roster(CHAT_ASSISTANT)
-    others = tuple(name for name in config.agents if name not in roster)
-    pipelines = config.pipelines.with_roster(CHAT_ASSISTANT, roster + others)
+    everyone = dict.fromkeys((*config.pipelines.roster(CHAT_ASSISTANT), *config.agents))
+    pipelines = config.pipelines.with_roster(CHAT_ASSISTANT, tuple(everyone))
     return dataclasses.replace(config, pipelines=pipelines)
 
 

@@ -160,6 +160,10 @@ def find_pipeline(name: str) -> PipelineSpec:
     raise UnknownPipeline(f"unknown pipeline {name!r}; use one of {', '.join(pipeline_slots())}")
 
 
+AUTO = "auto"
+"""The name a request gives to let the picker (the row's ``picked_by``) choose the agent."""
+
+
 class PipelinesStatus(enum.StrEnum):
     """How the last pipelines file read went."""
 
@@ -187,6 +191,20 @@ class Pipelines:
         """Return the one agent of ``spec`` (``""``: the feature is off)."""
         roster = self.roster(spec)
         return roster[0] if roster else ""
+
+    def loaded(self, agents: Collection[str]) -> Pipelines:
+        """Return a copy naming only the ``agents`` that loaded: what requests may use."""
+        kept = {slot: tuple(a for a in v if a in agents) for slot, v in self.rosters.items()}
+        return replace(self, rosters=kept)
+
+    def picker(self, spec: PipelineSpec) -> str:
+        """Return the agent that picks ``spec``'s agent per request (`AUTO`; "": none)."""
+        return self.agent(find_pipeline(spec.picked_by)) if spec.picked_by else ""
+
+    def choices(self, spec: PipelineSpec) -> tuple[str, ...]:
+        """Return the names ``spec``'s requests may give (of a `loaded` copy); `AUTO` if picked."""
+        names = self.roster(spec)
+        return (*names, AUTO) if names and self.picker(spec) else names
 
     def with_roster(self, spec: PipelineSpec, agents: tuple[str, ...]) -> Pipelines:
         """Return a copy in which ``spec`` names ``agents``."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from qodeassist_lsp.config.configuration import Configuration
 from qodeassist_lsp.config.overrides import effective_instance
-from qodeassist_lsp.config.pipelines import PipelineSpec, find_pipeline
+from qodeassist_lsp.config.pipelines import AUTO, PipelineSpec, find_pipeline
 from qodeassist_lsp.core.agent import AgentFactory
 
 
@@ -24,11 +24,9 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
     """Describe each agent (optionally only those of ``pipeline``) as a JSON-ready dict."""
     factory = AgentFactory(config)
     spec = find_pipeline(pipeline) if pipeline else None
-    names = list(config.agents)
-    if spec is not None:
-        names = [n for n in config.pipelines.roster(spec) if n in config.agents]
+    pipelines = config.pipelines.loaded(config.agents)
     out = []
-    for name in names:
+    for name in pipelines.roster(spec) if spec is not None else config.agents:
         profile = config.agents[name]
         instance = effective_instance(config, profile)
         provider = config.providers.get(instance)
@@ -49,17 +47,15 @@ def agent_summaries(config: Configuration, pipeline: str | None = None) -> list[
                 "source": str(profile.source) if profile.source else None,
             }
         )
-    if spec is not None and spec.picked_by and out:
-        router = config.pipelines.agent(find_pipeline(spec.picked_by))
-        if router in config.agents:
-            out.append(_auto_entry(router, spec))
+    if spec is not None and AUTO in pipelines.choices(spec):
+        out.append(_auto_entry(pipelines.picker(spec), spec))
     return out
 
 
 def _auto_entry(router: str, spec: PipelineSpec) -> dict[str, Any]:
     """Return the picker entry of ``auto``: ``router`` picks ``spec``'s agent per request."""
     return {
-        "name": "auto",
+        "name": AUTO,
         "description": f"{router} picks the chat agent for each message",
         "provider": "",
         "model": "",

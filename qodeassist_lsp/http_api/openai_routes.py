@@ -34,7 +34,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_ROUTER
+from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT
 from qodeassist_lsp.core.agent_pool import InvalidRequirements, Requirements
 from qodeassist_lsp.core.content import ImageBlock, Message, TextBlock
 from qodeassist_lsp.features.chat.files import MAX_IMAGE_BYTES
@@ -339,13 +339,11 @@ async def _disconnected(request: Request) -> None:
 
 async def _check_model(host: HttpHost, model: str) -> None:
     config = (await host.runtime()).configuration
-    roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
-    if config.pipelines.agent(CHAT_ROUTER) in config.agents:
-        roster.append("auto")  # GET /v1/models lists it too
-    if model not in roster:
+    names = config.pipelines.loaded(config.agents).choices(CHAT_ASSISTANT)  # GET /v1/models's
+    if model not in names:
         raise ApiError(
             404,
-            f"model {model!r} is not a chat agent; use one of: {', '.join(roster) or 'none'} "
+            f"model {model!r} is not a chat agent; use one of: {', '.join(names) or 'none'} "
             f'(pipelines.chat_assistant lists them), or "{POOL}" with qodeassist.requires',
             code="model_not_found",
             param="model",

@@ -26,7 +26,6 @@ from qodeassist_lsp.features.chat.settings import CHAT_SETTINGS
 
 log = logging.getLogger("qodeassist.chat")
 
-AUTO = "auto"
 PROMPT_FILE = "chat-router.md"
 MAX_MESSAGE_CHARS = 4000
 """The router needs the gist of the message, not all of a pasted file."""

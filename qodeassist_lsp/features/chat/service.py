@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from qodeassist_lsp.config.confinement import Confinement
-from qodeassist_lsp.config.pipelines import CHAT_ASSISTANT, CHAT_COMPRESSION, CHAT_ROUTER
+from qodeassist_lsp.config.pipelines import AUTO, CHAT_ASSISTANT, CHAT_COMPRESSION
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.context import rules_files
 from qodeassist_lsp.context.documents import DocumentStore
@@ -195,13 +195,13 @@ class ChatService:
     def _agent(self, requested: str | None, current: str) -> str:
         """Return the chat's agent: requested, else the chat's, else the roster's first."""
         config = self._runtime.configuration
-        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
-        name = requested or current or (roster[0] if roster else "")
+        pipelines = config.pipelines.loaded(config.agents)
+        name = requested or current or pipelines.agent(CHAT_ASSISTANT)
         if not name:
             raise ChatInputError(
                 "no chat agent is configured: list one in pipelines.chat_assistant (pipelines.toml)"
             )
-        if name not in roster:
+        if name not in (roster := pipelines.roster(CHAT_ASSISTANT)):
             listed = ", ".join(roster) or "none"
             raise ChatInputError(
                 f"agent {name!r} is not a chat agent; pick one of: {listed} "
@@ -255,7 +255,7 @@ class ChatService:
             raise ChatInputError("nothing to send: the message is empty")
         choice = choice or await self._route(params.agent, message)
         requested = choice.agent if choice is not None else params.agent
-        if requested == router.AUTO:  # a /remember message needs no choice
+        if requested == AUTO:  # a /remember message needs no choice
             requested = None
         agent = self._agent(requested, chat.file.agent if chat is not None else "")
         access = self.files()
@@ -319,17 +319,17 @@ class ChatService:
 
     async def _route(self, requested: str | None, message: str) -> router.Choice | None:
         """Let the ``chat_router`` agent pick the agent when ``requested`` is ``auto``."""
-        if requested != router.AUTO or memory_use.remembered(message) is not None:
+        if requested != AUTO or memory_use.remembered(message) is not None:
             return None
         config = self._runtime.configuration
-        if not config.pipelines.agent(CHAT_ROUTER):
+        pipelines = config.pipelines.loaded(config.agents)
+        if not (roster := pipelines.roster(CHAT_ASSISTANT)):
+            return None  # _agent says what to configure
+        if AUTO not in pipelines.choices(CHAT_ASSISTANT):
             raise ChatInputError(
                 'agent "auto" needs a chat_router agent: set pipelines.chat_router in '
-                "pipelines.toml, or pick a chat agent"
+                "pipelines.toml to a loaded agent, or pick a chat agent"
             )
-        roster = [a for a in config.pipelines.roster(CHAT_ASSISTANT) if a in config.agents]
-        if not roster:
-            return None  # _agent says what to configure
         return await router.choose(self._runtime.sessions, config, roster, message)
 
     async def _remember(

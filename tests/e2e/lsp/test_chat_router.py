@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.lsp.conftest import serve_from
 from tests.e2e.lsp.test_chat import CLAUDE_PROVIDER, request, start, texts
@@ -88,3 +89,16 @@ async def test_a_failed_or_late_router_falls_back_to_the_first_chat_agent(
     assert chosen["fallback"] is True and why in chosen["reason"] and ROUTER in chosen["reason"]
     assert texts(streamed) == "Fallback answer"
     assert replay.last.json["messages"][-1]["content"] == "Hello"
+
+
+async def test_auto_is_refused_when_the_router_named_is_not_loaded(
+    client, lsp_home, replay
+) -> None:
+    # As ACP's modes and the HTTP API's models: no loaded chat_router agent, no `auto`.
+    (lsp_home / "config/pipelines.toml").write_text(PIPELINES.replace(ROUTER, "Gone Router"))
+    await start(client)
+    picker = await request(client, "agents/list", {"pipeline": "chatAssistant"})
+    assert [a["name"] for a in picker] == ["Embedded Chat", CLAUDE]
+    with pytest.raises(JsonRpcInvalidParams, match="needs a chat_router agent"):
+        await request(client, "chat/send", {"message": "Hello", "agent": "auto"})
+    assert replay.requests == []

@@ -106,3 +106,17 @@ def test_chat_router_is_one_agent_and_off_by_default(tree) -> None:
     pipelines = tree.load().pipelines
     assert pipelines.agent(CHAT_ROUTER) == "Router" and "Router" in pipelines.agent_names()
     assert pipelines.pipelines_of("Router") == ["chat_router"]
+
+
+def test_what_a_request_may_name_is_the_loaded_roster_then_auto() -> None:
+    from qodeassist_lsp.config.pipelines import AUTO, Pipelines
+
+    p = Pipelines({"chat_assistant": ("A", "Gone", "B"), "chat_router": ("R",)})
+    loaded = p.loaded({"A", "B", "R"})
+    assert loaded.roster(CHAT_ASSISTANT) == ("A", "B") and loaded.agent(CHAT_ASSISTANT) == "A"
+    assert loaded.choices(CHAT_ASSISTANT) == ("A", "B", AUTO)
+    assert loaded.picker(CHAT_ASSISTANT) == "R"
+    assert p.loaded({"A", "B"}).choices(CHAT_ASSISTANT) == ("A", "B")  # the router is not loaded
+    assert p.loaded({"R"}).choices(CHAT_ASSISTANT) == ()  # nothing to pick among: no auto
+    assert p.loaded({"A", "R"}).choices(CODE_COMPLETION) == ()  # no picker, no agents
+    assert p.roster(CHAT_ASSISTANT) == ("A", "Gone", "B")  # the table itself is unchanged

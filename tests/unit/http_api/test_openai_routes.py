@@ -162,3 +162,26 @@ def test_the_body_model_names_the_field_of_a_wrong_type(body: dict[str, Any], pa
 def test_unknown_fields_are_accepted() -> None:
     args = parse(user="u1", seed=7, metadata={"a": 1}, qodeassist={"futureField": True})
     assert args.message == "hi"
+
+
+async def test_auto_is_a_model_only_when_the_router_has_chat_agents_to_pick_from() -> None:
+    from types import SimpleNamespace
+
+    from qodeassist_lsp.config.pipelines import Pipelines
+    from qodeassist_lsp.http_api.openai_routes import _check_model
+
+    pipelines = Pipelines({"chat_assistant": ("A", "Gone"), "chat_router": ("R",)})
+    agents: dict[str, object] = {"R": object()}  # no chat agent loaded: GET /v1/models is empty
+
+    async def runtime() -> Any:
+        return SimpleNamespace(configuration=SimpleNamespace(pipelines=pipelines, agents=agents))
+
+    host: Any = SimpleNamespace(runtime=runtime)
+    with pytest.raises(ApiError, match="use one of: none") as caught:
+        await _check_model(host, "auto")
+    assert caught.value.error_code == "model_not_found"
+    agents["A"] = object()
+    await _check_model(host, "auto")
+    await _check_model(host, "A")
+    with pytest.raises(ApiError, match="use one of: A, auto"):
+        await _check_model(host, "Gone")
