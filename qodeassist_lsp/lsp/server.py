@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -75,6 +76,8 @@ class QodeAssistServer(LanguageServer):
         self.shutdown_received = False
         self.parent_watch = ParentWatch(lambda which: editor_gone(self, which))
         """Ends the server when the editor that started it exits (``processId``)."""
+        self.end_input: Callable[[], None] | None = None
+        """End the input as the client closing it would (set by `stdio`; None: leave by exit)."""
         self.features: list[LanguageFeature] = []
         self.ports = Ports(folders=self.workspace_folders, documents=self.documents)
         """The editor's side of the workbench; each handler module's ``setup`` adds its port."""
@@ -320,7 +323,10 @@ async def editor_gone(ls: QodeAssistServer, which: str) -> None:
             await _close(ls)
     except TimeoutError:
         log.warning("closing took over %g s; exiting anyway", CLOSE_TIMEOUT_S)
-    raise SystemExit(1)  # out of the event loop, as pygls's `exit` handler's sys.exit
+    if ls.end_input is not None:  # stdio: the serving loop ends, a companion (--http) in order
+        ls.end_input()
+    else:  # out of the event loop, as pygls's `exit` handler's sys.exit
+        asyncio.get_running_loop().call_soon(sys.exit, 1)
 
 
 def status(ls: QodeAssistServer, params: dict[str, Any] | None) -> dict[str, Any]:

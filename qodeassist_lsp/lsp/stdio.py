@@ -4,7 +4,9 @@ pygls's ``start_io`` reads stdin in a worker thread, three thread round trips pe
 more than doubled the server's time per completion (docs/performance.md). When stdin
 is a pipe or socket, as editors start a language server, `serve_stdio` hands pygls's public
 ``run_async`` an ``asyncio.StreamReader`` on the event loop's pipe instead: pygls's framing,
-decoding and dispatch, no thread. A terminal or a file goes through ``start_io``.
+decoding and dispatch, no thread. A terminal or a file goes through ``start_io``. When the
+editor is gone (`parent_watch`), the server ends that reader's input, as the editor closing
+stdin would: the loop and a companion (``--http``) end in order, with exit code 1.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ async def _serve_lsp(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    server.end_input = reader.feed_eof  # the editor is gone: end as its closing stdin would
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
         await run_async(

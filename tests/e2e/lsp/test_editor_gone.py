@@ -78,7 +78,7 @@ def test_the_server_exits_when_the_editor_process_exits(
     # LSP: exit code 1, as `exit` without `shutdown`; one line says why.
     assert server.returncode == 1, text[-3000:]
     assert f"the editor's process {editor.pid} has exited" in text, text[-3000:]
-    assert 'File "<frozen runpy>"' not in text
+    assert "Traceback" not in text, text[-3000:]  # ended as at the end of input, no crash
 
 
 def _read_to_end(stream: IO[bytes]) -> bytes:
@@ -136,3 +136,4 @@ def test_without_a_process_id_the_server_exits_when_its_parent_does(
         ours.close()
     text = stderr.decode(errors="replace")
     assert f"the parent process {launcher.pid} has exited" in text, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
