@@ -51,18 +51,20 @@ def process_alive(pid: int) -> bool:
 def _windows_process_alive(pid: int) -> bool:
     # os.kill(pid, 0) on Windows is TerminateProcess(pid, 0): it would kill the editor. The
     # standard library's ctypes opens the process for waiting and asks whether it has ended.
-    import ctypes
+    if sys.platform == "win32":
+        import ctypes
 
-    synchronize, query_limited, wait_timeout = 0x00100000, 0x1000, 0x102
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-    handle = kernel32.OpenProcess(synchronize | query_limited, False, pid)
-    if not handle:
-        # ERROR_INVALID_PARAMETER (87): no such process; access denied and the rest: alive
-        return bool(kernel32.GetLastError() != 87)
-    try:
-        return bool(kernel32.WaitForSingleObject(handle, 0) == wait_timeout)
-    finally:
-        kernel32.CloseHandle(handle)
+        synchronize, query_limited, wait_timeout, no_such_process = 0x00100000, 0x1000, 0x102, 87
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        kernel32.OpenProcess.restype = ctypes.c_void_p
+        handle = kernel32.OpenProcess(synchronize | query_limited, False, pid)
+        if not handle:  # access denied and the rest: it exists, or we cannot tell
+            return ctypes.get_last_error() != no_such_process
+        try:
+            return bool(kernel32.WaitForSingleObject(ctypes.c_void_p(handle), 0) == wait_timeout)
+        finally:
+            kernel32.CloseHandle(ctypes.c_void_p(handle))
+    return True
 
 
 class ParentWatch:
