@@ -45,6 +45,7 @@ def complete_context(partial: Mapping[str, Any] | None = None, model: str = "") 
         "suffix": given.pop("suffix", None),
         "single_line": bool(given.pop("single_line", False)),
         "avoid": [str(text) for text in given.pop("avoid", None) or []],
+        "healed_word": str(given.pop("healed_word", None) or ""),
         "language": given.pop("language", None) or "",
         "model": given.pop("model", None) or model,
         "files_metadata": list(given.pop("files_metadata", None) or []),

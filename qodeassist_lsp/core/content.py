@@ -81,6 +81,8 @@ class CompletionBlock:
     """Only one line of the answer is used (``ctx.single_line``)."""
     avoid: tuple[str, ...] = ()
     """Tokens the answer must not contain: a wrong first answer's first token (``ctx.avoid``)."""
+    healed_word: str = ""
+    """The half-typed word cut off the prefix, which the answer must start with."""
     type: Literal["completion"] = "completion"
 
 

@@ -84,6 +84,7 @@ def assemble_context(
     suffix: str | None = None
     single_line = False
     avoid: list[str] = []
+    healed_word = ""
     used = {b.id for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
     answered = {b.tool_use_id for m in messages for b in m.blocks if isinstance(b, ToolResultBlock)}
     names = {b.id: b.name for m in messages for b in m.blocks if isinstance(b, ToolUseBlock)}
@@ -94,6 +95,7 @@ def assemble_context(
             prefix, suffix = completion.prefix, completion.suffix
             single_line = completion.single_line
             avoid = list(completion.avoid)
+            healed_word = completion.healed_word
             continue
         blocks = [
             _block(_load(b, loader), names)
@@ -110,6 +112,7 @@ def assemble_context(
             "suffix": suffix,
             "single_line": single_line,
             "avoid": avoid,
+            "healed_word": healed_word,
             "language": language,
             "files_metadata": list(files_metadata),
             "history": history,

@@ -342,8 +342,13 @@ class Generation:
                 session.files_metadata = [f.as_metadata() for f in self._context.extra]
                 self._session = session
                 # In this task: the text is taken as the session reads it, no hand-over.
-                single = self.postprocessor.options.single_line
-                block = CompletionBlock(self._context.prefix, self._context.suffix, single)
+                options = self.postprocessor.options
+                block = CompletionBlock(
+                    self._context.prefix,
+                    self._context.suffix,
+                    options.single_line,
+                    healed_word=options.healed_word,
+                )
                 await session.exchange([block], self._on_event)
                 if self._again is None and not self.done.done():
                     self._again = self._wrong_answer()
@@ -473,6 +478,14 @@ class Generation:
             self._orphan_timer.cancel()
             self._orphan_timer = None
         self.done.set_result(None)
+        word = self.postprocessor.options.healed_word
+        if word and self.text and not self.text.startswith(word) and not self.warm:
+            log.debug(
+                "completion for %s: answer dropped, it does not start with the healed word %r "
+                "(the provider ignored the grammar?)",
+                self.anchor.uri,
+                word,
+            )
         wakes, self._wakes = self._wakes, []
         lines, self._lines = self._lines, []
         for wake in wakes + lines + [future for _, future in self._growth]:

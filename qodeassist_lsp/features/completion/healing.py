@@ -14,18 +14,37 @@ differently from what was left out: the cursor's indentation is the user's.
 Only prompts the model continues are healed (FIM agents and the raw completion endpoints):
 chat-style agents show the model the code with a cursor marker, where the space before the
 cursor is information, not a token boundary.
+
+Word healing is the other half: a prompt that ends inside a word (``re`` of ``return``) ends in
+a token the model rarely saw there, and it goes on with ``re`` as a word of its own
+(``re.match(...)``, ``lo = 1``). ``heal_word`` cuts the half-typed word off the prompt, with the
+spaces before it when they follow code on its line (``x = fo``: `` fo``, the token a tokenizer
+would have made); the agent's body makes the model write it again with a grammar
+(``ctx.healed_word``, llama.cpp's GBNF ``grammar``), and ``unheal_word`` takes it off the
+answer. Only one of the two halves applies to a prompt: it ends in a word or in spaces.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from qodeassist_lsp.config.fim_templates import is_fim_agent
 
-__all__ = ["continues_text", "heal_prefix", "unheal"]
+__all__ = [
+    "MAX_HEALED_WORD",
+    "continues_text",
+    "heal_prefix",
+    "heal_word",
+    "unheal",
+    "unheal_word",
+]
 
 _HORIZONTAL: Final = " \t"
+MAX_HEALED_WORD: Final = 16
+"""The longest word cut off: a longer one is left alone (the model would write it again)."""
+_WORD_CHAR: Final = re.compile(r"\w")
 _CONTINUATION_ENDPOINTS: Final = frozenset({"/v1/completions", "/completions", "/completion"})
 """Raw completion endpoints: the model continues the prompt text (OpenAI-style, llama.cpp)."""
 
@@ -54,3 +73,40 @@ def unheal(text: str, trimmed: str) -> str:
     (An answer streamed so far that is only a part of ``trimmed`` gives "".)
     """
     return text.lstrip(_HORIZONTAL) if trimmed else text
+
+
+def heal_word(prefix: str, line_after: str) -> tuple[str, str]:
+    """Return ``prefix`` without the half-typed word it ends in, and that word ("" if none).
+
+    The word is the 1 to ``MAX_HEALED_WORD`` word characters (letters of any script, digits,
+    ``_``) before the cursor, after a non-word character, with no word character right of the
+    cursor (``line_after``), and not all of ``prefix``. The spaces and tabs before it go with
+    it when code comes before them on its line (`` fo`` of ``x = fo``); indentation stays, as
+    in ``heal_prefix``.
+    """
+    if _is_word(line_after[:1]):
+        return prefix, ""
+    start = len(prefix)
+    while start > 0 and len(prefix) - start <= MAX_HEALED_WORD and _is_word(prefix[start - 1]):
+        start -= 1
+    if not 0 < len(prefix) - start <= MAX_HEALED_WORD or start == 0:
+        return prefix, ""  # no word, too long, or nothing would be left to continue
+    spaced = start
+    while spaced > 0 and prefix[spaced - 1] in _HORIZONTAL:
+        spaced -= 1
+    if spaced < start and spaced > 0 and prefix[spaced - 1] != "\n":
+        start = spaced
+    return prefix[:start], prefix[start:]
+
+
+def unheal_word(text: str, word: str) -> str:
+    """Return the model's ``text`` without the healed ``word`` it must start with.
+
+    "" when it does not start with it: a partial answer shorter than the word, or a provider
+    that ignored the grammar (its answer continues a prompt the user did not type).
+    """
+    return text[len(word) :] if text.startswith(word) else ""
+
+
+def _is_word(char: str) -> bool:
+    return _WORD_CHAR.match(char) is not None

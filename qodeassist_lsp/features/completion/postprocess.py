@@ -2,7 +2,8 @@
 
 Order of the rules (behaviour §6.4 plus Continue's stream filters):
 
-0. The whitespace left out of the prompt (``healing``) comes off the start of the answer.
+0. The whitespace or the half-typed word left out of the prompt (``healing``) comes off the
+   start of the answer; an answer that does not start with that word is no answer.
 1. ``output_handler``: ``raw`` keeps the text; ``auto`` processes it only when a line starts
    with a code fence; ``force`` always does. Processing keeps fenced lines verbatim, drops fence
    lines whose tag names a language (a tag that is not a language is code and is kept), and
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from qodeassist_lsp.config.settings import OutputHandler
-from qodeassist_lsp.features.completion.healing import unheal
+from qodeassist_lsp.features.completion.healing import unheal, unheal_word
 
 __all__ = [
     "PostprocessOptions",
@@ -122,6 +123,8 @@ class PostprocessOptions:
     """Whether the first word after an opening fence names a language."""
     healed: str = ""
     """The spaces and tabs left out of the end of the prompt (``healing.heal_prefix``)."""
+    healed_word: str = ""
+    """The half-typed word left out of the end of the prompt (``healing.heal_word``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,8 @@ class Postprocessor:
 
     def answer(self, raw: str) -> str:
         """Return the model's text as it continues the cursor line (the healing undone)."""
+        if self.options.healed_word:
+            return unheal_word(raw, self.options.healed_word)
         return unheal(raw, self.options.healed)
 
     def looping(self, raw: str) -> bool:

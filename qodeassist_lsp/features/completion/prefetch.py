@@ -10,7 +10,8 @@ ended before its accept is put only then: its answer is for a line that may not 
 suggestion's first characters, would drop it as an edit elsewhere. The prefetch answers one
 line (after a finished line: the next one), even where a request would get several: a 270M
 model writes about 35 tokens a second on two cores, and a several-line answer would still be
-running when the user, having read the suggestion, accepts it.
+running when the user, having read the suggestion, accepts it. A word the suggestion ends in is
+not healed (``healing.heal_word``): the model ended it there, it is whole.
 
 An accept is recognised by its result, not by the editor's command: a ``didChange`` after the
 suggestion was shown must leave the document exactly as the accept would. Typing the
@@ -162,7 +163,9 @@ class AcceptPrefetch:
                 return None
             text = accepted.document.text
             cursor = Cursor.at_position(text, follow.line, follow.character, follow.offset)
-            plan = one_line(self._planner.plan(profile, accepted.document, cursor, cs))
+            # The model ended its suggestion there, so a word it ends in is whole: not healed.
+            whole = cs.model_copy(update={"heal_words": False})
+            plan = one_line(self._planner.plan(profile, accepted.document, cursor, whole))
             anchor = Anchor(
                 request.document.uri, cursor.line, cursor.line_before, cursor.line_after
             )

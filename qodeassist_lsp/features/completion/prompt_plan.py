@@ -3,7 +3,7 @@
 Given the routed agent, the document and the cursor, ``PromptPlanner.plan`` builds the FIM
 context (the prefix/suffix window, healed where the agent continues the text, led by the
 extra-context ring's chunks), the ``completion.context`` system layer, and the post-processor
-(single-line or not, the healed whitespace to take off the answer). Kept apart from the
+(single-line or not, the healed whitespace or word to take off the answer). Kept apart from the
 service, which decides *whether* and *when* a request goes upstream.
 
 On a model on this machine, a file the model has not read yet gets a *cold window*
@@ -37,7 +37,7 @@ from qodeassist_lsp.features.completion.context_builder import (
     stepped,
 )
 from qodeassist_lsp.features.completion.extra_context import ExtraContextRing, ExtraFile
-from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix
+from qodeassist_lsp.features.completion.healing import continues_text, heal_prefix, heal_word
 from qodeassist_lsp.features.completion.languages import (
     DEFAULT_COMMENT_PREFIX,
     LanguageTable,
@@ -52,11 +52,19 @@ from qodeassist_lsp.features.completion.settings import CompletionSettings
 from qodeassist_lsp.features.completion.triggers import single_line_mode
 
 _RING_NAMES = ("files_metadata", "fim_prompt(")
+_HEALED_WORD = ("healed_word",)
 
 
 def uses_extra_context(profile: AgentProfile) -> bool:
     """Whether ``profile``'s body sends the extra context (``ctx.files_metadata``)."""
     return mentions(profile.body, _RING_NAMES)
+
+
+def heals_words(profile: AgentProfile) -> bool:
+    """Whether ``profile``'s model continues the prompt and its body sends ``ctx.healed_word``."""
+    return continues_text(profile.endpoint, profile.body, profile.tags) and mentions(
+        profile.body, _HEALED_WORD
+    )
 
 
 def mentions(value: Any, names: tuple[str, ...]) -> bool:
@@ -108,6 +116,8 @@ class PromptPlanner:
         self.codebase = codebase or CodebaseContext()
         """Definitions from the codebase index for the prompt (``codebase_context``)."""
         self._tops: dict[str, tuple[int, int]] = {}
+        self._heals: dict[str, tuple[AgentProfile, bool]] = {}
+        """Per agent: whether its prompts get word healing (``heals_words``), with its profile."""
         """Per document: the cold window's first line and the line last planned."""
         self.languages = LanguageTable()
         """The language table (replaced when ``custom_languages`` change)."""
@@ -140,9 +150,13 @@ class PromptPlanner:
         header = self._headers.get(document, language) if cs.skip_license_header else None
         top = self._cold_top(profile, document, cursor.line, cs) if known else None
         context = build_context(document, cursor, cs, header, top)
-        healed = ""
+        healed = word = ""
         if continues_text(profile.endpoint, profile.body, profile.tags):
-            prefix, healed = heal_prefix(context.prefix)
+            prefix = context.prefix
+            if cs.heal_words and known and self._heals_words(profile):
+                prefix, word = heal_word(prefix, cursor.line_after)
+            if not word:
+                prefix, healed = heal_prefix(prefix)
             context = dataclasses.replace(context, prefix=prefix)
         comment_prefix = language.comment_prefix if language else DEFAULT_COMMENT_PREFIX
         files = uses_extra_context(profile)
@@ -212,9 +226,18 @@ class PromptPlanner:
             next_line=cursor.next_line(document.text),
             is_fence_tag=self.languages.is_fence_tag,
             healed=healed,
+            healed_word=word,
         )
         name = language.name if language else ""
         return PromptPlan(context, layer, name, Postprocessor(options))
+
+    def _heals_words(self, profile: AgentProfile) -> bool:
+        """``heals_words(profile)``, worked out once per agent (and configuration)."""
+        known = self._heals.get(profile.name)
+        if known is None or known[0] is not profile:
+            known = (profile, heals_words(profile))
+            self._heals[profile.name] = known
+        return known[1]
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (closed)."""

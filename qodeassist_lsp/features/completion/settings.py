@@ -264,6 +264,13 @@ class CompletionSettings(Section):
         "request's place, the caret a client tells with `qodeassist/didMoveCursor` or a "
         "code-action request, or the end of a file just opened). Not in `manual` mode.",
     )
+    heal_words: bool = Field(
+        default=True,
+        description="For agents whose model continues the prompt and whose body sends "
+        "`ctx.healed_word` (the bundled llama.cpp ones): a half-typed word before the cursor "
+        "(`re` of `return`) is cut off the prompt and the model, held to it by a grammar, "
+        "writes it again; the word then comes off the answer.",
+    )
     output_handler: OutputHandler = Field(
         default="auto",
         description="Post-processing of model output: `auto` processes it only when a line "

@@ -57,6 +57,9 @@ def test_completion_block_sets_prefix_and_suffix_only() -> None:
     assert ctx["history"] == [] and ctx["single_line"] is False
     one = assemble_context([Message("user", (CompletionBlock("x = 1", "\n", single_line=True),))])
     assert one["single_line"] is True
+    assert ctx["healed_word"] == ""
+    healed = assemble_context([Message("user", (CompletionBlock("x =", "", healed_word=" fo"),))])
+    assert healed["healed_word"] == " fo"
 
 
 def test_tool_use_signature_is_replayed_only_when_present() -> None:
