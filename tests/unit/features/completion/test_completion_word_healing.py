@@ -15,6 +15,7 @@ from qodeassist_lsp.features.completion.requests import TriggerKind
 from qodeassist_lsp.features.completion.stats import Outcome
 from tests.unit.features.completion.test_completion_service import (
     AGENT,
+    PY,
     Harness,
     harness,
     until,
@@ -154,3 +155,12 @@ async def test_the_word_a_suggestion_ends_in_is_whole_for_its_prefetch(harness: 
     assert harness.bodies[0]["prompt"] == "x ="
     assert harness.bodies[1]["prompt"] == "x = foo"  # the model ended the word: not cut
     assert "grammar" not in harness.bodies[1]
+
+
+async def test_the_next_keys_prompt_is_not_warmed_again(harness: Harness) -> None:
+    # "r" and "re" send the same prompt: the model server has it cached after the first.
+    harness.answer("raise", " E", "\n")
+    await harness.complete("def f(y):\n    r|\n")
+    harness.request("def f(y):\n    re|\n")  # the next key, then the user is idle
+    assert not harness.service._warmer.warm(PY, 1, 6)
+    assert len(harness.bodies) == 1
