@@ -18,6 +18,11 @@ hands to the agent's public extension hooks (``ext_method``, ``ext_notification`
 underscore removed. The guard therefore passes those methods on as ``_nes/start`` and the like,
 and the agent's hooks route them (``acp_agent/operations.py``): the client never sees the name,
 as an answer carries only the request's ``id``.
+
+A file (or a terminal) is not a client that goes away: when such a stdin ends, the guard first
+waits for `Answers` to see every request of it answered (or the agent waiting on a question the
+file cannot answer), then ends the SDK's input, so ``acp < requests.jsonl`` prints the answers.
+The end of a pipe or socket is an editor gone: the SDK's input ends at once, as before.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp import AGENT_METHODS, RequestError
+from acp.connection import StreamDirection, StreamEvent
 
 log = logging.getLogger("qodeassist.acp")
 
@@ -136,15 +142,61 @@ async def _read_line(source: asyncio.StreamReader) -> bytes:
         return b"".join(chunks)
 
 
+class Answers:
+    """Which requests the agent still owes the client, and whether it waits on the client.
+
+    The guard notes each message it passes on (`read`: the SDK may not have read it yet); the
+    SDK's connection calls it with each message it writes (its ``observers`` argument).
+    """
+
+    def __init__(self) -> None:
+        """Nothing asked, nothing owed."""
+        self._owed: set[Any] = set()
+        self._asked: set[Any] = set()
+        self._changed = asyncio.Event()
+
+    def read(self, message: dict[str, Any]) -> None:
+        """Note a request of the client, or its answer to one of the agent's."""
+        self._note(message, self._owed, self._asked)
+
+    def __call__(self, event: StreamEvent) -> None:
+        """Note a message the agent wrote: its request, or its answer to one of the client's."""
+        if event.direction is StreamDirection.OUTGOING:
+            self._note(event.message, self._asked, self._owed)
+
+    def _note(self, message: dict[str, Any], requests: set[Any], answered: set[Any]) -> None:
+        if "id" not in message:
+            return
+        if "method" in message:
+            requests.add(message["id"])
+        else:
+            answered.discard(message["id"])
+        self._changed.set()
+
+    async def settled(self) -> None:
+        """Return once every request is answered, or the agent waits for the client."""
+        while self._owed and not self._asked:
+            self._changed.clear()
+            await self._changed.wait()
+
+
 class StdinGuard:
     """Feeds `reader` (the SDK's stdin) with the good lines of ``source``; answers the rest."""
 
     def __init__(
-        self, source: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int
+        self,
+        source: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        limit: int,
+        answers: Answers | None = None,
     ) -> None:
-        """Screen ``source``; write answers with ``writer`` (the SDK's stdout writer)."""
+        """Screen ``source``; write answers with ``writer`` (the SDK's stdout writer).
+
+        With ``answers`` (stdin a file), the SDK's input ends once they are `Answers.settled`.
+        """
         self._source = source
         self._writer = writer
+        self._answers = answers
         self.reader = asyncio.StreamReader(limit=limit)
         """What the SDK reads: the lines of stdin that are JSON-RPC messages."""
 
@@ -165,7 +217,11 @@ class StdinGuard:
                     self._writer.write(json.dumps(screened.answer).encode() + b"\n")
                     await self._writer.drain()
                 if screened.line is not None:
+                    if self._answers is not None:
+                        self._answers.read(json.loads(screened.line))
                     self.reader.feed_data(screened.line)
+            if self._answers is not None:
+                await self._answers.settled()
         except (ConnectionError, OSError) as exc:
             log.info("stdin or stdout closed: %s", exc)
         finally:

@@ -1,15 +1,18 @@
 """``qodeassist-lsp acp [--permission-timeout S]``: run the ACP agent on stdin/stdout (SPEC §8).
 
-stdout carries the protocol only (one JSON-RPC message per line); logs go to stderr. Lines of
-stdin that are not JSON-RPC messages are answered by `acp_agent.stdin_guard` and never reach the
-SDK, so the agent keeps serving after them. The configuration is loaded once at start from
-the current folder's project and the user roots.
+stdout carries the protocol only (one JSON-RPC message per line); logs go to stderr. stdin may be
+a pipe, a file, ``/dev/null`` or a terminal (`acp_agent.stdio`); when it ends the agent ends, with
+exit code 0 (after answering a file's requests, `stdin_guard.Answers`). Lines of stdin that are
+not JSON-RPC messages are answered by `acp_agent.stdin_guard` and never reach the SDK, so the
+agent keeps serving after them. The configuration is loaded once at start from the current
+folder's project and the user roots.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any, cast
 
 from qodeassist_lsp.cli.common import EXIT_OK, load
@@ -36,6 +39,12 @@ def register(commands: Any, shared: argparse.ArgumentParser) -> None:
 def run_acp(args: argparse.Namespace) -> int:
     """Serve ACP until the client closes stdin."""
     config = load(args)
+    if sys.stdin.isatty():
+        print(
+            "qodeassist-lsp: speaking ACP on stdin/stdout, one JSON-RPC message per line "
+            "(Ctrl-D ends)",
+            file=sys.stderr,
+        )
     asyncio.run(_serve(config, args.permission_timeout))
     return EXIT_OK
 
@@ -43,23 +52,33 @@ def run_acp(args: argparse.Namespace) -> int:
 async def _serve(config: Any, permission_timeout: float) -> None:
     from acp import Agent, AgentSideConnection
     from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-    from acp.stdio import stdio_streams
 
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
     from qodeassist_lsp.acp_agent.host import AcpHost
-    from qodeassist_lsp.acp_agent.stdin_guard import StdinGuard
+    from qodeassist_lsp.acp_agent.stdin_guard import Answers, StdinGuard
+    from qodeassist_lsp.acp_agent.stdio import open_stdio, pipe_like
 
     host = AcpHost(config, permission_timeout)
     agent = QodeAssistAgent(host)
     try:
         await host.start()
         host.bench.features.start()
-        # What `acp.run_agent` does, reading stdin through the guard. The SDK declares ACP's
-        # ``nes/*`` and ``document/*`` but routes none: the guard passes them on as extension
-        # methods, which reach the agent's public ``ext_method``/``ext_notification`` hooks.
-        stdin, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-        guard = StdinGuard(stdin, writer, DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-        conn = AgentSideConnection(cast("Agent", agent), writer, guard.reader, listening=False)
+        # What `acp.run_agent` does, reading stdin through the guard, and stdin and stdout
+        # whatever they are (`open_stdio`). The SDK declares ACP's ``nes/*`` and ``document/*``
+        # but routes none: the guard passes them on as extension methods, which reach the
+        # agent's public ``ext_method``/``ext_notification`` hooks.
+        stdin, writer = await open_stdio(DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        # A file's requests are answered before the agent ends; an editor's pipe that ends is
+        # an editor gone (the SDK copies every message for an observer: only for a file).
+        answers = None if pipe_like(sys.stdin.fileno()) else Answers()
+        guard = StdinGuard(stdin, writer, DEFAULT_STDIO_BUFFER_LIMIT_BYTES, answers)
+        conn = AgentSideConnection(
+            cast("Agent", agent),
+            writer,
+            guard.reader,
+            listening=False,
+            observers=[answers] if answers is not None else None,
+        )
         screening = asyncio.create_task(guard.run(), name="qa-acp-stdin")
         try:
             await conn.listen()

@@ -7,8 +7,9 @@ import json
 from typing import Any, cast
 
 import pytest
+from acp.connection import StreamDirection, StreamEvent
 
-from qodeassist_lsp.acp_agent.stdin_guard import StdinGuard, screen
+from qodeassist_lsp.acp_agent.stdin_guard import Answers, StdinGuard, screen
 
 
 @pytest.mark.parametrize(
@@ -88,3 +89,33 @@ async def test_the_guard_feeds_messages_answers_the_rest_and_ends_with_stdin() -
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32600), (None, -32700)]
     passed = await guard.reader.read()
     assert passed == long + b'\n{"id": 9, "method": "last"}\n'
+
+
+async def test_a_file_ends_the_sdk_input_once_its_requests_are_answered() -> None:
+    source = asyncio.StreamReader()
+    source.feed_data(b'{"id": 1, "method": "a"}\n{"id": "b", "method": "b"}\n{"method": "n"}\n')
+    source.feed_eof()
+    answers = Answers()
+    guard = StdinGuard(source, cast("asyncio.StreamWriter", _Writer()), 64, answers)
+    screening = asyncio.create_task(guard.run())
+    assert len(await guard.reader.readline()) > 0
+    answers(StreamEvent(StreamDirection.OUTGOING, {"id": 1, "result": {}}))
+    answers(StreamEvent(StreamDirection.OUTGOING, {"method": "session/update"}))
+    await asyncio.sleep(0)
+    assert not guard.reader.at_eof() and not screening.done()  # "b" is still owed
+    answers(StreamEvent(StreamDirection.OUTGOING, {"id": "b", "error": {}}))
+    await screening
+    assert len((await guard.reader.read()).splitlines()) == 2  # then the SDK's input ends
+
+
+async def test_a_question_to_a_file_ends_the_sdk_input_as_no_answer_will_come() -> None:
+    answers = Answers()
+    answers.read({"id": 1, "method": "session/prompt"})
+    answers(StreamEvent(StreamDirection.OUTGOING, {"id": 0, "method": "fs/read_text_file"}))
+    await asyncio.wait_for(answers.settled(), 5)
+    answers.read({"id": 0, "result": {}})  # answered after all: wait for the prompt again
+    settling = asyncio.create_task(answers.settled())
+    await asyncio.sleep(0)
+    assert not settling.done()
+    answers(StreamEvent(StreamDirection.OUTGOING, {"id": 1, "result": {}}))
+    await asyncio.wait_for(settling, 5)
