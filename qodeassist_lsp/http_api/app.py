@@ -147,8 +147,19 @@ class ListenFailed(QodeAssistError):
     """uvicorn could not start serving (the address is in use, say; it logged why)."""
 
 
+SHUTDOWN_GRACE_S = 3
+"""Seconds running requests get to finish once `serve` is cancelled; then they are cancelled."""
+
+
 async def serve(app: ASGIApp, bind: str, port: int, started: Callable[[], None]) -> None:
-    """Serve ``app`` on ``bind:port`` with uvicorn until cancelled; call ``started`` once up."""
+    """Serve ``app`` on ``bind:port`` with uvicorn until cancelled; call ``started`` once up.
+
+    Cancelled (beside the LSP: the editor's stdin ended), uvicorn stops as on a signal: it stops
+    listening, gives requests `SHUTDOWN_GRACE_S` to finish and runs the app's lifespan shutdown
+    (the HTTP chats' pending saves). Cancelling uvicorn's task instead left its lifespan task
+    to be cancelled, which uvicorn logs as a ``CancelledError`` traceback. A second cancellation
+    cancels it at once.
+    """
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -158,7 +169,22 @@ async def serve(app: ASGIApp, bind: str, port: int, started: Callable[[], None])
                 started()
 
     config = uvicorn.Config(app, host=bind, port=port, log_level="warning", lifespan="on")
+    server = Server(config)
+
+    async def run() -> None:
+        try:
+            await server.serve()
+        except SystemExit:  # uvicorn exits when it cannot bind or start
+            raise ListenFailed(f"could not serve on {bind}:{port}") from None
+
+    serving = asyncio.ensure_future(run())
     try:
-        await Server(config).serve()
-    except SystemExit:  # uvicorn exits when it cannot bind or start
-        raise ListenFailed(f"could not serve on {bind}:{port}") from None
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S
+        server.should_exit = True
+        try:
+            await asyncio.wait([serving])
+        finally:
+            serving.cancel()
+        raise
