@@ -4,10 +4,13 @@ The ACP SDK's ``acp.stdio.stdio_streams`` hands both to the event loop's pipe tr
 take pipes and sockets, as an editor starts the agent, but refuse a file (``ValueError``), and
 epoll refuses ``/dev/null``: the loop logs a ``PermissionError`` and the read never ends, so
 ``qodeassist-lsp acp < /dev/null`` hung. A terminal they accept, but set non-blocking, which
-stderr shares. So when both are pipes or sockets the SDK's streams are used as they are; else a
-pipe or socket still goes through the loop's transport, and anything else is read by a thread
-(a file or ``/dev/null`` reaches its end at once, a terminal gives a line at a time) and
-written with blocking writes. On Windows the SDK already reads stdin with a thread.
+stderr shares. So when both are pipes or sockets the SDK's streams are used as they are. Else a
+stdin pipe or socket still goes through the loop's transport, and any other stdin is read by a
+thread (a file or ``/dev/null`` reaches its end at once, a terminal gives a line at a time);
+stdout gets blocking writes, a whole message at a time (a pipe then is a script's, as in
+``acp < requests.jsonl | jq``: it may make the loop wait, and its reader gone ends the output
+with one log line, not the SDK's tracebacks). On Windows the SDK already reads stdin with a
+thread.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import select
 import stat
 import sys
 import threading
@@ -48,14 +52,9 @@ async def open_stdio(limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWr
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     else:
         _read_in_thread(stdin, reader, loop)
-    # A protocol of asyncio's own streams: it makes ``drain`` wait while the pipe is full.
+    # The protocol of asyncio's own streams, for ``drain``, which never waits: nothing is buffered.
     protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
-    transport: asyncio.WriteTransport
-    if pipe_like(stdout):
-        transport, _ = await loop.connect_write_pipe(lambda: protocol, sys.stdout)
-    else:
-        transport = BlockingWriter(stdout)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, asyncio.StreamWriter(BlockingWriter(stdout), protocol, None, loop)
 
 
 def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
@@ -76,7 +75,7 @@ def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.Abstrac
 
 
 class BlockingWriter(asyncio.WriteTransport):
-    """Writes each message at once with blocking writes (stdout a file, /dev/null, a terminal)."""
+    """Writes each message at once with blocking writes (stdout not an editor's pipe)."""
 
     def __init__(self, fd: int) -> None:
         """Write to ``fd``, which stays in blocking mode."""
@@ -90,6 +89,8 @@ class BlockingWriter(asyncio.WriteTransport):
         while view and not self._closing:
             try:
                 view = view[os.write(self._fd, view) :]
+            except BlockingIOError:  # a pipe another process made non-blocking: wait for room
+                select.select([], [self._fd], [])
             except OSError as exc:
                 log.warning("stdout cannot be written any more: %s", exc)
                 self._closing = True
