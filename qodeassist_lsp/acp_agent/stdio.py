@@ -4,41 +4,30 @@ The ACP SDK's ``acp.stdio.stdio_streams`` hands both to the event loop's pipe tr
 take pipes and sockets, as an editor starts the agent, but refuse a file (``ValueError``), and
 epoll refuses ``/dev/null``: the loop logs a ``PermissionError`` and the read never ends, so
 ``qodeassist-lsp acp < /dev/null`` hung. A terminal they accept, but set non-blocking, which
-stderr shares. So when both are pipes or sockets the SDK's streams are used as they are. Else a
-stdin pipe or socket still goes through the loop's transport, and any other stdin is read by a
-thread (a file or ``/dev/null`` reaches its end at once, a terminal gives a line at a time);
-stdout gets blocking writes, a whole message at a time (a pipe then is a script's, as in
-``acp < requests.jsonl | jq``: it may make the loop wait, and its reader gone ends the output
-with one log line, not the SDK's tracebacks). On Windows the SDK already reads stdin with a
-thread.
+stderr shares. So when both are pipes or sockets the SDK's streams are used as they are. Else
+stdin is read by `wire.stdin.open_reader` (a pipe or socket still through the loop's transport,
+any other stdin by a thread: a file or ``/dev/null`` reaches its end at once, a terminal gives a
+line at a time, as ``serve --stdio --http`` reads it too); stdout gets blocking writes, a whole
+message at a time (a pipe then is a script's, as in ``acp < requests.jsonl | jq``: it may make
+the loop wait, and its reader gone ends the output with one log line, not the SDK's
+tracebacks). On Windows the SDK already reads stdin with a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import select
-import stat
 import sys
-import threading
 
 from acp.stdio import stdio_streams
 
+# Re-exported: `cli/acp_cmd.py` asks it whether stdin is an editor's pipe.
+from qodeassist_lsp.wire.stdin import open_reader
+from qodeassist_lsp.wire.stdin import pipe_like as pipe_like
+
 log = logging.getLogger("qodeassist.acp")
-
-_CHUNK = 1 << 16
-"""Most bytes one read of a non-pipe stdin takes."""
-
-
-def pipe_like(fd: int) -> bool:
-    """Whether ``fd`` is a pipe or socket the event loop can watch (not a file or terminal)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 async def open_stdio(limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -47,31 +36,10 @@ async def open_stdio(limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWr
     if sys.platform == "win32" or (pipe_like(stdin) and pipe_like(stdout)):
         return await stdio_streams(limit=limit)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
-    if pipe_like(stdin):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    else:
-        _read_in_thread(stdin, reader, loop)
+    reader = await open_reader(sys.stdin, limit)
     # The protocol of asyncio's own streams, for ``drain``, which never waits: nothing is buffered.
     protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
     return reader, asyncio.StreamWriter(BlockingWriter(stdout), protocol, None, loop)
-
-
-def _read_in_thread(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
-    """Feed ``reader`` with what blocking reads of ``fd`` return, then its end."""
-
-    def pump() -> None:
-        try:
-            while chunk := os.read(fd, _CHUNK):
-                loop.call_soon_threadsafe(reader.feed_data, chunk)
-        except OSError as exc:  # a directory, a terminal hung up: the input ends here
-            log.warning("stdin cannot be read any further: %s", exc)
-        except RuntimeError:  # the loop is closed: the agent is gone and nobody reads
-            return
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(reader.feed_eof)
-
-    threading.Thread(target=pump, name="qa-acp-stdin", daemon=True).start()
 
 
 class BlockingWriter(asyncio.WriteTransport):

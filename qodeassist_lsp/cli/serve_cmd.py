@@ -87,7 +87,9 @@ def serve_server(args: argparse.Namespace) -> int:
                 "the other commands)",
                 file=sys.stderr,
             )
-        companion = http_host.companion(args, http_host.beside(server)) if http else None
+        companion = None
+        if http:  # a port in use is one line on stderr; the editor keeps its language server
+            companion = http_host.companion(args, http_host.beside(server), beside_lsp=True)
         serve_stdio(server, sys.stdin.buffer, sys.stdout.buffer, companion)
         # LSP: exit code 0 after `shutdown`, 1 when the session ended without one.
         return EXIT_OK if server.shutdown_received else 1

@@ -4,9 +4,11 @@ pygls's ``start_io`` reads stdin in a worker thread, three thread round trips pe
 more than doubled the server's time per completion (docs/performance.md). When stdin
 is a pipe or socket, as editors start a language server, `serve_stdio` hands pygls's public
 ``run_async`` an ``asyncio.StreamReader`` on the event loop's pipe instead: pygls's framing,
-decoding and dispatch, no thread. A terminal or a file goes through ``start_io``. When the
-editor is gone (`parent_watch`), the server ends that reader's input, as the editor closing
-stdin would: the loop and a companion (``--http``) end in order, with exit code 1.
+decoding and dispatch, no thread. A terminal or a file goes through ``start_io``, unless a
+companion (``--http``) shares the event loop: then `wire.stdin.open_reader` reads it with a thread
+of its own feeding that reader (the loop's pipe transport refuses a file and hung on
+``/dev/null``). When the editor is gone (`parent_watch`), the server ends that reader's input, as
+the editor closing stdin would: the loop and a companion end in order, with exit code 1.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import stat
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -24,20 +24,12 @@ from typing import BinaryIO
 from pygls.io_ import StdoutWriter, run_async
 
 from qodeassist_lsp.lsp.server import QodeAssistServer
+from qodeassist_lsp.wire.stdin import open_reader, pipe_like
 
 log = logging.getLogger("qodeassist.lsp")
 
 _LINE_LIMIT = 1 << 20
 """Longest header line the reader accepts (a header is a few dozen bytes)."""
-
-
-def pipe_like(stream: BinaryIO) -> bool:
-    """Whether ``stream`` is a pipe or socket the event loop can read without a thread."""
-    try:
-        mode = os.fstat(stream.fileno()).st_mode
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def without_httpx_cli() -> None:
@@ -93,9 +85,7 @@ async def _serve(
 
 
 async def _serve_lsp(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    reader = await open_reader(stdin, _LINE_LIMIT)
     server.end_input = reader.feed_eof  # the editor is gone: end as its closing stdin would
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
