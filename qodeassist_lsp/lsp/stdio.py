@@ -9,6 +9,7 @@ companion (``--http``) shares the event loop: then `wire.stdin.open_reader` read
 of its own feeding that reader (the loop's pipe transport refuses a file and hung on
 ``/dev/null``). When the editor is gone (`parent_watch`), the server ends that reader's input, as
 the editor closing stdin would: the loop and a companion end in order, with exit code 1.
+``exit`` closes stdout while a companion still stops: what is sent then is dropped (`StdoutSink`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import BinaryIO
 
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import run_async
 
 from qodeassist_lsp.lsp.server import QodeAssistServer
 from qodeassist_lsp.wire.stdin import open_reader, pipe_like
@@ -44,6 +45,28 @@ def without_httpx_cli() -> None:
     """
     if "httpx" not in sys.modules:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
+class StdoutSink:
+    """pygls's writer of stdout that drops what is sent once ``exit`` has closed it."""
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        """Write whole messages to ``stdout``."""
+        self._stdout = stdout
+
+    def write(self, data: bytes) -> None:
+        """Write and flush ``data``; nothing once stdout is closed."""
+        # ``exit`` closes stdout, and the loop runs on while a companion stops: a notification
+        # then (a configuration load ending, say) failed, and reporting that failure to the
+        # client failed again, a cascade of tracebacks on stderr.
+        if self._stdout.closed:
+            return
+        self._stdout.write(data)
+        self._stdout.flush()
+
+    def close(self) -> None:
+        """Close stdout (pygls's ``exit`` handler)."""
+        self._stdout.close()
 
 
 Companion = Callable[[], Awaitable[None]]
@@ -87,7 +110,7 @@ async def _serve(
 async def _serve_lsp(server: QodeAssistServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     reader = await open_reader(stdin, _LINE_LIMIT)
     server.end_input = reader.feed_eof  # the editor is gone: end as its closing stdin would
-    server.protocol.set_writer(StdoutWriter(stdout))
+    server.protocol.set_writer(StdoutSink(stdout))
     try:
         await run_async(
             stop_event=threading.Event(),
