@@ -116,9 +116,9 @@ class PromptPlanner:
         self.codebase = codebase or CodebaseContext()
         """Definitions from the codebase index for the prompt (``codebase_context``)."""
         self._tops: dict[str, tuple[int, int]] = {}
+        """Per document: the cold window's first line and the line last planned."""
         self._heals: dict[str, tuple[AgentProfile, bool]] = {}
         """Per agent: whether its prompts get word healing (``heals_words``), with its profile."""
-        """Per document: the cold window's first line and the line last planned."""
         self.languages = LanguageTable()
         """The language table (replaced when ``custom_languages`` change)."""
 
