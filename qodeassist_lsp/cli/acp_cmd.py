@@ -67,10 +67,11 @@ async def _serve(config: Any, permission_timeout: float) -> None:
         # whatever they are (`open_stdio`). The SDK declares ACP's ``nes/*`` and ``document/*``
         # but routes none: the guard passes them on as extension methods, which reach the
         # agent's public ``ext_method``/``ext_notification`` hooks.
-        stdin, writer = await open_stdio(DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         # A file's requests are answered before the agent ends; an editor's pipe that ends is
         # an editor gone (the SDK copies every message for an observer: only for a file).
+        # Asked before `open_stdio`: the SDK's pipe streams leave ``sys.stdin`` closed.
         answers = None if pipe_like(sys.stdin.fileno()) else Answers()
+        stdin, writer = await open_stdio(DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
         guard = StdinGuard(stdin, writer, DEFAULT_STDIO_BUFFER_LIMIT_BYTES, answers)
         conn = AgentSideConnection(
             cast("Agent", agent),

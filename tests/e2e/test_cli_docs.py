@@ -296,6 +296,21 @@ def _project_file(*needles: str) -> Callable[[DocsWorkspace], None]:
     return check
 
 
+def _acp_requests(workspace: DocsWorkspace, replay: ReplayServer) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": 1},
+    }
+    (workspace.project / "requests.jsonl").write_text(json.dumps(initialize) + "\n")
+
+
+def _acp_answered(workspace: DocsWorkspace) -> None:
+    answers = (workspace.project / "answers.jsonl").read_text(encoding="utf-8")
+    assert '"id":1' in answers.replace(" ", "") and "protocolVersion" in answers, answers
+
+
 def _closed_port() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -366,6 +381,10 @@ EXPECTED: dict[str, Expect] = {
     ),
     "qodeassist-lsp acp": Expect(),
     "qodeassist-lsp acp --permission-timeout 60": Expect(),
+    "qodeassist-lsp acp < requests.jsonl > answers.jsonl": Expect(
+        prepare=_acp_requests, check=_acp_answered
+    ),
+    "qodeassist-lsp acp < /dev/null": Expect(),
     "qodeassist-lsp serve --http-rotate-token": Expect(out=("new HTTP API token written",)),
     "qodeassist-lsp mcp serve --stdio --workspace ~/src/app": Expect(),
     "qodeassist-lsp setup": NO_SERVER,

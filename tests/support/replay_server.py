@@ -18,6 +18,11 @@ end so cancellation can be observed. Every request is recorded (method, path, qu
 headers, raw and parsed body) together with when its connection closed, so a test can assert
 that a cancel closed the upstream connection promptly.
 
+A completion request that carries word healing's GBNF grammar (``root ::= "<word>" [^\x00]*``,
+the bundled llama.cpp agents' ``ctx.healed_word``) gets that word first, as llama.cpp's
+constrained sampling writes it: a scripted completion is what the model writes after the text
+the user typed, healed or not.
+
 Fixture names are relative to ``tests/fixtures/wire/`` (the recorded streams vendored in the
 repository, see its ``SOURCES.md``), or to ``$QODEASSIST_WIRE_FIXTURES``.
 """
@@ -34,7 +39,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -190,6 +195,29 @@ class Reply:
         if self.chunked is not None:
             return self.chunked
         return 200 <= self.status < 300 or self.hold_open
+
+
+_HEALING_GRAMMAR = re.compile(r'root ::= ("(?:[^"\\]|\\.)*") \[\^\\x00\]\*')
+
+
+def _with_healed_word(request: RecordedRequest, reply: Reply) -> Reply:
+    """``reply`` led by the word a word-healing ``grammar`` makes the model write first."""
+    if reply.status != 200 or reply.kind != ".sse" or not reply.data():
+        return reply
+    try:
+        grammar = request.json.get("grammar") if isinstance(request.json, dict) else None
+    except ValueError:
+        return reply
+    matched = _HEALING_GRAMMAR.fullmatch(grammar) if isinstance(grammar, str) else None
+    if matched is None:
+        return reply
+    word = json.loads(matched.group(1))
+    native = request.path.endswith(("/completion", "/infill"))  # llama.cpp's own stream
+    chunk = (
+        {"content": word, "stop": False} if native else {"choices": [{"index": 0, "text": word}]}
+    )
+    lead = f"data: {json.dumps(chunk)}\n\n".encode()
+    return replace(reply, fixture=None, body=lead + reply.data())
 
 
 def as_reply(reply: Reply | str) -> Reply:
@@ -696,6 +724,7 @@ class ReplayServer:
                 self.unmatched.append(request)
             message = f"replay server: nothing scripted for {request.method} {request.path}"
             reply = Reply.json({"error": {"message": message, "type": "not_found"}}, 404)
+        reply = _with_healed_word(request, reply)
         request.reply = reply
         completed = await self._respond(connection, request, reply, keep_alive)
         connection.current = None

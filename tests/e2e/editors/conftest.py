@@ -206,10 +206,11 @@ def neovim(request: pytest.FixtureRequest, tmp_path: Path, replay: ReplayServer)
     write_embedded_instances(config / "providers", replay.url)
     # No prefetch after an accept and no warm-up of the cursor window: the tests count the
     # upstream requests they scripted (tests/e2e/lsp/test_prefetch_after_accept.py and
-    # test_inline_completion.py cover them).
+    # test_inline_completion.py cover them). No word healing: they read the prompt as typed
+    # (tests/e2e/lsp/test_word_healing.py covers it).
     (config / "settings.toml").write_text(
         "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nprefetch_after_accept = false\n"
-        "warm_cursor_window = false\n"
+        "warm_cursor_window = false\nheal_words = false\n"
     )
     source = tmp_path / "project" / "add.py"
     source.write_text(DOC)

@@ -498,7 +498,7 @@ async def test_the_caret_a_client_tells_is_warmed(client, lsp_home, replay) -> N
     client.protocol.notify("qodeassist/didMoveCursor", where)
     client.protocol.notify("qodeassist/didMoveCursor", {"textDocument": {"uri": uri}})  # no harm
     [warm] = await asyncio.to_thread(replay.wait_for_requests, 1)
-    assert warm.json["prompt"] == "def add(a, b):\n    return"
+    assert warm.json["prompt"] == "def add(a, b):\n    "  # `return` healed, as a key there sends
     assert await warm.wait_disconnected_async(within=2)
     await asyncio.sleep(0.6)
     assert len(replay.requests) == 1

@@ -25,7 +25,8 @@ def embedded_points_at_replay(
 
 
 async def test_the_half_typed_word_is_asked_for_with_a_grammar(client, lsp_home, replay) -> None:
-    replay.script("/v1/completions", completion_reply("return", " a", " +", " b"))
+    # The replay server writes the grammar's word first, as llama.cpp does: "re" + "turn a + b".
+    replay.script("/v1/completions", completion_reply("turn", " a", " +", " b"))
     await client.initialize_session(client.init_params)
     uri = await open_doc(client, lsp_home, DOC)
     answer = await client.text_document_inline_completion_async(params(uri, 1, 6))

@@ -128,15 +128,16 @@ def chat_requests(replay: ReplayServer) -> list[Any]:
 def home(tmp_path: Path, replay: ReplayServer) -> Path:
     """Config root (the bundled Embedded agents point at the replay server), data root, project.
 
-    One user setting, ``local_cold_lines_before = 0``: the replay server is a model on this
+    Two user settings: ``local_cold_lines_before = 0``: the replay server is a model on this
     machine, whose first prompts would otherwise start 16 lines up (the cold window), and the
-    tests read the snippet's ``linesBefore`` off the prompt's first line. Everything else the
-    server gets is the snippet's settings and the defaults.
+    tests read the snippet's ``linesBefore`` off the prompt's first line; ``heal_words =
+    false``: they read the prompt's end as typed (tests/e2e/lsp/test_word_healing.py covers
+    word healing). Everything else the server gets is the snippet's settings and the defaults.
     """
     for name in ("config/providers", "config/agents", "data", "project"):
         (tmp_path / name).mkdir(parents=True)
     (tmp_path / "config/settings.toml").write_text(
-        "[completion]\nlocal_cold_lines_before = 0\n", encoding="utf-8"
+        "[completion]\nlocal_cold_lines_before = 0\nheal_words = false\n", encoding="utf-8"
     )
     write_embedded_instances(tmp_path / "config/providers", replay.url)
     return tmp_path

@@ -42,9 +42,11 @@ DEBIAN = {
     "ripgrep": "rg",
 }
 DOC = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
-# No prefetch after an accept: the tests read the upstream requests they scripted.
+# No prefetch after an accept: the tests read the upstream requests they scripted. No word
+# healing: they read the prompt as typed (tests/e2e/lsp/test_word_healing.py covers it).
 SERVER_SETTINGS = (
     "[completion]\ndebounce_ms = 150\ndebounce_min_ms = 50\nprefetch_after_accept = false\n"
+    "heal_words = false\n"
 )
 # The embedded chat with tools answers the chat (a write tool asks for permission first).
 TOOL_AGENT = (
