@@ -29,7 +29,7 @@ async def test_empty_configuration_answer_keeps_the_initialization_options(
         initialization_options={"qodeassist": {"completion": {"linesBefore": 80}}},
         configuration={"qodeassist": {}},  # what lsp-mode answers for an unregistered section
     )
-    replay.script("/v1/completions", completion_reply("a + b"))
+    replay.script("/v1/completions", completion_reply("a + b", repeat=5))
     async with editor_session(editor, home) as session:
         uri = session.open("add.py", COMPLETION_DOC)
         answer, _ = await session.complete(uri, ADD_LINE, len("    return "))

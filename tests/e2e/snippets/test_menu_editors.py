@@ -65,7 +65,7 @@ EXPECTED_ENCODING = {"helix": "utf-8", "zed": "utf-16", "sublime": "utf-16"}
 async def test_completion_menu_entry_and_refactor_actions(name, home, replay: ReplayServer):
     editor = snippets.EDITOR_FACTORIES[name]()
     assert editor.command == ["qodeassist-lsp"]
-    replay.script("/v1/completions", completion_reply("a + b"))
+    replay.script("/v1/completions", completion_reply("a + b", repeat=5))
     replay.script(
         "/v1/chat/completions", chat_reply("```python\n", "    return sum(xs)\n", "```\n")
     )
@@ -130,7 +130,7 @@ async def test_completion_menu_entry_and_refactor_actions(name, home, replay: Re
 
 @pytest.mark.filterwarnings("ignore:Client does not support documentation format")
 async def test_completion_entry_survives_the_editor_word_filter(home, replay) -> None:
-    replay.script("/v1/completions", completion_reply("d(1, 2)"))
+    replay.script("/v1/completions", completion_reply("d(1, 2)", repeat=5))
     async with editor_session(snippets.helix(), home) as session:
         uri = session.open("add.py", COMPLETION_DOC)
         answer, _ = await session.complete(uri, PRINT_LINE, len("print(ad"))
@@ -140,7 +140,7 @@ async def test_completion_entry_survives_the_editor_word_filter(home, replay) ->
 
 
 async def test_completion_documentation_in_a_format_the_editor_declared(home, replay) -> None:
-    replay.script("/v1/completions", completion_reply("a + b"))
+    replay.script("/v1/completions", completion_reply("a + b", repeat=5))
     async with editor_session(snippets.helix(), home) as session:
         # pytest-lsp checks every answer against the client's capabilities and warns
         # (an error here) when the server uses something the client did not declare.

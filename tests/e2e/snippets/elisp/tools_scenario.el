@@ -45,7 +45,7 @@
          (qa-wait (lambda () (equal (with-current-buffer "add.py" (buffer-string))
                                     "def add(a, b):\n    return a + b\n"))
                   15 "the applied edit to reach the buffer (workspace/applyEdit)")
-         (qa-wait (lambda () (string-match-p "📝 Edit add.py: applied .*(u: undo)" (qa-chat-text)))
+         (qa-wait (lambda () (string-match-p "📝 Edit add.py: applied — applied to add.py (u: undo)" (qa-chat-text)))
                   10 "the edit block to say applied")
          (qa-record :applied (qa-chat-text))
          (with-current-buffer qodeassist-chat-buffer-name
