@@ -23,9 +23,7 @@ import sys
 
 from acp.stdio import stdio_streams
 
-# Re-exported: `cli/acp_cmd.py` asks it whether stdin is an editor's pipe.
-from qodeassist_lsp.wire.stdin import open_reader
-from qodeassist_lsp.wire.stdin import pipe_like as pipe_like
+from qodeassist_lsp.wire.stdin import open_reader, pipe_like
 
 log = logging.getLogger("qodeassist.acp")
 

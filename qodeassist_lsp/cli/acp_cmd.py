@@ -56,7 +56,8 @@ async def _serve(config: Any, permission_timeout: float) -> None:
     from qodeassist_lsp.acp_agent.agent import QodeAssistAgent
     from qodeassist_lsp.acp_agent.host import AcpHost
     from qodeassist_lsp.acp_agent.stdin_guard import Answers, StdinGuard
-    from qodeassist_lsp.acp_agent.stdio import open_stdio, pipe_like
+    from qodeassist_lsp.acp_agent.stdio import open_stdio
+    from qodeassist_lsp.wire.stdin import pipe_like
 
     host = AcpHost(config, permission_timeout)
     agent = QodeAssistAgent(host)

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final
 
@@ -150,6 +151,10 @@ class IgnoreFilter:
                 folder: (float("-inf"), rules) for folder, (_at, rules) in self._below.items()
             }
         self._current()
+
+    def held(self) -> AbstractContextManager[None]:
+        """Return a scope for many checks: nothing to hold (the file is read once per interval)."""
+        return contextlib.nullcontext()
 
     def is_ignored(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (absolute, or relative to the root) is excluded by the ignore file.

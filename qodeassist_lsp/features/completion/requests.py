@@ -8,6 +8,7 @@ is ``core.runtime_view.RuntimeView``).
 from __future__ import annotations
 
 import enum
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,6 +37,10 @@ class PathFilter(Protocol):
 
     def is_ignored(self, path: str) -> bool:
         """Whether ``path`` must not be read or sent to a model."""
+        ...
+
+    def held(self) -> AbstractContextManager[None]:
+        """Return a scope in which the rules are read once for many checks (one prompt's)."""
         ...
 
 

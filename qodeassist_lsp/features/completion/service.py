@@ -474,11 +474,8 @@ class CompletionService:
         )
 
     def _ignores_held(self) -> AbstractContextManager[None]:
-        """Return a scope checking the folders and ignore files once, when ``ignore`` has one."""
-        # `PathFilter` needs only ``is_ignored``; the workspace's filter (`IgnoredFiles`, through
-        # the LSP's adapter) also has ``held``, for the dozen checks of one prompt.
-        held = getattr(self.ignore, "held", None)
-        return held() if held is not None else contextlib.nullcontext()
+        """Return a scope checking the folders and ignore files once (for one prompt)."""
+        return self.ignore.held() if self.ignore is not None else contextlib.nullcontext()
 
     def _sync_documents(self, cs: CompletionSettings) -> None:
         """Follow settings that shape long-lived state (changes cache size, languages)."""
