@@ -124,7 +124,7 @@ class McpFeature(LanguageFeature):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self._server.workbench().aclose()
+        await self._server.close_workbench()
 
 
 def setup(server: QodeAssistServer) -> None:

@@ -117,6 +117,11 @@ class QodeAssistServer(LanguageServer):
             self._bench = Workbench(self.backend, self.ports)
         return self._bench
 
+    async def close_workbench(self) -> None:
+        """Close the workbench if something built it (a completion-only session never does)."""
+        if self._bench is not None:
+            await self._bench.aclose()
+
     def workspace_folders(self) -> list[Path]:
         """Return the editor's workspace folders as they are now (they may change)."""
         paths = self.backend.paths
