@@ -99,9 +99,12 @@ def load(
     """
     # Start-up cost: pydantic and the config layer add ~220 ms to `serve`, which imports this.
     from qodeassist_lsp.config.configuration import load_configuration
+    from qodeassist_lsp.config.templating import default_code_cache_path
     from qodeassist_lsp.lsp.sections import SECTIONS
 
-    config = load_configuration(config_paths(args), extra_agent_files or [], None, SECTIONS)
+    config = load_configuration(
+        config_paths(args), extra_agent_files or [], None, SECTIONS, default_code_cache_path()
+    )
     if report:
         reported: set[str] = vars(args).setdefault("reported_problems", set())
         for problem in config.problems:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pydantic
 
 from qodeassist_lsp.config.agent_profile import AGENT_SCHEMA, CACHE_BREAKPOINTS, AgentProfile
+from qodeassist_lsp.config.code_cache import CodeTable
 from qodeassist_lsp.config.definitions import (
     Definition,
     Layer,
@@ -40,9 +41,13 @@ from qodeassist_lsp.config.templating import BodyCompiler, BodyTemplate, Templat
 
 @dataclass
 class BodyEnvironments:
-    """One body-template compiler per agent directory (includes resolve next to the agent)."""
+    """One body-template compiler per agent directory (includes resolve next to the agent).
+
+    ``code`` is the persistent table of compiled template code the compilers share.
+    """
 
     bundled_root: Path
+    code: CodeTable = field(default_factory=lambda: CodeTable(None))
     _cache: dict[Path, BodyCompiler] = field(default_factory=dict)
 
     def for_file(self, source: Path | None) -> BodyCompiler:
@@ -50,7 +55,7 @@ class BodyEnvironments:
         directory = source.parent if source is not None else self.bundled_root
         compiler = self._cache.get(directory)
         if compiler is None:
-            compiler = BodyCompiler([self.bundled_root, directory])
+            compiler = BodyCompiler([self.bundled_root, directory], self.code)
             self._cache[directory] = compiler
         return compiler
 

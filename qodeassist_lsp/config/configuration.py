@@ -15,6 +15,7 @@ from typing import Any
 
 from qodeassist_lsp.config.agent_loader import BodyEnvironments, build_agents, collect_definitions
 from qodeassist_lsp.config.agent_profile import AgentProfile
+from qodeassist_lsp.config.code_cache import CodeTable
 from qodeassist_lsp.config.definitions import Layer
 from qodeassist_lsp.config.fim_templates import instruct_model_problem, is_fim_agent
 from qodeassist_lsp.config.overrides import AgentOverride, load_overrides
@@ -25,6 +26,9 @@ from qodeassist_lsp.config.providers import ProviderInstance, load_providers
 from qodeassist_lsp.config.settings import Settings, SettingsSection
 from qodeassist_lsp.config.settings_loader import load_settings
 from qodeassist_lsp.config.system_prompt import PromptRoots
+
+CODE_CACHE_SPARE = 256
+"""Entries of other loads (projects, user agents) the code cache keeps beside this load's."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,14 @@ def load_configuration(
     extra_agent_files: Sequence[Path] = (),
     editor_settings: Mapping[str, Any] | None = None,
     sections: Sequence[SettingsSection[Any]] = (),
+    code_cache: Path | None = None,
 ) -> Configuration:
     """Load everything under ``paths``.
 
     ``extra_agent_files`` load as user agents on top; ``editor_settings`` (the editor's
     ``qodeassist`` section) is the last settings layer; ``sections`` are the features' own
-    settings sections, validated like the core ones.
+    settings sections, validated like the core ones. ``code_cache`` is the file of compiled
+    body-template code (``default_code_cache_path()``; none: compile every template).
     """
     problems: list[ConfigProblem] = []
     project = paths.project_config
@@ -87,7 +93,7 @@ def load_configuration(
         ],
         problems,
     )
-    environments = BodyEnvironments(paths.bundled)
+    environments = BodyEnvironments(paths.bundled, CodeTable(code_cache, CODE_CACHE_SPARE))
     agents = build_agents(
         definitions,
         providers,
@@ -106,6 +112,7 @@ def load_configuration(
     overrides = load_overrides(paths.config_root / "agent_models.json", problems)
     problems.extend(settings_problems)
     problems.extend(_cross_checks(paths, agents, providers, pipelines, overrides))
+    environments.code.save()
     return Configuration(
         paths, providers, agents, pipelines, overrides, environments, settings, problems
     )

@@ -5,12 +5,23 @@ Every string in an agent's ``[body]`` that contains ``{{`` or ``{%`` is compiled
 strings against ``ctx``, strips trailing commas outside JSON strings, parses the text as JSON and
 splices the value in place. An empty render drops the key (or the array item). Everything else
 passes through unchanged. The contract is documented in ``docs/agent-template-context.md``.
+
+Compiling the bundled agents' templates is most of a configuration load (Jinja parses, generates
+Python source and ``compile()``s it), so a :class:`BodyCompiler` given a
+:class:`~qodeassist_lsp.config.code_cache.CodeTable` takes the code objects from it: keyed by a
+hash of the Jinja version, the environment's code-generating options, the kind (the text
+template, or the lone ``| tojson`` expression, stored as ``None`` for sources that are not one)
+and the source, so a warm load parses and compiles nothing. Only sources that compiled are
+stored: a syntax error is raised at every load, as without the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import sys
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +30,11 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
+from jinja2.utils import _PassArg
 
+from qodeassist_lsp.config.code_cache import MISSING, CodeTable, cache_disabled
 from qodeassist_lsp.config.fim_templates import FIM_HELPERS, FimTemplateError
+from qodeassist_lsp.config.paths import cache_root
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 _MARKERS = ("{{", "{%")
@@ -105,14 +119,25 @@ def _unchanged(path: Path, mtime: float) -> bool:
         return False
 
 
+def default_code_cache_path(env: Mapping[str, str] | None = None) -> Path | None:
+    """Return the file of compiled body-template code, or ``None`` when the cache is off."""
+    if cache_disabled(env):
+        return None
+    tag = sys.implementation.cache_tag
+    if not tag:  # the interpreter keeps no bytecode caches: neither do we
+        return None
+    return cache_root(env) / f"jinja-code-{tag}-jinja2-{jinja2.__version__}.marshal"
+
+
 class BodyCompiler:
     """A sandboxed environment for body templates plus a cache of compiled sources.
 
     Concrete agents inherit their message serialisation from a few wire bases, so the same
     template text appears in many agents; compiling each distinct text once keeps loading fast.
+    ``code`` is the persistent table of compiled code objects (none: compile every source).
     """
 
-    def __init__(self, include_roots: Sequence[Path]) -> None:
+    def __init__(self, include_roots: Sequence[Path], code: CodeTable | None = None) -> None:
         env = SandboxedEnvironment(
             undefined=jinja2.StrictUndefined,
             autoescape=False,
@@ -124,15 +149,87 @@ class BodyCompiler:
         env.globals.update(BODY_HELPERS)
         self.env = env
         self._cache: dict[str, CompiledSource] = {}
+        self._code = code if code is not None else CodeTable(None)
+        self._salt = _code_salt(env)
 
     def compile(self, source: str) -> CompiledSource:
         """Return ``source`` compiled (raises ``TemplateSyntaxError``), once per distinct text."""
         compiled = self._cache.get(source)
         if compiled is None:
-            template = self.env.from_string(source)
-            compiled = CompiledSource(template, _value_template(self.env, source))
+            compiled = CompiledSource(self._template(source), self._value_template(source))
             self._cache[source] = compiled
         return compiled
+
+    def _template(self, source: str) -> jinja2.Template:
+        key = self._key(b"text", source)
+        code = self._code.get(key, (types.CodeType,))
+        if not isinstance(code, types.CodeType):
+            code = self.env.compile(source)  # what env.from_string compiles
+            self._code.add(key, code)
+        return self._from_code(code)
+
+    def _value_template(self, source: str) -> jinja2.Template | None:
+        key = self._key(b"value", source)
+        code = self._code.get(key, (types.CodeType, type(None)))
+        if code is MISSING:
+            tree = _value_tree(self.env, source)
+            code = None if tree is None else self.env.compile(tree)
+            self._code.add(key, code)
+        return self._from_code(code) if isinstance(code, types.CodeType) else None
+
+    def _from_code(self, code: types.CodeType) -> jinja2.Template:
+        env = self.env
+        return env.template_class.from_code(env, code, env.make_globals(None))
+
+    def _key(self, kind: bytes, source: str) -> bytes:
+        text = source.encode("utf-8", "surrogatepass")
+        return hashlib.sha1(self._salt + kind + b"\0" + text, usedforsecurity=False).digest()
+
+
+def _code_salt(env: SandboxedEnvironment) -> bytes:
+    """Return what, besides the source, decides the code Jinja generates in ``env``."""
+    options = (
+        jinja2.__version__,
+        sys.flags.optimize,
+        _name(type(env)),
+        _name(env.code_generator_class),
+        # the lexer's options (jinja2.lexer.get_lexer's key) and the parser's extensions
+        env.block_start_string,
+        env.block_end_string,
+        env.variable_start_string,
+        env.variable_end_string,
+        env.comment_start_string,
+        env.comment_end_string,
+        env.line_statement_prefix,
+        env.line_comment_prefix,
+        env.trim_blocks,
+        env.lstrip_blocks,
+        env.newline_sequence,
+        env.keep_trailing_newline,
+        sorted(env.extensions),
+        # the code generator's inputs
+        env.optimized,
+        env.is_async,
+        env.autoescape if isinstance(env.autoescape, bool) else _name(env.autoescape),
+        None if env.finalize is None else (_name(env.finalize), _pass_arg(env.finalize)),
+        env.sandboxed,
+        sorted(env.intercepted_binops),
+        sorted(env.intercepted_unops),
+        sorted((name, _pass_arg(f)) for name, f in env.filters.items()),
+        sorted((name, _pass_arg(f)) for name, f in env.tests.items()),
+    )
+    return repr(options).encode("utf-8", "surrogatepass") + b"\0"
+
+
+def _name(value: object) -> str:
+    kind = value if isinstance(value, type) else type(value)
+    name = getattr(value, "__qualname__", kind.__qualname__)
+    return f"{getattr(value, '__module__', kind.__module__)}.{name}"
+
+
+def _pass_arg(function: Any) -> str:
+    found = _PassArg.from_obj(function)
+    return "" if found is None else found.name
 
 
 class CompiledSource:
@@ -175,8 +272,8 @@ _SCALARS = (str, int, float, bool)
 _NOT_DIRECT = object()
 
 
-def _value_template(env: jinja2.Environment, source: str) -> jinja2.Template | None:
-    """Compile ``result = <expression>`` when ``source`` is just ``{{ expression | tojson }}``."""
+def _value_tree(env: jinja2.Environment, source: str) -> nodes.Template | None:
+    """Return ``result = <expression>`` when ``source`` is just ``{{ expression | tojson }}``."""
     body = env.parse(source).body
     if len(body) != 1 or not isinstance(body[0], nodes.Output) or len(body[0].nodes) != 1:
         return None
@@ -192,7 +289,7 @@ def _value_template(env: jinja2.Environment, source: str) -> jinja2.Template | N
     ):
         return None
     assign = nodes.Assign(nodes.Name("result", "store"), node.node, lineno=1)
-    return env.from_string(nodes.Template([assign], lineno=1))
+    return nodes.Template([assign], lineno=1)
 
 
 _TRAILING_COMMA = re.compile(r",\s*[\]}]")

@@ -238,10 +238,11 @@ def _load(paths: ConfigPaths, editor_settings: Mapping[str, Any]) -> Configurati
     # Imported here, in the worker thread: the server answers `initialize` before these heavy
     # modules (pydantic models, Jinja2, httpx) are loaded.
     from qodeassist_lsp.config.configuration import load_configuration
+    from qodeassist_lsp.config.templating import default_code_cache_path
     from qodeassist_lsp.core import runtime  # noqa: F401  (warm the import off the event loop)
     from qodeassist_lsp.lsp.sections import SECTIONS
 
-    return load_configuration(paths, (), editor_settings, SECTIONS)
+    return load_configuration(paths, (), editor_settings, SECTIONS, default_code_cache_path())
 
 
 def config_signature(paths: ConfigPaths) -> Signature:

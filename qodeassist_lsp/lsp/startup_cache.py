@@ -17,7 +17,8 @@ is named after the interpreter's cache tag and the attrs version, starts with th
 bytecode magic number and holds only the entries the last run that compiled something used, so
 it never grows without bound. It is replaced atomically. ``QODEASSIST_NO_STARTUP_CACHE=1`` turns
 the cache off. Anything unexpected (no such attrs function, another signature, a missing,
-corrupt or foreign file, a read-only directory) means a plain, uncached import.
+corrupt or foreign file, a read-only directory) means a plain, uncached import. The file itself is
+a :class:`~qodeassist_lsp.config.code_cache.CodeTable`, shared with the body-template cache.
 """
 
 from __future__ import annotations
@@ -26,10 +27,7 @@ import __future__
 import contextlib
 import hashlib
 import importlib
-import importlib.util
 import inspect
-import logging
-import marshal
 import os
 import sys
 import types
@@ -38,12 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qodeassist_lsp.config.code_cache import CodeTable, cache_disabled
 from qodeassist_lsp.config.paths import cache_root
-
-_log = logging.getLogger(__name__)
-
-DISABLE_ENV = "QODEASSIST_NO_STARTUP_CACHE"
-"""Environment variable that turns the startup cache off when set to ``1``."""
 
 _ATTRS_MODULE = "attr._make"
 _TARGET = "_compile_and_eval"
@@ -68,8 +62,7 @@ class CacheStats:
 
 def default_cache_path(env: Mapping[str, str] | None = None) -> Path | None:
     """Return the cache file for this interpreter and attrs, or ``None`` when disabled."""
-    env = os.environ if env is None else env
-    if env.get(DISABLE_ENV, "").strip() not in ("", "0"):
+    if cache_disabled(env):
         return None
     tag = sys.implementation.cache_tag
     if not tag:  # the interpreter keeps no bytecode caches (it may be None): neither do we
@@ -89,9 +82,8 @@ def attrs_code_cache(path: Path | None) -> Iterator[CacheStats]:
     assert original is not None  # checked by _expected_signature
     flags = _compile_flags(make)
     salt = f"{flags}\0{sys.flags.optimize}\0".encode()
-    cached = _load(path)
-    used: dict[bytes, types.CodeType] = {}
-    stats.loaded = len(cached)
+    table = CodeTable(path)
+    stats.loaded = table.loaded
 
     def compile_and_eval(
         script: str,
@@ -109,13 +101,13 @@ def attrs_code_cache(path: Path | None) -> Iterator[CacheStats]:
             + script.encode("utf-8", "surrogatepass"),
             usedforsecurity=False,
         ).digest()
-        code = cached.get(key)
+        code = table.get(key, (types.CodeType,))
         if isinstance(code, types.CodeType):
             stats.hits += 1
         else:
             code = compile(script, filename, "exec", flags=flags, dont_inherit=True)
+            table.add(key, code)
             stats.misses += 1
-        used[key] = code
         eval(code, globs, locs)
 
     setattr(make, _TARGET, compile_and_eval)
@@ -125,8 +117,7 @@ def attrs_code_cache(path: Path | None) -> Iterator[CacheStats]:
     finally:
         if getattr(make, _TARGET, None) is compile_and_eval:
             setattr(make, _TARGET, original)
-    if stats.misses:
-        stats.written = _write(path, used)
+    stats.written = table.save()
 
 
 def _attrs_make() -> types.ModuleType | None:
@@ -168,33 +159,3 @@ def _attrs_version() -> str:
         if name.startswith("attrs-") and name.endswith(".dist-info"):
             return name.removeprefix("attrs-").removesuffix(".dist-info")
     return "unknown"
-
-
-def _load(path: Path) -> dict[bytes, object]:
-    magic = importlib.util.MAGIC_NUMBER
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return {}
-    if not data.startswith(magic):
-        return {}
-    try:
-        table = marshal.loads(memoryview(data)[len(magic) :])
-    except Exception:  # EOFError, ValueError, TypeError … on a truncated or foreign file
-        return {}
-    return table if isinstance(table, dict) else {}
-
-
-def _write(path: Path, table: dict[bytes, types.CodeType]) -> bool:
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        payload = importlib.util.MAGIC_NUMBER + marshal.dumps(table)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(payload)
-        os.replace(temporary, path)
-    except Exception as error:  # a cache is never worth failing the server's start for
-        _log.debug("startup cache not written to %s: %s", path, error)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        return False
-    return True
