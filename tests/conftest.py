@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 
 import pytest
 
@@ -24,3 +26,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PYTHONPYCACHEPREFIX"] = pycache
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         config.add_cleanup(lambda: shutil.rmtree(pycache, ignore_errors=True))
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Give the ``qodeassist`` loggers back as they were (a CLI test's ``main`` sets them)."""
+    from qodeassist_lsp.core.logs import BODY_LOGGER
+
+    loggers = [logging.getLogger("qodeassist"), logging.getLogger(BODY_LOGGER)]
+    saved = [(lg.level, list(lg.handlers), lg.propagate) for lg in loggers]
+    yield
+    for logger, (level, handlers, propagate) in zip(loggers, saved, strict=True):
+        logger.setLevel(level)
+        logger.handlers = handlers
+        logger.propagate = propagate

@@ -35,7 +35,7 @@ from qodeassist_lsp.cli.embedded_model import (
     with_code_vocab,
 )
 from qodeassist_lsp.cli.model_download import terminal_progress
-from qodeassist_lsp.core.launcher import EX_CONFIG
+from qodeassist_lsp.core.launcher.errors import EX_CONFIG
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:

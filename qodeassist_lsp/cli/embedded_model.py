@@ -47,7 +47,7 @@ from qodeassist_lsp.cli.model_download import FetchFailed, Progress, ProgressSte
 from qodeassist_lsp.cli.model_head import fast_head
 from qodeassist_lsp.cli.model_vocab import code_vocab
 from qodeassist_lsp.config.paths import APP_NAME
-from qodeassist_lsp.core.launcher import OWNER_PID_ENV
+from qodeassist_lsp.core.launcher.spawn import OWNER_PID_ENV
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 MODEL_ID = "gemma3-270m"

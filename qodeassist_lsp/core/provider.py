@@ -24,7 +24,7 @@ from qodeassist_lsp.core.agent import PreparedRequest
 from qodeassist_lsp.core.breaker import Breaker
 from qodeassist_lsp.core.health import ProviderHealth
 from qodeassist_lsp.core.keys import KeyRotation
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 from qodeassist_lsp.core.request_host import RequestHost
 from qodeassist_lsp.wire.client import Timeouts, WireClient, make_http_client
 from qodeassist_lsp.wire.errors import (

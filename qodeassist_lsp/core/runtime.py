@@ -17,8 +17,8 @@ from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretsPort, SecretStore
 from qodeassist_lsp.config.settings import Settings
 from qodeassist_lsp.core.agent import AgentFactory, AgentNotAvailable
-from qodeassist_lsp.core.agent_process import make_provider
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.agent_process.factory import make_provider
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.core.session_manager import SessionManager
 from qodeassist_lsp.core.tools import ToolContributorRegistry

@@ -30,7 +30,7 @@ from qodeassist_lsp.config.pipelines import CODE_COMPLETION
 from qodeassist_lsp.context.documents import DocumentStore, offset_at
 from qodeassist_lsp.core.content import CompletionBlock, user_text
 from qodeassist_lsp.core.events import FailedEvent, FinishedEvent, TextEvent
-from qodeassist_lsp.core.launcher import LauncherState
+from qodeassist_lsp.core.launcher.supervisor import LauncherState
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.features.refactor.service import RefactorRequest, RefactorService
 from qodeassist_lsp.lsp.sections import SECTIONS

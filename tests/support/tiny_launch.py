@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from qodeassist_lsp.config.providers import LaunchConfig
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 
 TINY_SERVER = r"""
 import argparse, json, os, signal, sys, time

@@ -1,19 +1,7 @@
 """Start, adopt, watch and stop the local model server of a provider instance (``[launch]``).
 
-One module per part (docs/architecture.md lists them); the names other packages use are
-re-exported here.
+One module per part (docs/architecture.md lists them): `supervisor.ProviderLauncher` and
+`LauncherState`, `errors.LaunchError` and `EX_CONFIG`, `spawn.OWNER_PID_ENV`. Nothing is
+re-exported here: a thread importing a module of the package directly while another runs this
+``__init__`` would deadlock on the import locks (tests/unit/test_import_graph.py).
 """
-
-from __future__ import annotations
-
-from qodeassist_lsp.core.launcher.errors import EX_CONFIG, LaunchError
-from qodeassist_lsp.core.launcher.spawn import OWNER_PID_ENV
-from qodeassist_lsp.core.launcher.supervisor import LauncherState, ProviderLauncher
-
-__all__ = [
-    "EX_CONFIG",
-    "OWNER_PID_ENV",
-    "LaunchError",
-    "LauncherState",
-    "ProviderLauncher",
-]

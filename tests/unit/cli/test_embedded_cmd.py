@@ -25,7 +25,7 @@ from qodeassist_lsp.cli.embedded_model import (
     ensure_instruct_model,
     models_dir,
 )
-from qodeassist_lsp.core.launcher import EX_CONFIG
+from qodeassist_lsp.core.launcher.errors import EX_CONFIG
 
 
 def test_missing_server_package_names_the_local_extra(

@@ -15,7 +15,8 @@ import pytest
 from qodeassist_lsp.config.providers import LaunchConfig, ProviderInstance
 from qodeassist_lsp.config.secrets import SecretStore
 from qodeassist_lsp.core.agent import PreparedRequest
-from qodeassist_lsp.core.launcher import LaunchError, ProviderLauncher
+from qodeassist_lsp.core.launcher.errors import LaunchError
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 from qodeassist_lsp.core.provider import GenericProvider
 from qodeassist_lsp.wire.client import Timeouts
 from qodeassist_lsp.wire.errors import ErrorCategory, WireError

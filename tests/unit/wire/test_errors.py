@@ -4,7 +4,7 @@ import importlib
 import pkgutil
 
 import qodeassist_lsp
-from qodeassist_lsp.core.launcher import LaunchError
+from qodeassist_lsp.core.launcher.errors import LaunchError
 from qodeassist_lsp.core.session import ToolLimitError
 from qodeassist_lsp.wire import errors
 from qodeassist_lsp.wire.errors import CategorizedError, QodeAssistError, WireError

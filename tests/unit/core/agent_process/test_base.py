@@ -9,8 +9,8 @@ import pytest
 from qodeassist_lsp.config.providers import ProviderInstance
 from qodeassist_lsp.config.secrets import SecretStore
 from qodeassist_lsp.core import provider as provider_module
-from qodeassist_lsp.core.agent_process import make_provider
 from qodeassist_lsp.core.agent_process.base import ProcessConfigError, program_of, prompt_of
+from qodeassist_lsp.core.agent_process.factory import make_provider
 from qodeassist_lsp.wire.errors import ErrorCategory
 
 

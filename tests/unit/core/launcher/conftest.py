@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 from tests.support.tiny_launch import Tiny
 
 

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from qodeassist_lsp.core.launcher import LaunchError, LauncherState
+from qodeassist_lsp.core.launcher.errors import LaunchError
+from qodeassist_lsp.core.launcher.supervisor import LauncherState
 from qodeassist_lsp.wire.errors import ErrorCategory
 from tests.support.tiny_launch import Tiny, health, wait_gone
 

@@ -23,7 +23,7 @@ LANGUAGE_SERVER = r"""
 import asyncio, json, sys
 from pathlib import Path
 from qodeassist_lsp.config.providers import LaunchConfig
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 
 async def main():
     config = LaunchConfig.model_validate_json(sys.argv[1])

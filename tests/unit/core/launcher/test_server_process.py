@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
-from qodeassist_lsp.core.launcher import ProviderLauncher
+from qodeassist_lsp.core.launcher.supervisor import ProviderLauncher
 from tests.support.tiny_launch import Tiny, alive, health, wait_gone
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qodeassist_lsp.core.launcher import LaunchError
+from qodeassist_lsp.core.launcher.errors import LaunchError
 from qodeassist_lsp.wire.errors import ErrorCategory
 from tests.support.tiny_launch import Tiny
 

@@ -13,7 +13,8 @@ import pytest
 
 from qodeassist_lsp.core.content import user_text
 from qodeassist_lsp.core.events import FinishedEvent, TextEvent
-from qodeassist_lsp.core.launcher import LaunchError, LauncherState, ProviderLauncher
+from qodeassist_lsp.core.launcher.errors import LaunchError
+from qodeassist_lsp.core.launcher.supervisor import LauncherState, ProviderLauncher
 from qodeassist_lsp.core.runtime import Runtime
 from qodeassist_lsp.wire.errors import ErrorCategory, ErrorInfo, WireError
 from tests.support.tiny_launch import Tiny, alive, health, wait_gone
