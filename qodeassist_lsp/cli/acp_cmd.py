@@ -5,7 +5,9 @@ a pipe, a file, ``/dev/null`` or a terminal (`acp_agent.stdio`); when it ends th
 exit code 0 (after answering a file's requests, `stdin_guard.Answers`). Lines of stdin that are
 not JSON-RPC messages are answered by `acp_agent.stdin_guard` and never reach the SDK, so the
 agent keeps serving after them. The configuration is loaded once at start from the current
-folder's project and the user roots.
+folder's project and the user roots. When the process that started the agent exits while stdin
+stays open (a socket another process still holds), the agent ends anyway, with exit code 1
+(`core.parent_watch`; ACP's ``initialize`` names no editor process to watch).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any, cast
 from qodeassist_lsp.cli.common import EXIT_OK, load
 
 DEFAULT_PERMISSION_TIMEOUT_S = 300.0
+EXIT_EDITOR_GONE = 1
+"""The exit code when the process that started the agent exited (the language server's too)."""
 
 
 def register(commands: Any, shared: argparse.ArgumentParser) -> None:
@@ -45,11 +49,12 @@ def run_acp(args: argparse.Namespace) -> int:
             "(Ctrl-D ends)",
             file=sys.stderr,
         )
-    asyncio.run(_serve(config, args.permission_timeout))
-    return EXIT_OK
+    gone = asyncio.run(_serve(config, args.permission_timeout))
+    return EXIT_OK if gone is None else EXIT_EDITOR_GONE
 
 
-async def _serve(config: Any, permission_timeout: float) -> None:
+async def _serve(config: Any, permission_timeout: float) -> str | None:
+    """Serve until stdin ends (None) or the parent process exits (what was watched)."""
     from acp import Agent, AgentSideConnection
     from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
@@ -57,6 +62,7 @@ async def _serve(config: Any, permission_timeout: float) -> None:
     from qodeassist_lsp.acp_agent.host import AcpHost
     from qodeassist_lsp.acp_agent.stdin_guard import Answers, StdinGuard
     from qodeassist_lsp.acp_agent.stdio import open_stdio
+    from qodeassist_lsp.core.parent_watch import ParentWatch
     from qodeassist_lsp.wire.stdin import pipe_like
 
     host = AcpHost(config, permission_timeout)
@@ -82,12 +88,26 @@ async def _serve(config: Any, permission_timeout: float) -> None:
             observers=[answers] if answers is not None else None,
         )
         screening = asyncio.create_task(guard.run(), name="qa-acp-stdin")
+        listening = asyncio.create_task(conn.listen(), name="qa-acp-listen")
+        gone: list[str] = []
+
+        async def parent_gone(which: str) -> None:
+            gone.append(which)
+            listening.cancel()
+
+        watch = ParentWatch(parent_gone)
+        watch.start(None)
         try:
-            await conn.listen()
+            await asyncio.wait([listening])
+            if not gone:
+                listening.result()  # the SDK's own failure, if any
         finally:
+            await watch.stop()
+            listening.cancel()
             screening.cancel()
-            await asyncio.wait([screening])
+            await asyncio.wait([listening, screening])
             await asyncio.shield(conn.close())
+        return gone[0] if gone else None
     finally:
         await agent.aclose()
         await host.bench.features.aclose()

@@ -22,12 +22,12 @@ from pygls.uris import to_fs_path
 from qodeassist_lsp import __version__
 from qodeassist_lsp.config.pipelines import pipeline_specs
 from qodeassist_lsp.context.documents import DocumentEvent, DocumentEventKind, DocumentStore
+from qodeassist_lsp.core.parent_watch import ParentWatch
 from qodeassist_lsp.lsp import methods
 from qodeassist_lsp.lsp.backend import Backend
 from qodeassist_lsp.lsp.errors import answering
 from qodeassist_lsp.lsp.feature import LanguageFeature, isolated
 from qodeassist_lsp.lsp.launch_progress import LaunchProgressReporter
-from qodeassist_lsp.lsp.parent_watch import ParentWatch
 from qodeassist_lsp.lsp.protocol import QodeProtocol
 from qodeassist_lsp.lsp.throttle import BackgroundOutage, MessageThrottle
 from qodeassist_lsp.workbench.ports import Ports

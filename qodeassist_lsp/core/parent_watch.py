@@ -10,8 +10,9 @@ headless Neovim's language server, its stdin a socket another process still held
 A ``processId`` that is not a process here at ``initialize`` is not watched: an editor on the
 host starting the server in a container (another pid namespace) sends a pid the server cannot
 see, and servers that took that for "the editor is gone" exited seconds after every start
-(denoland/deno#22012). Pure asyncio, no pygls: `server.initialize` starts it, ``shutdown`` stops
-it.
+(denoland/deno#22012). Pure asyncio, no pygls: the language server's ``initialize`` starts it
+and ``shutdown`` stops it; the ACP agent (`cli/acp_cmd.py`), whose ``initialize`` names no
+process, watches its parent for as long as it serves.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ class ParentWatch:
             if which is not None:
                 break
         self._task = None  # from here on `stop` leaves the ending alone
-        log.warning("%s has exited; shutting down as `exit` does", which)
+        log.warning("%s has exited; shutting down", which)
         await self._on_gone(which)
 
     async def stop(self) -> None:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from qodeassist_lsp.lsp.parent_watch import ParentWatch, process_alive
+from qodeassist_lsp.core.parent_watch import ParentWatch, process_alive
 
 EDITOR = 4242
 
