@@ -7,47 +7,17 @@ No end of input comes; only the parent watch can end the agent (ACP names no edi
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import select
-import signal
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import IO
 
 import pytest
 
 from tests.e2e.acp.conftest import agent_env
+from tests.support.orphaned import DEADLINE_S, run_orphaned
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes and sockets")
-
-DEADLINE_S = 20.0
-"""The watch probes every 2 s; the rest is slack for a loaded machine."""
-
-_LAUNCHER = """
-import subprocess, sys, time
-agent = subprocess.Popen([sys.executable, "-m", "qodeassist_lsp", "acp"])
-open(sys.argv[1], "w").write(str(agent.pid))
-time.sleep(60)
-"""
-
-
-def _read_to_end(stream: IO[bytes]) -> bytes:
-    """Read ``stream`` until every writer closed it; fail after `DEADLINE_S`."""
-    deadline = time.monotonic() + DEADLINE_S
-    data = b""
-    while True:
-        ready, _, _ = select.select([stream], [], [], max(deadline - time.monotonic(), 0))
-        if not ready:
-            raise AssertionError(f"still open after {DEADLINE_S:g} s: {data[-3000:]!r}")
-        chunk = os.read(stream.fileno(), 65536)
-        if not chunk:
-            return data
-        data += chunk
 
 
 def _initialize(ours: socket.socket) -> None:
@@ -62,33 +32,7 @@ def _initialize(ours: socket.socket) -> None:
 
 
 def test_the_agent_exits_when_the_process_that_started_it_does(acp_home: Path) -> None:
-    pid_file = acp_home / "agent.pid"
-    ours, theirs = socket.socketpair()
-    launcher = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCHER, str(pid_file)],
-        stdin=theirs.fileno(),
-        stdout=theirs.fileno(),
-        stderr=subprocess.PIPE,  # the agent's too: it ends when the agent has exited
-        env=agent_env(acp_home),
-        cwd=acp_home / "project",
-    )
-    theirs.close()
-    try:
-        _initialize(ours)
-        launcher.kill()
-        launcher.wait()
-        assert launcher.stderr is not None
-        stderr = _read_to_end(launcher.stderr)  # its end: the agent has exited
-    finally:
-        agent_pid = int(pid_file.read_text()) if pid_file.exists() else None
-        if agent_pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(agent_pid, signal.SIGKILL)
-        launcher.kill()
-        launcher.wait()
-        if launcher.stderr is not None:
-            launcher.stderr.close()
-        ours.close()
-    text = stderr.decode(errors="replace")
-    assert f"the parent process {launcher.pid} has exited; shutting down" in text, text[-3000:]
-    assert "Traceback" not in text, text[-3000:]
+    run = run_orphaned(["acp"], agent_env(acp_home), acp_home / "project", _initialize)
+    expected = f"the parent process {run.launcher_pid} has exited; shutting down"
+    assert expected in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]

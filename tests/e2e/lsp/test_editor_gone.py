@@ -7,28 +7,20 @@ the same way and end only the editor.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import select
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import IO
 
 import pytest
 
 from tests.e2e.lsp.conftest import server_env
+from tests.support.orphaned import DEADLINE_S, run_orphaned
 from tests.support.replay_server import ReplayServer
 from tests.support.streams import write_embedded_instances
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes and sockets")
-
-DEADLINE_S = 20.0
-"""The watch probes every 2 s; the rest is slack for a loaded machine."""
 
 
 def _frame(message: dict[str, object]) -> bytes:
@@ -81,59 +73,13 @@ def test_the_server_exits_when_the_editor_process_exits(
     assert "Traceback" not in text, text[-3000:]  # ended as at the end of input, no crash
 
 
-def _read_to_end(stream: IO[bytes]) -> bytes:
-    """Read ``stream`` until every writer closed it; fail after `DEADLINE_S`."""
-    deadline = time.monotonic() + DEADLINE_S
-    data = b""
-    while True:
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([stream], [], [], max(left, 0))
-        if not ready:
-            raise AssertionError(f"still open after {DEADLINE_S:g} s: {data[-3000:]!r}")
-        chunk = os.read(stream.fileno(), 65536)
-        if not chunk:
-            return data
-        data += chunk
-
-
-_LAUNCHER = """
-import subprocess, sys, time
-server = subprocess.Popen([sys.executable, "-m", "qodeassist_lsp"])
-open(sys.argv[1], "w").write(str(server.pid))
-time.sleep(60)
-"""
-
-
 def test_without_a_process_id_the_server_exits_when_its_parent_does(
     lsp_home: Path, replay: ReplayServer
 ) -> None:
     # A launcher (a shell, a wrapper script) starts the server and dies; the editor sent no pid.
     write_embedded_instances(lsp_home / "config" / "providers", replay.url)
-    pid_file = lsp_home / "server.pid"
-    ours, theirs = socket.socketpair()
-    launcher = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCHER, str(pid_file)],
-        stdin=theirs.fileno(),
-        stdout=theirs.fileno(),
-        stderr=subprocess.PIPE,  # the server's too: it ends when the server has exited
-        env=server_env(lsp_home),
+    run = run_orphaned(
+        [], server_env(lsp_home), lsp_home, lambda ours: _initialize(ours, lsp_home, None)
     )
-    theirs.close()
-    try:
-        _initialize(ours, lsp_home, None)
-        launcher.kill()
-        launcher.wait()
-        assert launcher.stderr is not None
-        stderr = _read_to_end(launcher.stderr)  # its end: the server has exited
-    finally:
-        if pid_file.exists():
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
-        launcher.kill()
-        launcher.wait()
-        if launcher.stderr is not None:
-            launcher.stderr.close()
-        ours.close()
-    text = stderr.decode(errors="replace")
-    assert f"the parent process {launcher.pid} has exited" in text, text[-3000:]
-    assert "Traceback" not in text, text[-3000:]
+    assert f"the parent process {run.launcher_pid} has exited" in run.stderr, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
