@@ -14,7 +14,6 @@ a cache is never worth failing the server's start for.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import logging
 import marshal
@@ -23,6 +22,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
+
+from qodeassist_lsp.config.atomic import write_atomic
 
 _log = logging.getLogger(__name__)
 
@@ -120,16 +121,9 @@ def read_table(path: Path) -> dict[bytes, object]:
 
 def write_table(path: Path, table: Mapping[bytes, object]) -> bool:
     """Replace ``path`` atomically with ``table``; return ``False`` (logged) when that fails."""
-    # pid and thread: processes sharing the cache root, and threads of one, never share a name.
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        payload = importlib.util.MAGIC_NUMBER + marshal.dumps(dict(table))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_bytes(payload)
-        os.replace(temporary, path)
+        write_atomic(path, importlib.util.MAGIC_NUMBER + marshal.dumps(dict(table)))
     except Exception as error:  # a cache is never worth failing the server's start for
         _log.debug("start-up cache not written to %s: %s", path, error)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         return False
     return True
