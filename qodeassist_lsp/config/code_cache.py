@@ -18,12 +18,14 @@ import importlib.util
 import logging
 import marshal
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from qodeassist_lsp.config.atomic import write_atomic
+from qodeassist_lsp.config.paths import cache_root
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +40,20 @@ def cache_disabled(env: Mapping[str, str] | None = None) -> bool:
     """Return whether ``QODEASSIST_NO_STARTUP_CACHE`` turns the start-up caches off."""
     env = os.environ if env is None else env
     return env.get(DISABLE_ENV, "").strip() not in ("", "0")
+
+
+def cache_file(kind: str, versions: str, env: Mapping[str, str] | None = None) -> Path | None:
+    """Return ``<cache root>/<kind>-<cache tag>-<versions>.marshal``, or ``None`` when off.
+
+    ``versions`` names the library versions the cached code depends on (``attrs-25.3.0``); the
+    interpreter's cache tag, since bytecode depends on it.
+    """
+    if cache_disabled(env):
+        return None
+    tag = sys.implementation.cache_tag
+    if not tag:  # the interpreter keeps no bytecode caches (it may be None): neither do we
+        return None
+    return cache_root(env) / f"{kind}-{tag}-{versions}.marshal"
 
 
 class CodeTable:

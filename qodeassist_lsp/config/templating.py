@@ -30,11 +30,9 @@ from typing import Any
 import jinja2
 from jinja2 import nodes
 from jinja2.sandbox import SandboxedEnvironment
-from jinja2.utils import _PassArg
 
-from qodeassist_lsp.config.code_cache import MISSING, CodeTable, cache_disabled
+from qodeassist_lsp.config.code_cache import MISSING, CodeTable, cache_file
 from qodeassist_lsp.config.fim_templates import FIM_HELPERS, FimTemplateError
-from qodeassist_lsp.config.paths import cache_root
 from qodeassist_lsp.wire.errors import QodeAssistError
 
 _MARKERS = ("{{", "{%")
@@ -121,12 +119,7 @@ def _unchanged(path: Path, mtime: float) -> bool:
 
 def default_code_cache_path(env: Mapping[str, str] | None = None) -> Path | None:
     """Return the file of compiled body-template code, or ``None`` when the cache is off."""
-    if cache_disabled(env):
-        return None
-    tag = sys.implementation.cache_tag
-    if not tag:  # the interpreter keeps no bytecode caches: neither do we
-        return None
-    return cache_root(env) / f"jinja-code-{tag}-jinja2-{jinja2.__version__}.marshal"
+    return cache_file("jinja-code", f"jinja2-{jinja2.__version__}", env)
 
 
 class BodyCompiler:
@@ -228,8 +221,9 @@ def _name(value: object) -> str:
 
 
 def _pass_arg(function: Any) -> str:
-    found = _PassArg.from_obj(function)
-    return "" if found is None else found.name
+    # What jinja2.pass_context and friends set, and the code generator reads.
+    found = getattr(function, "jinja_pass_arg", None)
+    return "" if found is None else str(getattr(found, "name", found))
 
 
 class CompiledSource:

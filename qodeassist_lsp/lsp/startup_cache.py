@@ -36,8 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qodeassist_lsp.config.code_cache import CodeTable, cache_disabled
-from qodeassist_lsp.config.paths import cache_root
+from qodeassist_lsp.config.code_cache import CodeTable, cache_file
 
 _ATTRS_MODULE = "attr._make"
 _TARGET = "_compile_and_eval"
@@ -62,12 +61,7 @@ class CacheStats:
 
 def default_cache_path(env: Mapping[str, str] | None = None) -> Path | None:
     """Return the cache file for this interpreter and attrs, or ``None`` when disabled."""
-    if cache_disabled(env):
-        return None
-    tag = sys.implementation.cache_tag
-    if not tag:  # the interpreter keeps no bytecode caches (it may be None): neither do we
-        return None
-    return cache_root(env) / f"attrs-code-{tag}-attrs-{_attrs_version()}.marshal"
+    return cache_file("attrs-code", f"attrs-{_attrs_version()}", env)
 
 
 @contextlib.contextmanager
